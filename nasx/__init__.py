@@ -1,0 +1,50 @@
+"""nasx: neural architecture search for PyTorch, with NNI-style model spaces.
+
+``import nasx`` is cheap: subpackages (and torch) load on first use of a name.
+
+    >>> import nasx
+    >>> nasx.__version__
+    '0.1.0'
+    >>> nasx.choice is nasx.space.choice
+    True
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+# Public name -> module that defines it. Resolved lazily (PEP 562) to keep ``import nasx`` light.
+_LAZY_NAMES = {
+    "ModelSpace": "nasx.space",
+    "LayerChoice": "nasx.space",
+    "InputChoice": "nasx.space",
+    "Repeat": "nasx.space",
+    "Cell": "nasx.space",
+    "Categorical": "nasx.space",
+    "CategoricalMultiple": "nasx.space",
+    "choice": "nasx.space",
+    "model_context": "nasx.space",
+    "search_space": "nasx.space",
+    "ensure_frozen": "nasx.space",
+    "label_scope": "nasx.space",
+}
+_SUBPACKAGES = ("space", "strategy", "evaluator", "hub", "experiment")
+
+__all__ = ["__version__", *_LAZY_NAMES, *_SUBPACKAGES]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_NAMES:
+        value = getattr(importlib.import_module(_LAZY_NAMES[name]), name)
+    elif name in _SUBPACKAGES:
+        value = importlib.import_module(f"nasx.{name}")
+    else:
+        raise AttributeError(f"module 'nasx' has no attribute {name!r}")
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,1 @@
+"""nasx.evaluator (work in progress)."""

@@ -1,0 +1,1 @@
+"""nasx.hub (work in progress)."""

@@ -1,0 +1,111 @@
+"""MutableModule and ModelSpace: the two module base classes of a search space.
+
+One small metaclass hook decides what a constructor call returns. It is the only construction
+magic in nasx, and it exists for one reason: under :func:`model_context`, ``LayerChoice([...])``
+must *be* the chosen module (and ``Repeat(...)`` a plain ``nn.Sequential``), so the rebuilt model
+holds no search machinery, matches a hand-written model parameter for parameter, and scripts or
+exports like one. Everything else is ordinary ``nn.Module`` code.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import torch.nn as nn
+
+from .choice import Choice
+from .context import current_arch, model_context, recording_value_choices
+from .labels import fresh_label_root, label_scope
+from .registry import in_space_construction, label_registry
+
+
+class _ConstructionHook(type(nn.Module)):
+    """Metaclass: ``Cls(*args)`` calls ``Cls._construct(*args)``, which normally builds ``Cls``."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return cls._construct(*args, **kwargs)
+
+
+class MutableModule(nn.Module, metaclass=_ConstructionHook):
+    """A module that owns choices (LayerChoice, InputChoice, Repeat, the Mutable* layers).
+
+    Subclasses implement :meth:`choices` (their own decisions) and :meth:`create_fixed_module`,
+    which receives the constructor's arguments and returns the plain module an arch selects.
+    """
+
+    @classmethod
+    def _construct(cls, *args: Any, **kwargs: Any) -> nn.Module:
+        if current_arch() is not None:
+            return cls.create_fixed_module(*args, **kwargs)
+        return type.__call__(cls, *args, **kwargs)
+
+    @classmethod
+    def create_fixed_module(cls, *args: Any, **kwargs: Any) -> nn.Module:
+        """Build the plain module chosen by the active :func:`model_context` (same arguments as ``__init__``)."""
+        raise NotImplementedError(f"{cls.__name__} does not define create_fixed_module")
+
+    def choices(self) -> list[Choice]:
+        """The decisions this module owns itself (not those of its submodules)."""
+        return []
+
+
+class ModelSpace(nn.Module, metaclass=_ConstructionHook):
+    """Base class of a model space: an ``nn.Module`` whose constructor declares choices.
+
+    Constructing a ModelSpace gives it a label scope: choices inside are labelled under its
+    ``label_prefix`` (a class attribute, or a ``label_prefix=`` keyword to the constructor, which
+    is consumed before ``__init__`` runs). Auto-numbered labels restart at every top-level
+    construction, so the search form and every rebuilt model agree on labels.
+
+    Example:
+        >>> import torch, torch.nn as nn
+        >>> from nasx.space import ModelSpace, LayerChoice, search_space
+        >>> class Net(ModelSpace):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.conv = LayerChoice([nn.Conv2d(3, 8, 3, padding=1),
+        ...                                  nn.Conv2d(3, 8, 5, padding=2)], label='conv')
+        ...     def forward(self, x):
+        ...         return self.conv(x)
+        >>> space = Net()
+        >>> list(search_space(space))
+        ['conv']
+        >>> model = space.freeze({'conv': 1})
+        >>> model.conv.kernel_size
+        (5, 5)
+    """
+
+    label_prefix: str | None = None
+
+    @classmethod
+    def _construct(cls, *args: Any, label_prefix: str | None = None, **kwargs: Any) -> ModelSpace:
+        prefix = label_prefix if label_prefix is not None else cls.label_prefix
+        top_level = not in_space_construction()
+        with contextlib.ExitStack() as stack:
+            if top_level:
+                stack.enter_context(fresh_label_root())
+                stack.enter_context(label_registry())
+            stack.enter_context(label_scope(prefix))
+            value_choices = stack.enter_context(recording_value_choices())
+            space = type.__call__(cls, *args, **kwargs)
+        # Plain attributes (not buffers): the search form needs them, a rebuilt model ignores them.
+        space.__dict__["_nasx_value_choices"] = value_choices
+        space.__dict__["_nasx_init_args"] = (args, {**kwargs, "label_prefix": label_prefix})
+        return space
+
+    def value_choices(self) -> list[Choice]:
+        """Value choices (``nasx.choice``, ``ensure_frozen``) this space resolved while constructed."""
+        return list(self.__dict__.get("_nasx_value_choices", []))
+
+    def freeze(self, arch: dict[str, Any]) -> nn.Module:
+        """Validate ``arch`` against this space and build the plain model it selects.
+
+        The model is constructed afresh with the arguments this space was built with, so its
+        weights are newly initialised (like ``Space(...)`` under :func:`model_context`).
+        """
+        from .search_space import search_space
+
+        arch = search_space(self).validate(arch)
+        args, kwargs = self.__dict__["_nasx_init_args"]
+        with model_context(arch):
+            return type(self)(*args, **kwargs)

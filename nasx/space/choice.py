@@ -1,0 +1,232 @@
+"""Choices: one decision each, with a label, candidate values, a default, sampling and a grid.
+
+A *choice* is plain data. Strategies see only ``dict[label, Choice]`` and never touch modules:
+
+    >>> from nasx.space import Categorical
+    >>> width = Categorical([16, 32, 64], label='width')
+    >>> width.default, width.grid()
+    (16, [16, 32, 64])
+    >>> import random
+    >>> width.sample(random.Random(0)) in (16, 32, 64)
+    True
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from .errors import InvalidArchError
+from .labels import make_label
+from .registry import register
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    # ``True == 1`` in Python; a width of 1 and a flag of True are different values here.
+    return type(a) is type(b) and a == b
+
+
+class Choice:
+    """Base class of every choice. Subclasses define the value set and how to check a value.
+
+    Public attributes: ``label`` (str) and ``default``. Values are JSON-serialisable so that an
+    arch (``dict[label, value]``) round-trips through JSON unchanged.
+    """
+
+    label: str
+    default: Any
+
+    def grid(self) -> list[Any]:
+        """Every allowed value, in a fixed order (the order grid search walks them)."""
+        raise NotImplementedError
+
+    def sample(self, rng: random.Random) -> Any:
+        """One value drawn uniformly at random with ``rng`` (a :class:`random.Random`)."""
+        raise NotImplementedError
+
+    def validate(self, value: Any) -> Any:
+        """Return ``value`` in canonical form, or raise :class:`InvalidArchError` naming the label."""
+        raise NotImplementedError
+
+    def same_decision(self, other: Choice) -> bool:
+        """Whether ``other`` may share this label: same kind and same allowed values."""
+        return type(self) is type(other) and self._signature() == other._signature()
+
+    def _signature(self) -> Any:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return len(self.grid())
+
+    def _invalid(self, value: Any, allowed: str) -> InvalidArchError:
+        return InvalidArchError(
+            f"invalid value {value!r} for label {self.label!r}: allowed {allowed}"
+        )
+
+
+class Categorical(Choice):
+    """Choose one value out of a list.
+
+    Args:
+        values: the candidate values; distinct and JSON-serialisable (ints, floats, strings,
+            bools, None, or lists/dicts of those).
+        label: the decision's name. Without one a label is generated from the enclosing scope,
+            which is stable only inside a :class:`~nasx.space.ModelSpace` constructor.
+        default: the value used when nothing is chosen (defaults to the first value).
+
+    Example:
+        >>> c = Categorical(['relu', 'gelu'], label='act')
+        >>> c.validate('gelu')
+        'gelu'
+        >>> c.validate('tanh')
+        Traceback (most recent call last):
+        ...
+        nasx.space.errors.InvalidArchError: invalid value 'tanh' for label 'act': allowed one of ['relu', 'gelu']
+    """
+
+    def __init__(
+        self, values: Sequence[Any], *, label: str | None = None, default: Any = None, _kind: str = "choice"
+    ):
+        values = list(values)
+        if not values:
+            raise ValueError(f"Categorical {label!r} needs at least one value, got an empty list")
+        for i, v in enumerate(values):
+            try:
+                json.dumps(v)
+            except TypeError:
+                raise TypeError(
+                    f"Categorical {label!r}: value {v!r} at index {i} is not JSON-serialisable; "
+                    "use ints, floats, strings, bools or lists of them (for modules use LayerChoice)"
+                ) from None
+            if any(_same_value(v, w) for w in values[:i]):
+                raise ValueError(f"Categorical {label!r}: value {v!r} appears twice in {values!r}")
+        self.values = values
+        self.label = make_label(label, _kind)
+        if default is None:
+            default = values[0]
+        self.default = self.validate(default)
+        register(self)
+
+    def grid(self) -> list[Any]:
+        return list(self.values)
+
+    def sample(self, rng: random.Random) -> Any:
+        return self.values[rng.randrange(len(self.values))]
+
+    def validate(self, value: Any) -> Any:
+        for v in self.values:
+            if _same_value(v, value) or (isinstance(v, float) and isinstance(value, int)
+                                         and not isinstance(value, bool) and v == value):
+                return v
+        # JSON turns tuples into lists; accept a list where the candidate is a tuple and vice versa.
+        if isinstance(value, (list, tuple)):
+            for v in self.values:
+                if isinstance(v, (list, tuple)) and list(v) == list(value):
+                    return v
+        raise self._invalid(value, f"one of {self.values!r}")
+
+    def _signature(self) -> Any:
+        return tuple(json.dumps(v, sort_keys=True) for v in self.values)
+
+    def __repr__(self) -> str:
+        return f"Categorical({self.values!r}, label={self.label!r})"
+
+
+class CategoricalMultiple(Choice):
+    """Choose a set of ``n_chosen`` distinct values (any number when ``n_chosen`` is None).
+
+    The value is a sorted list. This is what an :class:`~nasx.space.InputChoice` exposes, so
+    ``[0]`` means "input 0"; a bare ``0`` is accepted as ``[0]``.
+
+    Example:
+        >>> c = CategoricalMultiple([0, 1, 2], n_chosen=2, label='skip')
+        >>> c.grid()
+        [[0, 1], [0, 2], [1, 2]]
+        >>> c.validate([2, 0])
+        [0, 2]
+    """
+
+    def __init__(
+        self,
+        values: Sequence[Any],
+        *,
+        n_chosen: int | None = 1,
+        label: str | None = None,
+        default: Any = None,
+        _kind: str = "choice",
+    ):
+        values = list(values)
+        if n_chosen is not None and not 1 <= n_chosen <= len(values):
+            raise ValueError(
+                f"CategoricalMultiple {label!r}: n_chosen must be between 1 and {len(values)} "
+                f"(the number of values), got {n_chosen}"
+            )
+        self.values = values
+        self.n_chosen = n_chosen
+        self.label = make_label(label, _kind)
+        if default is None:
+            default = values[: n_chosen or len(values)]
+        self.default = self.validate(default)
+        register(self)
+
+    def grid(self) -> list[list[Any]]:
+        sizes = [self.n_chosen] if self.n_chosen is not None else range(len(self.values) + 1)
+        return [list(c) for k in sizes for c in itertools.combinations(self.values, k)]
+
+    def sample(self, rng: random.Random) -> list[Any]:
+        k = self.n_chosen if self.n_chosen is not None else rng.randint(0, len(self.values))
+        picked = rng.sample(range(len(self.values)), k)
+        return [self.values[i] for i in sorted(picked)]
+
+    def validate(self, value: Any) -> list[Any]:
+        items = list(value) if isinstance(value, (list, tuple)) else [value]
+        allowed = f"{'a list of ' + str(self.n_chosen) if self.n_chosen else 'a list of'} distinct values from {self.values!r}"
+        positions = []
+        for item in items:
+            pos = [i for i, v in enumerate(self.values) if _same_value(v, item)]
+            if not pos:
+                raise self._invalid(value, allowed)
+            positions.append(pos[0])
+        if len(set(positions)) != len(positions):
+            raise self._invalid(value, allowed + " (a value was repeated)")
+        if self.n_chosen is not None and len(positions) != self.n_chosen:
+            raise InvalidArchError(
+                f"invalid value {value!r} for label {self.label!r}: expected {self.n_chosen} "
+                f"chosen value(s), got {len(positions)}; allowed {allowed}"
+            )
+        return [self.values[i] for i in sorted(positions)]
+
+    def _signature(self) -> Any:
+        return (tuple(json.dumps(v) for v in self.values), self.n_chosen)
+
+    def __repr__(self) -> str:
+        return f"CategoricalMultiple({self.values!r}, n_chosen={self.n_chosen}, label={self.label!r})"
+
+
+def choice(label: str, values: Sequence[Any]) -> Any:
+    """Declare a value choice inside a space's constructor and get its value back.
+
+    The NNI spelling (``nni.choice(label, values)``) with Optuna's convenience: the return value is
+    an ordinary Python value, so it goes straight into ``nn.Conv2d(3, width, ...)``. Under
+    :func:`~nasx.space.model_context` it is the arch's value for ``label``; otherwise it is the
+    default (the first value), and the choice is recorded in the space being built so that
+    :func:`~nasx.space.search_space` lists it.
+
+    Example:
+        >>> import torch.nn as nn
+        >>> from nasx.space import ModelSpace, model_context, search_space
+        >>> class Net(ModelSpace):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.fc = nn.Linear(8, choice('hidden', [16, 32]))
+        >>> search_space(Net())['hidden']
+        Categorical([16, 32], label='hidden')
+        >>> with model_context({'hidden': 32}):
+        ...     Net().fc.out_features
+        32
+    """
+    from .context import resolve
+
+    return resolve(Categorical(values, label=label))

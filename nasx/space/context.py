@@ -1,0 +1,102 @@
+"""``model_context(arch)``: build a space as the plain model that ``arch`` picks.
+
+Choices read the active arch when they are constructed, so the same constructor code serves both
+the search form (no context: choices keep every candidate) and the fixed form (every choice
+replaced by its chosen value or module). The arch lives in a :mod:`contextvars` variable, which is
+per thread and per asyncio task.
+
+    >>> import torch.nn as nn
+    >>> from nasx.space import LayerChoice, model_context
+    >>> with model_context({'act': 1}):
+    ...     LayerChoice([nn.ReLU(), nn.GELU()], label='act')
+    GELU(approximate='none')
+"""
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
+from typing import Any
+
+from .choice import Choice
+from .errors import InvalidArchError
+
+_arch: ContextVar[Mapping[str, Any] | None] = ContextVar("nasx_arch", default=None)
+# Value choices resolved in search mode inside the space being built (they leave no module behind).
+_value_choices: ContextVar[list[Choice] | None] = ContextVar("nasx_value_choices", default=None)
+
+
+@contextlib.contextmanager
+def model_context(arch: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    """Inside this block, constructing a space yields the plain model that ``arch`` selects.
+
+    ``arch`` maps labels to values (NNI's format). Nested contexts merge, the inner one winning.
+    A missing label raises :class:`~nasx.space.InvalidArchError` at the choice that needs it; a
+    value that is not allowed raises it naming the label and the allowed values.
+    """
+    if not isinstance(arch, Mapping):
+        raise TypeError(f"model_context expects a dict mapping labels to values, got {type(arch).__name__}")
+    bad = [k for k in arch if not isinstance(k, str)]
+    if bad:
+        raise InvalidArchError(f"arch labels must be strings, got {bad!r}")
+    outer = _arch.get()
+    token = _arch.set({**outer, **arch} if outer else dict(arch))
+    try:
+        yield arch
+    finally:
+        _arch.reset(token)
+
+
+def current_arch() -> Mapping[str, Any] | None:
+    """The arch of the innermost :func:`model_context`, or None when building the search form."""
+    return _arch.get()
+
+
+def resolve(choice: Choice) -> Any:
+    """The value of ``choice``: the arch's under :func:`model_context`, else its default.
+
+    In search mode the choice is recorded in the space under construction, so a value that left
+    no module behind (a width, a kernel size) still appears in :func:`~nasx.space.search_space`.
+    """
+    arch = _arch.get()
+    if arch is None:
+        recorded = _value_choices.get()
+        if recorded is not None and all(c.label != choice.label for c in recorded):
+            recorded.append(choice)
+        return choice.default
+    if choice.label not in arch:
+        known = ", ".join(repr(k) for k in list(arch)[:20])
+        raise InvalidArchError(
+            f"the arch has no value for label {choice.label!r} (allowed: {choice.grid()[:10]!r}); "
+            f"labels given: {known}"
+        )
+    return choice.validate(arch[choice.label])
+
+
+def ensure_frozen(value: Any) -> Any:
+    """Turn a choice into a plain value (see :func:`resolve`); anything else passes through.
+
+    Example:
+        >>> from nasx.space import Categorical, ensure_frozen, model_context
+        >>> ensure_frozen(3)
+        3
+        >>> with model_context({'k': 5}):
+        ...     ensure_frozen(Categorical([3, 5], label='k'))
+        5
+    """
+    if isinstance(value, Choice):
+        return resolve(value)
+    if isinstance(value, (tuple, list)) and any(isinstance(v, Choice) for v in value):
+        return type(value)(ensure_frozen(v) for v in value)
+    return value
+
+
+@contextlib.contextmanager
+def recording_value_choices() -> Iterator[list[Choice]]:
+    """Collect the value choices resolved in search mode while one space constructor runs."""
+    recorded: list[Choice] = []
+    token = _value_choices.set(recorded)
+    try:
+        yield recorded
+    finally:
+        _value_choices.reset(token)

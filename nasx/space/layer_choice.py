@@ -1,0 +1,96 @@
+"""LayerChoice: choose one module out of several candidates."""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch.nn as nn
+
+from .base import MutableModule
+from .choice import Categorical, Choice
+from .context import resolve
+
+
+def _candidate_items(candidates: Sequence[nn.Module] | Mapping[str, nn.Module]) -> list[tuple[Any, nn.Module]]:
+    """``[(value, module)]``: values are indices for a list, keys for a dict (NNI's convention)."""
+    if isinstance(candidates, Mapping):
+        items = list(candidates.items())
+        bad = [k for k, _ in items if not isinstance(k, str) or not k or "." in k]
+        if bad:
+            raise ValueError(f"LayerChoice dict keys must be non-empty strings without '.', got {bad!r}")
+    elif isinstance(candidates, Sequence) and not isinstance(candidates, str):
+        items = list(enumerate(candidates))
+    else:
+        raise TypeError(f"LayerChoice candidates must be a list or dict of modules, got {type(candidates).__name__}")
+    if not items:
+        raise ValueError("LayerChoice needs at least one candidate")
+    for key, module in items:
+        if not isinstance(module, nn.Module):
+            raise TypeError(f"LayerChoice candidate {key!r} is {type(module).__name__}, not an nn.Module")
+    return items
+
+
+class LayerChoice(MutableModule):
+    """Choose one of several candidate modules.
+
+    Args:
+        candidates: a list of modules (the value is the index) or a dict of modules (the value is
+            the key).
+        label: the decision's label (auto-numbered ``layerchoice_<n>`` when omitted).
+
+    In the search form every candidate is kept as a submodule and ``forward`` runs the default
+    (first) one. Under :func:`~nasx.space.model_context` the constructor returns the chosen
+    candidate itself.
+
+    Example:
+        >>> import torch.nn as nn
+        >>> from nasx.space import LayerChoice, model_context
+        >>> lc = LayerChoice({'relu': nn.ReLU(), 'tanh': nn.Tanh()}, label='act')
+        >>> lc.choice.values
+        ['relu', 'tanh']
+        >>> with model_context({'act': 'tanh'}):
+        ...     LayerChoice({'relu': nn.ReLU(), 'tanh': nn.Tanh()}, label='act')
+        Tanh()
+    """
+
+    def __init__(self, candidates: Sequence[nn.Module] | Mapping[str, nn.Module], *, label: str | None = None):
+        super().__init__()
+        items = _candidate_items(candidates)
+        self.choice = Categorical([key for key, _ in items], label=label, _kind="layerchoice")
+        for key, module in items:
+            self.add_module(str(key), module)
+
+    @classmethod
+    def create_fixed_module(cls, candidates, *, label: str | None = None) -> nn.Module:
+        items = _candidate_items(candidates)
+        chosen = resolve(Categorical([key for key, _ in items], label=label, _kind="layerchoice"))
+        return dict(items)[chosen]
+
+    @property
+    def label(self) -> str:
+        return self.choice.label
+
+    @property
+    def names(self) -> list[Any]:
+        """Candidate values: indices or keys, in order."""
+        return list(self.choice.values)
+
+    def __getitem__(self, value: Any) -> nn.Module:
+        """The candidate module for a value (an index or a key)."""
+        return self._modules[str(self.choice.validate(value))]
+
+    def __len__(self) -> int:
+        return len(self.choice.values)
+
+    def candidates(self) -> list[tuple[Any, nn.Module]]:
+        """``[(value, module)]`` in order."""
+        return [(v, self[v]) for v in self.choice.values]
+
+    def choices(self) -> list[Choice]:
+        return [self.choice]
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self[self.choice.default](*args, **kwargs)
+
+    def extra_repr(self) -> str:
+        return f"label={self.label!r}"

@@ -1,0 +1,101 @@
+"""torch.nn layers whose arguments may be choices (NNI's ``MutableLinear``, ``MutableConv2d``, ...).
+
+``MutableConv2d(3, Categorical([16, 32], label='width'), 3)`` builds a real ``nn.Conv2d``: under
+:func:`~nasx.space.model_context` exactly ``nn.Conv2d`` with the chosen width; in the search form
+a ``MutableConv2d`` (an ``nn.Conv2d`` subclass) with the default width that remembers its choices.
+Passing the same choice object (or label) to several layers ties them to one decision.
+
+    >>> from nasx.space import Categorical, MutableLinear, model_context
+    >>> with model_context({'hidden': 32}):
+    ...     MutableLinear(8, Categorical([16, 32], label='hidden'))
+    Linear(in_features=8, out_features=32, bias=True)
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import torch.nn as nn
+
+from .base import MutableModule
+from .choice import Choice
+from .context import ensure_frozen
+
+
+def _choices_in(args: tuple, kwargs: dict) -> list[Choice]:
+    found: list[Choice] = []
+    for value in (*args, *kwargs.values()):
+        items = value if isinstance(value, (tuple, list)) else (value,)
+        found += [v for v in items if isinstance(v, Choice) and v not in found]
+    return found
+
+
+class _MutableLayer(MutableModule):
+    """Mixin: resolve choice arguments, then construct the torch layer it is paired with."""
+
+    torch_layer: type[nn.Module]
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        own_choices = _choices_in(args, kwargs)
+        self.torch_layer.__init__(self, *ensure_frozen(list(args)), **{k: ensure_frozen(v) for k, v in kwargs.items()})
+        self.__dict__["_nasx_choices"] = own_choices
+
+    @classmethod
+    def create_fixed_module(cls, *args: Any, **kwargs: Any) -> nn.Module:
+        return cls.torch_layer(*ensure_frozen(list(args)), **{k: ensure_frozen(v) for k, v in kwargs.items()})
+
+    def choices(self) -> list[Choice]:
+        return list(self.__dict__.get("_nasx_choices", []))
+
+
+class MutableLinear(_MutableLayer, nn.Linear):
+    """``nn.Linear`` whose arguments may be choices."""
+
+    torch_layer = nn.Linear
+
+
+class MutableConv1d(_MutableLayer, nn.Conv1d):
+    """``nn.Conv1d`` whose arguments may be choices."""
+
+    torch_layer = nn.Conv1d
+
+
+class MutableConv2d(_MutableLayer, nn.Conv2d):
+    """``nn.Conv2d`` whose arguments may be choices."""
+
+    torch_layer = nn.Conv2d
+
+
+class MutableConv3d(_MutableLayer, nn.Conv3d):
+    """``nn.Conv3d`` whose arguments may be choices."""
+
+    torch_layer = nn.Conv3d
+
+
+class MutableBatchNorm1d(_MutableLayer, nn.BatchNorm1d):
+    """``nn.BatchNorm1d`` whose arguments may be choices."""
+
+    torch_layer = nn.BatchNorm1d
+
+
+class MutableBatchNorm2d(_MutableLayer, nn.BatchNorm2d):
+    """``nn.BatchNorm2d`` whose arguments may be choices."""
+
+    torch_layer = nn.BatchNorm2d
+
+
+class MutableLayerNorm(_MutableLayer, nn.LayerNorm):
+    """``nn.LayerNorm`` whose arguments may be choices."""
+
+    torch_layer = nn.LayerNorm
+
+
+class MutableDropout(_MutableLayer, nn.Dropout):
+    """``nn.Dropout`` whose arguments may be choices."""
+
+    torch_layer = nn.Dropout
+
+
+class MutableEmbedding(_MutableLayer, nn.Embedding):
+    """``nn.Embedding`` whose arguments may be choices."""
+
+    torch_layer = nn.Embedding

@@ -1,0 +1,1 @@
+"""nasx.strategy (work in progress)."""
