@@ -6,7 +6,12 @@ builds a fresh ``pl.Trainer`` from it, so one evaluator serves many trials and p
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import logging
+import signal
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import pytorch_lightning as pl
@@ -97,6 +102,48 @@ class LightningModule(pl.LightningModule):
         if "model" not in self._modules:
             raise RuntimeError("no model set: call set_model(model) first")
         return self.model(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def _quiet_lightning_logs(quiet: bool) -> Iterator[None]:
+    """Hide Lightning's per-trainer INFO lines ("GPU available...", tips) while ``quiet``.
+
+    A search builds hundreds of trainers; these lines would drown the experiment's own output.
+    """
+    if not quiet:
+        yield
+        return
+    loggers = [logging.getLogger(name) for name in ("pytorch_lightning", "lightning_fabric")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(max(lg.getEffectiveLevel(), logging.WARNING))
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)
+
+
+@contextlib.contextmanager
+def _keyboard_interrupt_passes_through() -> Iterator[None]:
+    """Turn Lightning's Ctrl+C handling back into a KeyboardInterrupt.
+
+    On Ctrl+C ``pl.Trainer.fit`` ignores SIGINT from then on and calls ``sys.exit(1)``; an
+    experiment loop must instead see KeyboardInterrupt (to stop cleanly and keep its trials) and
+    keep a working Ctrl+C.
+    """
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    handler = signal.getsignal(signal.SIGINT) if in_main_thread else None
+    try:
+        yield
+    except SystemExit as exc:
+        # Lightning calls sys.exit(1) while handling the KeyboardInterrupt: that is the context
+        if isinstance(exc.__context__, KeyboardInterrupt):
+            raise KeyboardInterrupt("training interrupted (Lightning caught Ctrl+C)") from None
+        raise
+    finally:
+        if handler is not None and signal.getsignal(signal.SIGINT) is not handler:
+            signal.signal(signal.SIGINT, handler)
 
 
 class _ReportValidationMetric(pl.Callback):
@@ -217,16 +264,18 @@ class Lightning(Evaluator):
         module = copy.deepcopy(self.module)
         module.set_model(model)
         callbacks = [_ReportValidationMetric(self.metric, report)] if report is not None else []
-        trainer = self.trainer.build(callbacks=self.trainer.fresh_callbacks() + callbacks)
-        if self.datamodule is not None:
-            trainer.fit(module, datamodule=self.datamodule, **self.fit_kwargs)
-        else:
-            trainer.fit(
-                module,
-                train_dataloaders=self.train_dataloaders,
-                val_dataloaders=self.val_dataloaders,
-                **self.fit_kwargs,
-            )
+        quiet = not {**SEARCH_TRAINER_DEFAULTS, **self.trainer.kwargs}["enable_progress_bar"]
+        with _quiet_lightning_logs(quiet), _keyboard_interrupt_passes_through():
+            trainer = self.trainer.build(callbacks=self.trainer.fresh_callbacks() + callbacks)
+            if self.datamodule is not None:
+                trainer.fit(module, datamodule=self.datamodule, **self.fit_kwargs)
+            else:
+                trainer.fit(
+                    module,
+                    train_dataloaders=self.train_dataloaders,
+                    val_dataloaders=self.val_dataloaders,
+                    **self.fit_kwargs,
+                )
         return self._final_metric(trainer)
 
     def _final_metric(self, trainer: pl.Trainer) -> float:

@@ -121,3 +121,30 @@ def test_set_model():
     lin = torch.nn.Linear(2, 2)
     module.set_model(lin)
     assert module.model is lin and list(module.parameters()) == list(lin.parameters())
+
+
+class _CtrlC(pl.Callback):
+    def on_train_batch_end(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_surfaces_as_keyboard_interrupt_and_keeps_sigint():
+    """Lightning turns Ctrl+C into sys.exit(1) and ignores SIGINT afterwards; we undo both."""
+    import signal
+
+    data = DataLoader(_regression_data(), batch_size=8)
+    ev = Lightning(MSEModule(), _trainer(callbacks=[_CtrlC()]), data, data)
+    before = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        ev.evaluate(torch.nn.Linear(3, 1))
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_quiet_by_default(caplog):
+    import logging
+
+    data = DataLoader(_regression_data(), batch_size=8)
+    with caplog.at_level(logging.INFO):
+        Lightning(MSEModule(), _trainer(max_epochs=1), data, data).evaluate(torch.nn.Linear(3, 1))
+    assert not [r for r in caplog.records if r.name.startswith("pytorch_lightning")]
+    assert logging.getLogger("pytorch_lightning").level == logging.INFO  # restored
