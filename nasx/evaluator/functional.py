@@ -37,7 +37,8 @@ class FunctionalEvaluator(Evaluator):
         >>> def evaluate(model, data, report):
         ...     for epoch in range(2):
         ...         report(float(epoch))
-        ...     return {'default': float(model(data).sum()), 'epochs': 2}
+        ...     with torch.no_grad():
+        ...         return {'default': model(data).sum().item(), 'epochs': 2}
         >>> seen = []
         >>> ev = FunctionalEvaluator(evaluate, data=torch.ones(1, 2))
         >>> model = torch.nn.Linear(2, 1)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import difflib
+import inspect
 import logging
 import signal
 import threading
@@ -32,6 +34,23 @@ SEARCH_TRAINER_DEFAULTS: dict[str, Any] = {
 }
 
 
+def _check_trainer_kwargs(kwargs: dict[str, Any]) -> None:
+    """Reject names ``pl.Trainer`` does not take now, not at the first trial of a long search."""
+    accepted = inspect.signature(pl.Trainer.__init__).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values()):
+        return
+    unknown = [name for name in kwargs if name not in accepted]
+    if unknown:
+        hints = []
+        for name in unknown:
+            close = difflib.get_close_matches(name, accepted, n=1)
+            hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise TypeError(
+            f"pytorch_lightning.Trainer does not accept {', '.join(hints)}; "
+            "see help(pytorch_lightning.Trainer) for its arguments"
+        )
+
+
 class Trainer:
     """Picklable recipe for a ``pytorch_lightning.Trainer`` (NNI's ``Trainer(max_epochs=1)``).
 
@@ -50,6 +69,7 @@ class Trainer:
     """
 
     def __init__(self, **kwargs: Any) -> None:
+        _check_trainer_kwargs(kwargs)
         self.kwargs = kwargs
 
     def build(self, **overrides: Any) -> pl.Trainer:
@@ -57,7 +77,8 @@ class Trainer:
         kwargs = {**SEARCH_TRAINER_DEFAULTS, **self.kwargs, **overrides}
         if "callbacks" not in overrides:
             kwargs["callbacks"] = self.fresh_callbacks()
-        return pl.Trainer(**kwargs)
+        with _quiet_lightning_logs(not kwargs["enable_progress_bar"]):
+            return pl.Trainer(**kwargs)
 
     def fresh_callbacks(self) -> list[pl.Callback]:
         """Deep copies of the spec's callbacks: state such as EarlyStopping's must not leak across trials."""
