@@ -69,12 +69,17 @@ def _repo_root() -> Path:
 
 
 def _data_dir_candidates() -> list[Path]:
+    """``$NASX_DATA_DIR``, then ``../shared/data`` from the cwd and from the repository root."""
     candidates = []
     if os.environ.get("NASX_DATA_DIR"):
         candidates.append(Path(os.environ["NASX_DATA_DIR"]).expanduser())
     candidates.append(Path.cwd() / ".." / "shared" / "data")
     candidates.append(_repo_root() / ".." / "shared" / "data")
-    return candidates
+    unique = []
+    for path in (p.resolve() for p in candidates):
+        if path not in unique:
+            unique.append(path)
+    return unique
 
 
 def find_data_dir() -> Path | None:
@@ -568,3 +573,24 @@ def fashion_mnist(
         source=(images_path, labels_path),
         origin=str(images_idx),
     )
+
+
+def _describe() -> str:
+    """Where each dataset would be read from, without decoding anything (``python -m nasx.datasets``)."""
+    lines = [
+        f"data directory: {find_data_dir()} (looked at {', '.join(map(str, _data_dir_candidates()))})"
+    ]
+    lines.append(f"cache directory: {cache_dir()}")
+    for name, locate in (
+        ("cifar10", lambda: _find_cifar10(None)),
+        ("fashion_mnist", lambda: _find_fashion_mnist(None, "train")[0]),
+    ):
+        try:
+            lines.append(f"{name}: {locate()}")
+        except DataNotFoundError as err:
+            lines.append(f"{name}: not found ({str(err).splitlines()[0]})")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(_describe())

@@ -30,7 +30,8 @@ class FunctionalEvaluator(Evaluator):
     When ``fn`` has a ``report`` parameter it also receives ``report=`` (a callable taking one
     float, for intermediate metrics such as per-epoch accuracy; a no-op when nobody listens).
     The evaluator pickles whenever ``fn`` and ``kwargs`` do; functions defined in ``__main__`` or
-    as lambdas travel by value (cloudpickle).
+    as lambdas travel by value (cloudpickle). Porting from NNI: ``nni.report_final_result(x)``
+    becomes ``return x`` and ``nni.report_intermediate_result(x)`` becomes ``report(x)``.
 
     Example:
         >>> import torch

@@ -282,7 +282,11 @@ class Lightning(Evaluator):
                 f"{type(self).__name__} needs validation data to compute the metric "
                 f"{self.metric!r}: pass val_dataloaders=..., or a datamodule with val_dataloader()"
             )
-        module = copy.deepcopy(self.module)
+        # copy the module without any model set on it earlier (memo maps it to None): cheap
+        previous = self.module._modules.get("model")
+        module = copy.deepcopy(
+            self.module, memo={id(previous): None} if previous is not None else None
+        )
         module.set_model(model)
         callbacks = [_ReportValidationMetric(self.metric, report)] if report is not None else []
         quiet = not {**SEARCH_TRAINER_DEFAULTS, **self.trainer.kwargs}["enable_progress_bar"]

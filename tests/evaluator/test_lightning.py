@@ -148,3 +148,32 @@ def test_quiet_by_default(caplog):
         Lightning(MSEModule(), _trainer(max_epochs=1), data, data).evaluate(torch.nn.Linear(3, 1))
     assert not [r for r in caplog.records if r.name.startswith("pytorch_lightning")]
     assert logging.getLogger("pytorch_lightning").level == logging.INFO  # restored
+
+
+class _Pruned(Exception):
+    """What a strategy's report callback may raise to stop a hopeless trial early."""
+
+
+def test_exception_from_report_stops_training():
+    data = DataLoader(_regression_data(), batch_size=8)
+    ev = Lightning(MSEModule(), _trainer(max_epochs=5), data, data)
+    seen = []
+
+    def report(value):
+        seen.append(value)
+        if len(seen) == 2:
+            raise _Pruned(value)
+
+    with pytest.raises(_Pruned):
+        ev.evaluate(torch.nn.Linear(3, 1), report=report)
+    assert len(seen) == 2
+
+
+def test_model_already_on_the_module_is_left_untouched():
+    module = MSEModule()
+    module.set_model(torch.nn.Linear(3, 1))
+    data = DataLoader(_regression_data(), batch_size=8)
+    ev = Lightning(module, _trainer(max_epochs=1), data, data)
+    before = module.model.weight.detach().clone()
+    ev.evaluate(torch.nn.Linear(3, 1))
+    assert torch.equal(module.model.weight, before)  # the evaluator's module is untouched
