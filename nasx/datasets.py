@@ -1,9 +1,11 @@
-"""Local datasets: find data on disk (never download silently), decode once, cache, serve tensors.
+"""Local datasets: find data on disk (download only when asked), decode once, cache, serve tensors.
 
 Search order for the data directory: ``$NASX_DATA_DIR``, then ``../shared/data`` relative to the
 current directory and to the repository root. CIFAR-10 is decoded from the JPEG archive
 ``cifar10/cifar10_jpg.tar.gz`` into uint8 ``.npy`` files under ``$NASX_CACHE_DIR`` (default
 ``~/.cache/nasx``); Fashion-MNIST is read from IDX gzip files (Debian ``dataset-fashion-mnist``).
+``python -m nasx.datasets`` prints what would be used. Sections: locations, file helpers,
+ArrayImageDataset, CIFAR-10, Fashion-MNIST.
 """
 
 from __future__ import annotations
@@ -55,8 +57,12 @@ CIFAR10_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
 CIFAR10_MD5 = "c58f30108f718f92721af3b95e74349a"
 FASHION_MNIST_URL = "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/"
 _SPLITS = ("train", "test")
-log = logging.getLogger(__name__)
 _CIFAR_COUNTS = {"train": 50_000, "test": 10_000}
+log = logging.getLogger(__name__)
+
+
+# --------------------------------------------------------------------------------------------
+# Locations
 
 
 class DataNotFoundError(FileNotFoundError):
@@ -100,10 +106,14 @@ def cache_dir() -> Path:
     """Where decoded arrays are cached: ``$NASX_CACHE_DIR`` or ``~/.cache/nasx``.
 
     Example:
-        >>> cache_dir().name in ('nasx', os.environ.get('NASX_CACHE_DIR', 'nasx').rstrip('/').split('/')[-1])
+        >>> cache_dir().is_absolute()
         True
     """
     return Path(os.environ.get("NASX_CACHE_DIR") or Path.home() / ".cache" / "nasx").expanduser()
+
+
+# --------------------------------------------------------------------------------------------
+# File helpers: atomic writes, downloads
 
 
 def _check_split(split: str) -> None:
@@ -218,6 +228,12 @@ class ArrayImageDataset(Dataset):
         self.__dict__.update(state)
         if self.images is None:
             images_path, labels_path = self.source
+            if not (Path(images_path).exists() and Path(labels_path).exists()):
+                raise DataNotFoundError(
+                    f"this dataset was pickled by reference to its cache files {images_path} and "
+                    f"{labels_path}, which this machine lacks: share the cache folder "
+                    "(NASX_CACHE_DIR) or build the dataset here"
+                )
             self.images = np.load(images_path, mmap_mode="r")
             self.targets = np.load(labels_path).astype(np.int64)
 

@@ -265,3 +265,16 @@ def test_jpeg_decoders_agree():
     pil = D._decode_jpegs(blobs, use_torchvision=False)
     assert pil.shape == (3, 3, 32, 32) and pil.dtype == np.uint8
     assert np.array_equal(D._decode_jpegs(blobs), pil)
+
+
+def test_pickled_dataset_needs_its_cache_files(tmp_path):
+    images = np.zeros((2, 1, 2, 2), np.uint8)
+    paths = (tmp_path / "x.npy", tmp_path / "y.npy")
+    np.save(paths[0], images)
+    np.save(paths[1], np.array([0, 1]))
+    ds = D.ArrayImageDataset(np.load(paths[0]), np.array([0, 1]), source=paths)
+    blob = pickle.dumps(ds)
+    assert pickle.loads(blob).targets.tolist() == [0, 1]
+    paths[0].unlink()
+    with pytest.raises(D.DataNotFoundError, match="NASX_CACHE_DIR"):
+        pickle.loads(blob)

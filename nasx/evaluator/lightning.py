@@ -244,9 +244,12 @@ class Lightning(Evaluator):
         metric: str | None = None,
         direction: str | None = None,
     ) -> None:
-        if not isinstance(module, pl.LightningModule):
+        if not isinstance(module, pl.LightningModule) or not callable(
+            getattr(module, "set_model", None)
+        ):
             raise TypeError(
-                f"module must be a nasx.evaluator.LightningModule, got {type(module).__name__}"
+                "module must be a nasx.evaluator.LightningModule (a pl.LightningModule with "
+                f"set_model), got {type(module).__name__}"
             )
         if trainer is None:
             trainer = Trainer()

@@ -38,8 +38,10 @@ def _make_criterion(criterion: Any) -> Callable[..., torch.Tensor]:
 class SupervisedLearningModule(LightningModule):
     """Train ``self.model`` on ``(x, y)`` batches with a criterion; log a validation metric.
 
-    Logs ``train_loss`` (per epoch), ``val_loss`` and ``val_<metric_suffix>`` (per validation run).
-    Subclasses set ``metric_name`` and implement :meth:`make_metric` and :meth:`prepare`.
+    Logs ``train_loss`` (per epoch), ``val_loss`` and ``metric_name`` (per validation run).
+    Subclasses set ``metric_name`` and ``direction``, implement :meth:`make_metric` and may
+    override :meth:`prepare`. One-shot strategies reuse ``criterion``, ``val_metric`` and
+    :meth:`make_optimizer` on a supernet.
     """
 
     def __init__(

@@ -104,6 +104,8 @@ def test_metric_never_logged_names_the_logged_ones():
 def test_constructor_errors():
     with pytest.raises(TypeError, match="LightningModule"):
         Lightning(torch.nn.Linear(1, 1))
+    with pytest.raises(TypeError, match="set_model"):
+        Lightning(pl.LightningModule())
     with pytest.raises(TypeError, match="spec"):
         Lightning(MSEModule(), pl.Trainer(logger=False))
     with pytest.raises(ValueError, match="not both"):
