@@ -5,13 +5,17 @@ import importlib
 
 import pytest
 
-LIGHT = ["nasx.evaluator", "nasx.evaluator.base", "nasx.evaluator.functional", "nasx.datasets"]
-TRAINING = ["nasx.evaluator.lightning", "nasx.evaluator.supervised"]  # each example fits a model
+MODULES = [
+    "nasx.evaluator",
+    "nasx.evaluator.base",
+    "nasx.evaluator.functional",
+    "nasx.evaluator.lightning",  # these two fit tiny models: under a second each
+    "nasx.evaluator.supervised",
+    "nasx.datasets",
+]
 
 
-@pytest.mark.parametrize(
-    "name", LIGHT + [pytest.param(n, marks=pytest.mark.slow) for n in TRAINING]
-)
+@pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

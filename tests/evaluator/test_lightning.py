@@ -179,3 +179,14 @@ def test_model_already_on_the_module_is_left_untouched():
     before = module.model.weight.detach().clone()
     ev.evaluate(torch.nn.Linear(3, 1))
     assert torch.equal(module.model.weight, before)  # the evaluator's module is untouched
+
+
+def test_datamodule_from_datasets_pickles():
+    """from_datasets builds local functions, which plain pickle refuses; evaluators still travel."""
+    dm = pl.LightningDataModule.from_datasets(
+        _regression_data(), _regression_data(seed=1), batch_size=8
+    )
+    ev = Lightning(MSEModule(), _trainer(max_epochs=1), datamodule=dm)
+    clone = pickle.loads(pickle.dumps(ev))
+    assert len(clone.datamodule.val_dataloader().dataset) == 40
+    assert clone.evaluate(torch.nn.Linear(3, 1)) > 0
