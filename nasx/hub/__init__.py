@@ -1,1 +1,23 @@
-"""nasx.hub (work in progress)."""
+"""Model spaces and pre-searched models: the DARTS family (NDS), NAS-Bench-201, MnasNet, SpineNet.
+
+The hub imports only :mod:`nasx.space` (never strategies or evaluators).
+
+    >>> from nasx.hub import DARTS
+    >>> from nasx.space import search_space
+    >>> 'normal/op_2_0' in search_space(DARTS())
+    True
+"""
+from .genotypes import Genotype, arch_to_genotype, genotype_to_arch
+from .nds import DARTS, ENAS, NDS, PNAS, AmoebaNet, NASNet
+
+__all__ = [
+    "DARTS",
+    "ENAS",
+    "NDS",
+    "PNAS",
+    "AmoebaNet",
+    "Genotype",
+    "NASNet",
+    "arch_to_genotype",
+    "genotype_to_arch",
+]
