@@ -8,6 +8,7 @@ The hub imports only :mod:`nasx.space` (never strategies or evaluators).
     True
 """
 from .genotypes import Genotype, arch_to_genotype, genotype_to_arch
+from .nasbench201 import NasBench201, arch_to_nb201_string, nb201_string_to_arch
 from .nds import DARTS, ENAS, NDS, PNAS, AmoebaNet, NASNet
 
 __all__ = [
@@ -18,6 +19,9 @@ __all__ = [
     "AmoebaNet",
     "Genotype",
     "NASNet",
+    "NasBench201",
+    "arch_to_nb201_string",
+    "nb201_string_to_arch",
     "arch_to_genotype",
     "genotype_to_arch",
 ]
