@@ -10,6 +10,7 @@ The hub imports only :mod:`nasx.space` (never strategies or evaluators).
 from .genotypes import Genotype, arch_to_genotype, genotype_to_arch
 from .nasbench201 import NasBench201, arch_to_nb201_string, nb201_string_to_arch
 from .nds import DARTS, ENAS, NDS, PNAS, AmoebaNet, NASNet
+from .pretrained import available_models, configure_weights, load_searched_model
 
 __all__ = [
     "DARTS",
@@ -23,5 +24,8 @@ __all__ = [
     "arch_to_nb201_string",
     "nb201_string_to_arch",
     "arch_to_genotype",
+    "available_models",
+    "configure_weights",
+    "load_searched_model",
     "genotype_to_arch",
 ]
