@@ -8,6 +8,7 @@ The hub imports only :mod:`nasx.space` (never strategies or evaluators).
     True
 """
 from .genotypes import Genotype, arch_to_genotype, genotype_to_arch
+from .mnasnet import MNASNET_A1, MOBILENET_V2, MnasNet
 from .nasbench201 import NasBench201, arch_to_nb201_string, nb201_string_to_arch
 from .nds import DARTS, ENAS, NDS, PNAS, AmoebaNet, NASNet
 from .pretrained import available_models, configure_weights, load_searched_model
@@ -19,6 +20,9 @@ __all__ = [
     "PNAS",
     "AmoebaNet",
     "Genotype",
+    "MNASNET_A1",
+    "MOBILENET_V2",
+    "MnasNet",
     "NASNet",
     "NasBench201",
     "arch_to_nb201_string",
