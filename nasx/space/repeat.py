@@ -11,7 +11,7 @@ from .base import MutableModule
 from .choice import Categorical, Choice
 from .context import resolve
 
-BlockSpec = Union[nn.Module, Callable[[int], nn.Module], Sequence[nn.Module | Callable[[int], nn.Module]]]
+BlockSpec = Union[nn.Module, Callable[[int], nn.Module], Sequence[Union[nn.Module, Callable[[int], nn.Module]]]]
 
 
 def _depth_choice(depth: int | tuple[int, int] | Categorical, label: str | None) -> Categorical | int:
