@@ -12,6 +12,7 @@ from .mnasnet import MNASNET_A1, MOBILENET_V2, MnasNet
 from .nasbench201 import NasBench201, arch_to_nb201_string, nb201_string_to_arch
 from .nds import DARTS, ENAS, NDS, PNAS, AmoebaNet, NASNet
 from .pretrained import available_models, configure_weights, load_searched_model
+from .spinenet import SPINENET_49, SpineNet
 
 __all__ = [
     "DARTS",
@@ -25,6 +26,8 @@ __all__ = [
     "MnasNet",
     "NASNet",
     "NasBench201",
+    "SPINENET_49",
+    "SpineNet",
     "arch_to_nb201_string",
     "nb201_string_to_arch",
     "arch_to_genotype",
