@@ -92,8 +92,10 @@ SEARCHED_MODELS: dict[str, SearchedModel] = {m.name: m for m in [
                   _named_arch("nasx.hub.mnasnet", "MNASNET_A1"), "Tan et al., MnasNet, CVPR 2019 (Fig. 7)"),
     SearchedModel("mobilenetv2", "nasx.hub.mnasnet:MnasNet", {"num_classes": 1000},
                   _named_arch("nasx.hub.mnasnet", "MOBILENET_V2"), "Sandler et al., MobileNetV2, CVPR 2018 (Table 2)"),
-    SearchedModel("spinenet-49", "nasx.hub.spinenet:SpineNet", {},
-                  _named_arch("nasx.hub.spinenet", "SPINENET_49"), "Du et al., SpineNet, CVPR 2020 (Fig. 4)"),
+    # SpineNet backbones (no detection head): the SpineNet-49 arch at the paper's four scalings.
+    *(SearchedModel(f"spinenet-{scaling.lower()}", "nasx.hub.spinenet:SpineNet", {"scaling": scaling},
+                    _named_arch("nasx.hub.spinenet", "SPINENET_49"), "Du et al., SpineNet, CVPR 2020 (Fig. 4, Table 1)")
+      for scaling in ("49S", "49", "96", "143")),
 ]}
 """Name -> :class:`SearchedModel`."""
 

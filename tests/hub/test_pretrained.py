@@ -119,3 +119,12 @@ def test_unreachable_url_says_where_to_put_the_file(tmp_path, entry):
 def test_searched_models_build_and_run(name):
     model = load_searched_model(name).eval()
     assert model(torch.randn(1, 3, 32, 32)).shape == (1, 10)
+
+
+def test_mnasnet_and_spinenet_entries_build_published_models():
+    from nasx.profiler import count_parameters
+    assert count_parameters(load_searched_model("mnasnet-a1")) == pytest.approx(3.9e6, rel=0.015)
+    assert count_parameters(load_searched_model("mobilenetv2")) == 3_504_872  # torchvision's count
+    backbone = load_searched_model("spinenet-49s")
+    assert backbone.scaling == "49S" and backbone.out_channels == 128
+    assert {"spinenet-49", "spinenet-96", "spinenet-143"} <= set(available_models())
