@@ -113,3 +113,12 @@ def test_freeze_matches_model_context_build():
 def test_search_form_runs_default(cls):
     space = cls(width=4, num_cells=3)
     assert space(torch.randn(2, 3, 16, 16)).shape == (2, 10)
+
+
+@pytest.mark.parametrize("name, published", [("darts-v2", 4.7e6), ("p-darts", 4.9e6), ("pc-darts", 5.3e6)])
+def test_imagenet_mobile_setting_parameter_counts(name, published):
+    # DARTS / P-DARTS / PC-DARTS papers, ImageNet mobile setting: 48 channels, 14 cells, 224x224;
+    # counts given to 2 digits (1% tolerance), without the auxiliary head.
+    with model_context(genotype_to_arch(GENOTYPES[name])):
+        model = DARTS(width=48, num_cells=14, dataset="imagenet", auxiliary_loss=True)
+    assert _params(model) == pytest.approx(published, rel=0.01)
