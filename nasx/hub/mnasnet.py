@@ -43,7 +43,13 @@ def _bn_act(c: int, act: bool = True) -> list[nn.Module]:
 
 
 class SqueezeExcite(nn.Module):
-    """Channel gate: ``x * sigmoid(W2 relu(W1 avgpool(x)))`` with ``reduced`` hidden channels."""
+    """Channel gate: ``x * sigmoid(W2 relu(W1 avgpool(x)))`` with ``reduced`` hidden channels.
+
+    Example:
+        >>> import torch
+        >>> SqueezeExcite(8, 2)(torch.randn(1, 8, 4, 4)).shape
+        torch.Size([1, 8, 4, 4])
+    """
 
     def __init__(self, channels: int, reduced: int):
         super().__init__()

@@ -83,7 +83,12 @@ class NasBench201Cell(nn.Module):
 
 
 class ResidualReduction(nn.Module):
-    """NAS-Bench-201's stride-2 ResNet basic block between stacks: ``[N, C, H, W] -> [N, C', H/2, W/2]``."""
+    """NAS-Bench-201's stride-2 ResNet basic block between stacks: ``[N, C, H, W] -> [N, C', H/2, W/2]``.
+
+    Example:
+        >>> ResidualReduction(4, 8)(torch.randn(1, 4, 8, 8)).shape
+        torch.Size([1, 8, 4, 4])
+    """
 
     def __init__(self, c_in: int, c_out: int):
         super().__init__()

@@ -37,6 +37,11 @@ class CellPreprocessor(nn.Module):
 
     After a reduction cell the older input (``pprev``) is twice as large: it is halved with a
     :class:`FactorizedReduce`; otherwise a 1x1 :class:`ReLUConvBN` fixes the channels.
+
+    Example:
+        >>> pre = CellPreprocessor(12, 16, 8, prev_was_reduction=True)
+        >>> [tuple(t.shape) for t in pre([torch.randn(1, 12, 8, 8), torch.randn(1, 16, 4, 4)])]
+        [(1, 8, 4, 4), (1, 8, 4, 4)]
     """
 
     def __init__(self, c_pprev: int, c_prev: int, c: int, prev_was_reduction: bool):
@@ -50,7 +55,12 @@ class CellPreprocessor(nn.Module):
 
 
 class CellPostprocessor(nn.Module):
-    """Return ``[prev, this]`` so cells chain in an ``nn.Sequential`` as ``(s0, s1) -> (s1, out)``."""
+    """Return ``[prev, this]`` so cells chain in an ``nn.Sequential`` as ``(s0, s1) -> (s1, out)``.
+
+    Example:
+        >>> CellPostprocessor()('out', ['s0', 's1'])
+        ['s1', 'out']
+    """
 
     def forward(self, this_cell: torch.Tensor, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
         return [inputs[-1], this_cell]
@@ -60,6 +70,10 @@ class AuxiliaryHead(nn.Module):
     """Auxiliary classifier attached after the first cell of the last stage (DARTS/NASNet).
 
     Expects 8x8 features on CIFAR (pooled 5x5 stride 3 to 2x2) and 14x14 on ImageNet (stride 2).
+
+    Example:
+        >>> AuxiliaryHead(16, 10, 'cifar')(torch.randn(2, 16, 8, 8)).shape
+        torch.Size([2, 10])
     """
 
     def __init__(self, c: int, num_classes: int, dataset: str):

@@ -210,6 +210,14 @@ def load_weights(model: nn.Module, path: str | os.PathLike, sha256: str | None =
     A checkpoint dict holding ``'state_dict'`` (Lightning) or ``'model'`` is unwrapped. The error
     lists missing keys, unexpected keys and shape mismatches, so a file for another width or
     another arch says why it does not fit.
+
+    Example:
+        >>> import tempfile, os
+        >>> net = nn.Linear(2, 2)
+        >>> path = os.path.join(tempfile.mkdtemp(), 'w.pth')
+        >>> torch.save(net.state_dict(), path)
+        >>> load_weights(nn.Linear(2, 2), path, sha256=file_sha256(path)[:8]).weight.shape
+        torch.Size([2, 2])
     """
     path = Path(path)
     if not path.is_file():

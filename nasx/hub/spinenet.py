@@ -57,7 +57,12 @@ def _conv_bn(c_in: int, c_out: int, kernel: int = 1, stride: int = 1, relu: bool
 
 
 class ResBlock(nn.Module):
-    """A ResNet block: ``'bottleneck'`` outputs ``4 * filters`` channels, ``'residual'`` ``filters``."""
+    """A ResNet block: ``'bottleneck'`` outputs ``4 * filters`` channels, ``'residual'`` ``filters``.
+
+    Example:
+        >>> ResBlock(8, 4, 'bottleneck')(torch.randn(1, 8, 5, 5)).shape
+        torch.Size([1, 16, 5, 5])
+    """
 
     def __init__(self, c_in: int, filters: int, block_type: str):
         super().__init__()
@@ -92,6 +97,11 @@ class Resample(nn.Module):
     ``[N, c_in, H/2**l_in, .] -> [N, c_out, H/2**l_out, .]``: 1x1 conv to ``alpha`` x the parent's
     base filters, then a stride-2 3x3 conv and max pools (down) or nearest upsampling (up), then a
     1x1 conv (BN, no ReLU) to the block's input width.
+
+    Example:
+        >>> r = Resample(c_in=16, base_in=4, level_in=3, level_out=5, c_out=8, alpha=0.5).eval()
+        >>> r(torch.randn(1, 16, 8, 8), size=(2, 2)).shape
+        torch.Size([1, 8, 2, 2])
     """
 
     def __init__(self, c_in: int, base_in: int, level_in: int, level_out: int, c_out: int, alpha: float):
