@@ -35,6 +35,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..space import Categorical, CategoricalMultiple, ModelSpace, ensure_frozen
+from ._signature import ConstructorSignature
 
 NUM_BLOCKS = 15
 NUM_OUTPUTS = 5
@@ -137,6 +138,8 @@ class SpineNet(ModelSpace):
         >>> len(space), space['output_levels'].default
         (41, [3, 4, 5, 6, 7])
     """
+
+    __signature__ = ConstructorSignature()  # inspect.signature(cls) shows __init__
 
     def __init__(self, scaling: str = "49"):
         super().__init__()
