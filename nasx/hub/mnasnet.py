@@ -145,6 +145,13 @@ class MnasNet(ModelSpace):
         self.dropout = nn.Dropout(dropout)
         self.classifier = nn.Linear(HEAD_CHANNELS, num_classes)
 
+    @classmethod
+    def load_searched_model(cls, name: str, pretrained: bool = False, download: bool = True,
+                            progress: bool = True) -> nn.Module:
+        """NNI's spelling of :func:`nasx.hub.load_searched_model`, limited to this space's models."""
+        from .pretrained import searched_model_of
+        return searched_model_of(cls, name, pretrained, download, progress)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.head(self.blocks(self.stem(x)))  # [N, 1280, H/32, W/32]
         return self.classifier(self.dropout(x.mean((2, 3))))

@@ -252,6 +252,13 @@ class NDS(ModelSpace):
             return logits, aux_logits
         return logits
 
+    @classmethod
+    def load_searched_model(cls, name: str, pretrained: bool = False, download: bool = True,
+                            progress: bool = True) -> nn.Module:
+        """NNI's spelling of :func:`nasx.hub.load_searched_model`, limited to this space's models."""
+        from .pretrained import searched_model_of
+        return searched_model_of(cls, name, pretrained, download, progress)
+
     def set_drop_path_prob(self, drop_prob: float) -> None:
         """Set the drop-path probability of every op (DARTS raises it linearly over training).
 

@@ -51,8 +51,7 @@ class SearchedModel:
 
     def build(self) -> nn.Module:
         """The model with freshly initialised weights."""
-        module_name, cls_name = self.space.split(":")
-        cls = getattr(importlib.import_module(module_name), cls_name)
+        cls = _space_class(self)
         with model_context(self.arch()):
             return cls(**self.kwargs)
 
@@ -183,12 +182,12 @@ def _download(url: str, target: Path, expected: str | None, progress: bool) -> N
         tmp.unlink(missing_ok=True)
 
 
-def _published_weights(entry: SearchedModel, directory: Path, progress: bool) -> Path:
+def _published_weights(entry: SearchedModel, directory: Path, progress: bool, download: bool = True) -> Path:
     path = directory / entry.filename
     if path.exists():
         _verify(path, entry.sha256, f"cached weights of {entry.name!r}")
         return path
-    if entry.url is None:
+    if entry.url is None or not download:
         raise FileNotFoundError(
             f"no weights for {entry.name!r}: put the state_dict file at {str(path)!r} (set NASX_CACHE_DIR "
             f"to use another directory), pass weights='path/to/file.pth', or configure a URL with "
@@ -251,7 +250,7 @@ def load_weights(model: nn.Module, path: str | os.PathLike, sha256: str | None =
 
 def load_searched_model(name: str, pretrained: bool = False, weights: str | os.PathLike | None = None,
                         progress: bool = True, *, cache_dir: str | os.PathLike | None = None,
-                        sha256: str | None = None) -> nn.Module:
+                        sha256: str | None = None, download: bool = True) -> nn.Module:
     """Build a pre-searched model at its published width/depth, optionally with weights.
 
     Args:
@@ -262,6 +261,7 @@ def load_searched_model(name: str, pretrained: bool = False, weights: str | os.P
         progress: print download progress to stderr.
         cache_dir: the cache directory (default ``$NASX_CACHE_DIR`` or ``~/.cache/nasx/hub``).
         sha256: expected checksum (or an 8+ digit prefix) of ``weights``.
+        download: allow downloading missing published weights (when a URL is configured).
 
     Raises ValueError for an unknown name (listing the known ones), a checksum mismatch or weights
     that do not fit; FileNotFoundError, naming the expected path, when weights are unavailable.
@@ -277,5 +277,21 @@ def load_searched_model(name: str, pretrained: bool = False, weights: str | os.P
         load_weights(model, weights, sha256)
     elif pretrained:
         directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        load_weights(model, _published_weights(entry, directory, progress))
+        load_weights(model, _published_weights(entry, directory, progress, download))
     return model
+
+
+def searched_model_of(cls: type, name: str, pretrained: bool = False, download: bool = True,
+                      progress: bool = True) -> nn.Module:
+    """``Space.load_searched_model(name, ...)`` (NNI's classmethod): refuses names of other spaces."""
+    entry = _entry(name)
+    space_cls = entry.space.split(":")[1]
+    if not issubclass(_space_class(entry), cls):  # NDS accepts DARTS, ENAS, ... models
+        own = [n for n in available_models() if issubclass(_space_class(SEARCHED_MODELS[n]), cls)]
+        raise ValueError(f"{name!r} is a {space_cls} model, not a {cls.__name__} one; {cls.__name__} has: {own}")
+    return load_searched_model(name, pretrained, progress=progress, download=download)
+
+
+def _space_class(entry: SearchedModel) -> type:
+    module_name, cls_name = entry.space.split(":")
+    return getattr(importlib.import_module(module_name), cls_name)

@@ -203,6 +203,13 @@ class SpineNet(ModelSpace):
             for level in OUTPUT_LEVELS
         })
 
+    @classmethod
+    def load_searched_model(cls, name: str, pretrained: bool = False, download: bool = True,
+                            progress: bool = True) -> nn.Module:
+        """NNI's spelling of :func:`nasx.hub.load_searched_model`, limited to this space's models."""
+        from .pretrained import searched_model_of
+        return searched_model_of(cls, name, pretrained, download, progress)
+
     def forward(self, x: torch.Tensor) -> OrderedDict[str, torch.Tensor]:
         h, w = x.shape[-2:]
         feats = [self.stem_blocks[0](self.stem(x))]  # [N, 4*64*scale, H/4, W/4]

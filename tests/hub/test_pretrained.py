@@ -128,3 +128,26 @@ def test_mnasnet_and_spinenet_entries_build_published_models():
     backbone = load_searched_model("spinenet-49s")
     assert backbone.scaling == "49S" and backbone.out_channels == 128
     assert {"spinenet-49", "spinenet-96", "spinenet-143"} <= set(available_models())
+
+
+def test_nni_style_classmethod():
+    from nasx.hub import DARTS, ENAS, MnasNet
+    model = DARTS.load_searched_model("darts-v2")
+    assert type(model) is DARTS and sum(p.numel() for p in model.parameters()) == 3_349_342
+    assert type(ENAS.load_searched_model("enas")) is ENAS
+    with pytest.raises(ValueError, match=r"'mnasnet-a1' is a MnasNet model, not a DARTS one; DARTS has: \["):
+        DARTS.load_searched_model("mnasnet-a1")
+    assert type(MnasNet.load_searched_model("mobilenetv2")) is MnasNet
+
+
+def test_download_false_never_downloads(tmp_path, entry, trained_file):
+    path, sha = trained_file
+    configure_weights("darts-v2", url=path.as_uri(), sha256=sha)
+    with pytest.raises(FileNotFoundError, match="put the state_dict file at"):
+        load_searched_model("darts-v2", pretrained=True, cache_dir=tmp_path, download=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_base_space_classmethod_accepts_subclass_models():
+    from nasx.hub import NDS
+    assert type(NDS.load_searched_model("enas")).__name__ == "ENAS"
