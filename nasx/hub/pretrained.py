@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import importlib.util
 import os
 import sys
 import tempfile
@@ -106,19 +105,20 @@ def available_models() -> list[str]:
         >>> 'darts-v2' in available_models()
         True
     """
-    return sorted(n for n in SEARCHED_MODELS if _importable(SEARCHED_MODELS[n]))
-
-
-def _importable(entry: SearchedModel) -> bool:
-    return importlib.util.find_spec(entry.space.split(":")[0]) is not None
+    return sorted(SEARCHED_MODELS)
 
 
 def configure_weights(name: str, url: str | None = None, sha256: str | None = None,
                       filename: str | None = None) -> None:
-    """Set where the published weights of ``name`` come from and their checksum.
+    """Set (or, with no arguments, clear) where the published weights of ``name`` come from.
+
+    ``sha256`` is the file's checksum or a prefix of at least 8 hex digits (torch.hub style).
 
     Example:
-        >>> configure_weights('darts-v2', sha256=None)
+        >>> configure_weights('darts-v2', url='https://example.org/darts-v2.pth', sha256='5465b0d2')
+        >>> SEARCHED_MODELS['darts-v2'].sha256
+        '5465b0d2'
+        >>> configure_weights('darts-v2')  # back to "no published weights"
     """
     entry = _entry(name)
     if sha256 is not None and (len(sha256) < 8 or any(c not in "0123456789abcdef" for c in sha256.lower())):
@@ -134,7 +134,7 @@ def default_cache_dir() -> Path:
 
 
 def _entry(name: str) -> SearchedModel:
-    if name not in SEARCHED_MODELS or not _importable(SEARCHED_MODELS[name]):
+    if name not in SEARCHED_MODELS:
         raise ValueError(f"unknown searched model {name!r}; available: {available_models()}")
     return SEARCHED_MODELS[name]
 
