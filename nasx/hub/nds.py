@@ -70,7 +70,8 @@ class CellPostprocessor(nn.Module):
 class AuxiliaryHead(nn.Module):
     """Auxiliary classifier attached after the first cell of the last stage (DARTS/NASNet).
 
-    Expects 8x8 features on CIFAR (pooled 5x5 stride 3 to 2x2) and 14x14 on ImageNet (stride 2).
+    Expects 8x8 features on CIFAR (pooled 5x5 stride 3 to 2x2) and 7x7 on ImageNet at 224x224
+    (pooled 5x5 stride 2 to 2x2); a 2x2 conv then leaves 768 x 1 x 1.
 
     Example:
         >>> AuxiliaryHead(16, 10, 'cifar')(torch.randn(2, 16, 8, 8)).shape
