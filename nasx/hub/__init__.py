@@ -1,1 +1,38 @@
-"""nasx.hub (work in progress)."""
+"""Model spaces and pre-searched models: the DARTS family (NDS), NAS-Bench-201, MnasNet, SpineNet.
+
+The hub imports only :mod:`nasx.space` (never strategies or evaluators).
+
+    >>> from nasx.hub import DARTS
+    >>> from nasx.space import search_space
+    >>> 'normal/op_2_0' in search_space(DARTS())
+    True
+"""
+from .genotypes import Genotype, arch_to_genotype, genotype_to_arch
+from .mnasnet import MNASNET_A1, MOBILENET_V2, MnasNet
+from .nasbench201 import NasBench201, arch_to_nb201_string, nb201_string_to_arch
+from .nds import DARTS, ENAS, NDS, PNAS, AmoebaNet, NASNet
+from .pretrained import available_models, configure_weights, load_searched_model
+from .spinenet import SPINENET_49, SpineNet
+
+__all__ = [
+    "DARTS",
+    "ENAS",
+    "NDS",
+    "PNAS",
+    "AmoebaNet",
+    "Genotype",
+    "MNASNET_A1",
+    "MOBILENET_V2",
+    "MnasNet",
+    "NASNet",
+    "NasBench201",
+    "SPINENET_49",
+    "SpineNet",
+    "arch_to_nb201_string",
+    "nb201_string_to_arch",
+    "arch_to_genotype",
+    "available_models",
+    "configure_weights",
+    "load_searched_model",
+    "genotype_to_arch",
+]

@@ -1,0 +1,297 @@
+"""Pre-searched models: ``load_searched_model(name)`` builds one at its published size, with weights.
+
+Weights are plain ``state_dict`` files loaded with ``torch.load(..., weights_only=True)``. Published
+weights (``pretrained=True``) are looked up in a cache directory (``$NASX_CACHE_DIR``, default
+``~/.cache/nasx/hub``) and verified against their SHA-256 when one is configured; when missing
+they are downloaded from a configured URL into a temporary file that replaces the cached name only
+after its checksum passed, so a bad download never overwrites anything. nasx ships no weight URLs
+(none are hosted yet): :func:`configure_weights` sets them.
+
+    >>> from nasx.hub import load_searched_model
+    >>> model = load_searched_model('darts-v2')
+    >>> sum(p.numel() for p in model.parameters())
+    3349342
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+import sys
+import tempfile
+import urllib.request
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn as nn
+
+from ..space import model_context
+
+
+@dataclass
+class SearchedModel:
+    """One pre-searched model: which space, at which size, with which arch, and where weights live."""
+
+    name: str
+    space: str  # "module:Class" of the space, imported when the model is built
+    kwargs: dict[str, Any]  # the published width/depth/dataset
+    arch: Callable[[], dict[str, Any]]  # the arch (a function, so data modules load lazily)
+    source: str  # paper / repository the arch comes from
+    url: str | None = None  # where published weights can be downloaded, when configured
+    sha256: str | None = None  # checksum (or a prefix of at least 8 hex digits) of those weights
+    filename: str = field(default="")
+
+    def __post_init__(self):
+        if not self.filename:
+            self.filename = f"{self.name}.pth"
+
+    def build(self) -> nn.Module:
+        """The model with freshly initialised weights."""
+        cls = _space_class(self)
+        with model_context(self.arch()):
+            return cls(**self.kwargs)
+
+
+def _genotype_arch(name: str) -> Callable[[], dict[str, Any]]:
+    def arch() -> dict[str, Any]:
+        from .genotypes import genotype_to_arch
+        from .searched_archs import GENOTYPES
+        return genotype_to_arch(GENOTYPES[name])
+    return arch
+
+
+def _named_arch(module: str, attr: str) -> Callable[[], dict[str, Any]]:
+    return lambda: dict(getattr(importlib.import_module(module), attr))
+
+
+_CIFAR_20 = {"width": 36, "num_cells": 20, "dataset": "cifar"}
+SEARCHED_MODELS: dict[str, SearchedModel] = {m.name: m for m in [
+    SearchedModel("darts-v1", "nasx.hub.nds:DARTS", _CIFAR_20, _genotype_arch("darts-v1"),
+                  "Liu et al., DARTS, ICLR 2019 (first order), github.com/quark0/darts"),
+    SearchedModel("darts-v2", "nasx.hub.nds:DARTS", _CIFAR_20, _genotype_arch("darts-v2"),
+                  "Liu et al., DARTS, ICLR 2019 (second order), github.com/quark0/darts"),
+    SearchedModel("pc-darts", "nasx.hub.nds:DARTS", _CIFAR_20, _genotype_arch("pc-darts"),
+                  "Xu et al., PC-DARTS, ICLR 2020, github.com/yuhuixu1993/PC-DARTS"),
+    SearchedModel("p-darts", "nasx.hub.nds:DARTS", _CIFAR_20, _genotype_arch("p-darts"),
+                  "Chen et al., P-DARTS, ICCV 2019, github.com/chenxin061/pdarts"),
+    # NASNet-A (6 @ 768) on CIFAR-10: N=6 cells per stack and 32 initial filters.
+    SearchedModel("nasnet-a", "nasx.hub.nds:NASNet", {"width": 32, "num_cells": 20, "dataset": "cifar"},
+                  _genotype_arch("nasnet-a"), "Zoph et al., NASNet, CVPR 2018"),
+    # AmoebaNet-A (N=6, F=36) on CIFAR-10.
+    SearchedModel("amoebanet-a", "nasx.hub.nds:AmoebaNet", _CIFAR_20, _genotype_arch("amoebanet-a"),
+                  "Real et al., AmoebaNet, AAAI 2019"),
+    # ENAS's final CIFAR-10 micro model: 15 normal layers + 2 reduction layers, 36 filters.
+    SearchedModel("enas", "nasx.hub.nds:ENAS", {"width": 36, "num_cells": 17, "dataset": "cifar"},
+                  _genotype_arch("enas"), "Pham et al., ENAS, ICML 2018, github.com/melodyguan/enas"),
+    SearchedModel("mnasnet-a1", "nasx.hub.mnasnet:MnasNet", {"num_classes": 1000},
+                  _named_arch("nasx.hub.mnasnet", "MNASNET_A1"), "Tan et al., MnasNet, CVPR 2019 (Fig. 7)"),
+    SearchedModel("mobilenetv2", "nasx.hub.mnasnet:MnasNet", {"num_classes": 1000},
+                  _named_arch("nasx.hub.mnasnet", "MOBILENET_V2"), "Sandler et al., MobileNetV2, CVPR 2018 (Table 2)"),
+    # SpineNet backbones (no detection head): the SpineNet-49 arch at the paper's four scalings.
+    *(SearchedModel(f"spinenet-{scaling.lower()}", "nasx.hub.spinenet:SpineNet", {"scaling": scaling},
+                    _named_arch("nasx.hub.spinenet", "SPINENET_49"), "Du et al., SpineNet, CVPR 2020 (Fig. 4, Table 1)")
+      for scaling in ("49S", "49", "96", "143")),
+]}
+"""Name -> :class:`SearchedModel`."""
+
+
+def available_models() -> list[str]:
+    """Names accepted by :func:`load_searched_model`.
+
+    Example:
+        >>> 'darts-v2' in available_models()
+        True
+    """
+    return sorted(SEARCHED_MODELS)
+
+
+def configure_weights(name: str, url: str | None = None, sha256: str | None = None,
+                      filename: str | None = None) -> None:
+    """Set (or, with no arguments, clear) where the published weights of ``name`` come from.
+
+    ``sha256`` is the file's checksum or a prefix of at least 8 hex digits (torch.hub style).
+
+    Example:
+        >>> configure_weights('darts-v2', url='https://example.org/darts-v2.pth', sha256='5465b0d2')
+        >>> SEARCHED_MODELS['darts-v2'].sha256
+        '5465b0d2'
+        >>> configure_weights('darts-v2')  # back to "no published weights"
+    """
+    entry = _entry(name)
+    if sha256 is not None and (len(sha256) < 8 or any(c not in "0123456789abcdef" for c in sha256.lower())):
+        raise ValueError(f"sha256 must be at least 8 hex digits, got {sha256!r}")
+    entry.url, entry.sha256 = url, sha256.lower() if sha256 else None
+    if filename:
+        entry.filename = filename
+
+
+def default_cache_dir() -> Path:
+    """Where published weights are cached: ``$NASX_CACHE_DIR`` or ``~/.cache/nasx/hub``."""
+    return Path(os.environ.get("NASX_CACHE_DIR", Path.home() / ".cache" / "nasx" / "hub"))
+
+
+def _entry(name: str) -> SearchedModel:
+    if name not in SEARCHED_MODELS:
+        raise ValueError(f"unknown searched model {name!r}; available: {available_models()}")
+    return SEARCHED_MODELS[name]
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """SHA-256 hex digest of a file, read in 1 MiB chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _verify(path: Path, expected: str | None, what: str) -> None:
+    if expected is None:
+        return
+    actual = file_sha256(path)
+    if not actual.startswith(expected.lower()):
+        raise ValueError(
+            f"checksum mismatch for {what} {str(path)!r}: expected sha256 {expected}, got {actual}; "
+            "the file is corrupt or not the published weights"
+        )
+
+
+def _download(url: str, target: Path, expected: str | None, progress: bool) -> None:
+    """Download into a temporary file next to ``target``; move it there only if the checksum passes."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=60) as response:
+            total = int(response.headers.get("Content-Length") or 0)
+            done = 0
+            while chunk := response.read(1 << 20):
+                out.write(chunk)
+                done += len(chunk)
+                if progress:
+                    size = f"/{total >> 20} MiB" if total else " MiB"
+                    print(f"\rdownloading {target.name}: {done >> 20}{size}", end="", file=sys.stderr)
+        if progress:
+            print(file=sys.stderr)
+        _verify(tmp, expected, f"download from {url}")
+        os.replace(tmp, target)  # atomic: the cache holds the old file or the verified new one
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _published_weights(entry: SearchedModel, directory: Path, progress: bool, download: bool = True) -> Path:
+    path = directory / entry.filename
+    if path.exists():
+        _verify(path, entry.sha256, f"cached weights of {entry.name!r}")
+        return path
+    if entry.url is None or not download:
+        raise FileNotFoundError(
+            f"no weights for {entry.name!r}: put the state_dict file at {str(path)!r} (set NASX_CACHE_DIR "
+            f"to use another directory), pass weights='path/to/file.pth', or configure a URL with "
+            f"nasx.hub.configure_weights({entry.name!r}, url=..., sha256=...)"
+        )
+    try:
+        _download(entry.url, path, entry.sha256, progress)
+    except OSError as err:  # no network, HTTP error, unwritable cache
+        raise FileNotFoundError(
+            f"could not download weights of {entry.name!r} from {entry.url} ({err}); "
+            f"download them yourself and put the file at {str(path)!r}"
+        ) from err
+    return path
+
+
+def load_weights(model: nn.Module, path: str | os.PathLike, sha256: str | None = None) -> nn.Module:
+    """Load a ``state_dict`` file into ``model`` with ``weights_only=True``, refusing any mismatch.
+
+    A checkpoint dict holding ``'state_dict'`` (Lightning) or ``'model'`` is unwrapped. The error
+    lists missing keys, unexpected keys and shape mismatches, so a file for another width or
+    another arch says why it does not fit.
+
+    Example:
+        >>> import tempfile, os
+        >>> net = nn.Linear(2, 2)
+        >>> path = os.path.join(tempfile.mkdtemp(), 'w.pth')
+        >>> torch.save(net.state_dict(), path)
+        >>> load_weights(nn.Linear(2, 2), path, sha256=file_sha256(path)[:8]).weight.shape
+        torch.Size([2, 2])
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"weights file {str(path)!r} does not exist")
+    _verify(path, sha256, "weights file")
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    if isinstance(state, Mapping) and not any(isinstance(v, torch.Tensor) for v in state.values()):
+        for key in ("state_dict", "model"):
+            if isinstance(state.get(key), Mapping):
+                state = state[key]
+                break
+    if not isinstance(state, Mapping):
+        raise ValueError(f"{str(path)!r} does not hold a state_dict (got {type(state).__name__})")
+    own = model.state_dict()
+    missing = [k for k in own if k not in state]
+    unexpected = [k for k in state if k not in own]
+    mismatched = [f"{k}: file {tuple(state[k].shape)} vs model {tuple(own[k].shape)}" for k in own
+                  if k in state and isinstance(state[k], torch.Tensor) and state[k].shape != own[k].shape]
+    if missing or unexpected or mismatched:
+        parts = []
+        if mismatched:
+            parts.append(f"{len(mismatched)} shape mismatch(es), e.g. {mismatched[:3]}")
+        if missing:
+            parts.append(f"{len(missing)} missing key(s), e.g. {missing[:3]}")
+        if unexpected:
+            parts.append(f"{len(unexpected)} unexpected key(s), e.g. {unexpected[:3]}")
+        raise ValueError(f"weights in {str(path)!r} do not fit the model: " + "; ".join(parts))
+    model.load_state_dict(state)
+    return model
+
+
+def load_searched_model(name: str, pretrained: bool = False, weights: str | os.PathLike | None = None,
+                        progress: bool = True, *, cache_dir: str | os.PathLike | None = None,
+                        sha256: str | None = None, download: bool = True) -> nn.Module:
+    """Build a pre-searched model at its published width/depth, optionally with weights.
+
+    Args:
+        name: one of :func:`available_models` (``'darts-v2'``, ``'enas'``, ``'mnasnet-a1'``, ...).
+        pretrained: load the published weights from the cache directory (verified by checksum when
+            one is configured), downloading them first when a URL is configured.
+        weights: a ``state_dict`` file of your own to load instead (``pretrained`` is ignored).
+        progress: print download progress to stderr.
+        cache_dir: the cache directory (default ``$NASX_CACHE_DIR`` or ``~/.cache/nasx/hub``).
+        sha256: expected checksum (or an 8+ digit prefix) of ``weights``.
+        download: allow downloading missing published weights (when a URL is configured).
+
+    Raises ValueError for an unknown name (listing the known ones), a checksum mismatch or weights
+    that do not fit; FileNotFoundError, naming the expected path, when weights are unavailable.
+
+    Example:
+        >>> model = load_searched_model('enas')
+        >>> type(model).__name__
+        'ENAS'
+    """
+    entry = _entry(name)
+    model = entry.build()
+    if weights is not None:
+        load_weights(model, weights, sha256)
+    elif pretrained:
+        directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        load_weights(model, _published_weights(entry, directory, progress, download))
+    return model
+
+
+def searched_model_of(cls: type, name: str, pretrained: bool = False, download: bool = True,
+                      progress: bool = True) -> nn.Module:
+    """``Space.load_searched_model(name, ...)`` (NNI's classmethod): refuses names of other spaces."""
+    entry = _entry(name)
+    space_cls = entry.space.split(":")[1]
+    if not issubclass(_space_class(entry), cls):  # NDS accepts DARTS, ENAS, ... models
+        own = [n for n in available_models() if issubclass(_space_class(SEARCHED_MODELS[n]), cls)]
+        raise ValueError(f"{name!r} is a {space_cls} model, not a {cls.__name__} one; {cls.__name__} has: {own}")
+    return load_searched_model(name, pretrained, progress=progress, download=download)
+
+
+def _space_class(entry: SearchedModel) -> type:
+    module_name, cls_name = entry.space.split(":")
+    return getattr(importlib.import_module(module_name), cls_name)

@@ -1,0 +1,153 @@
+"""Tests for nasx.hub.pretrained: building searched models, weights from files/cache/URL, safety."""
+import hashlib
+
+import pytest
+import torch
+
+from nasx.hub import available_models, configure_weights, load_searched_model
+from nasx.hub import pretrained as pt
+
+
+@pytest.fixture
+def entry():
+    """darts-v2's weight settings, restored after the test."""
+    e = pt.SEARCHED_MODELS["darts-v2"]
+    saved = (e.url, e.sha256, e.filename)
+    yield e
+    e.url, e.sha256, e.filename = saved
+
+
+@pytest.fixture(scope="module")
+def trained_file(tmp_path_factory):
+    """A darts-v2 state_dict with recognisable values, and its sha256."""
+    model = load_searched_model("darts-v2")
+    with torch.no_grad():
+        model.classifier.bias.fill_(0.25)
+    path = tmp_path_factory.mktemp("w") / "darts-v2.pth"
+    torch.save(model.state_dict(), path)
+    return path, hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_unknown_name_lists_available():
+    with pytest.raises(ValueError, match=r"unknown searched model 'darts-v3'.*darts-v2"):
+        load_searched_model("darts-v3")
+    assert {"darts-v1", "darts-v2", "pc-darts", "p-darts", "nasnet-a", "amoebanet-a", "enas"} <= set(available_models())
+
+
+def test_weights_file_is_loaded(trained_file):
+    path, sha = trained_file
+    model = load_searched_model("darts-v2", weights=path, sha256=sha[:12])
+    assert torch.all(model.classifier.bias == 0.25)
+
+
+def test_wrong_checksum_is_refused(trained_file):
+    path, _ = trained_file
+    with pytest.raises(ValueError, match="checksum mismatch"):
+        load_searched_model("darts-v2", weights=path, sha256="0" * 64)
+
+
+def test_mismatched_shapes_are_refused_with_the_keys(tmp_path, trained_file):
+    path, _ = trained_file
+    with pytest.raises(ValueError, match=r"shape mismatch.*missing key.*unexpected key"):
+        # P-DARTS has different cells: same key names in places, other shapes, missing keys
+        load_searched_model("p-darts", weights=path)
+    state = torch.load(path, weights_only=True)
+    state["classifier.weight"] = torch.zeros(3, 3)
+    bad = tmp_path / "bad.pth"
+    torch.save(state, bad)
+    with pytest.raises(ValueError, match=r"classifier.weight: file \(3, 3\) vs model \(10, 576\)"):
+        load_searched_model("darts-v2", weights=bad)
+
+
+class Payload:
+    """Any non-tensor object: weights_only loading must refuse to unpickle it."""
+
+
+def test_pickled_objects_are_not_executed(tmp_path):
+    bad = tmp_path / "evil.pth"
+    torch.save({"state_dict": {"x": torch.zeros(1)}, "obj": Payload()}, bad)
+    with pytest.raises(Exception, match="(?i)weights_only|unsupported|global"):
+        load_searched_model("darts-v2", weights=bad)
+
+
+def test_offline_without_weights_names_the_path(tmp_path, entry):
+    with pytest.raises(FileNotFoundError, match=str(tmp_path / "darts-v2.pth")):
+        load_searched_model("darts-v2", pretrained=True, cache_dir=tmp_path)
+
+
+def test_cache_is_verified(tmp_path, entry, trained_file):
+    path, sha = trained_file
+    (tmp_path / "darts-v2.pth").write_bytes(path.read_bytes())
+    configure_weights("darts-v2", sha256=sha)
+    model = load_searched_model("darts-v2", pretrained=True, cache_dir=tmp_path)
+    assert torch.all(model.classifier.bias == 0.25)
+    configure_weights("darts-v2", sha256="deadbeef")
+    with pytest.raises(ValueError, match="checksum mismatch for cached weights"):
+        load_searched_model("darts-v2", pretrained=True, cache_dir=tmp_path)
+
+
+def test_download_goes_through_a_verified_temp_file(tmp_path, entry, trained_file):
+    # A file:// URL exercises the download path without any network.
+    path, sha = trained_file
+    cache = tmp_path / "cache"
+    configure_weights("darts-v2", url=path.as_uri(), sha256=sha)
+    model = load_searched_model("darts-v2", pretrained=True, cache_dir=cache, progress=False)
+    assert torch.all(model.classifier.bias == 0.25)
+    assert sorted(p.name for p in cache.iterdir()) == ["darts-v2.pth"]
+
+
+def test_bad_download_leaves_the_cache_untouched(tmp_path, entry, trained_file):
+    path, sha = trained_file
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    corrupt = tmp_path / "corrupt.pth"
+    corrupt.write_bytes(b"not the weights")
+    configure_weights("darts-v2", url=corrupt.as_uri(), sha256=sha)
+    with pytest.raises(ValueError, match="checksum mismatch for download"):
+        load_searched_model("darts-v2", pretrained=True, cache_dir=cache, progress=False)
+    assert list(cache.iterdir()) == []  # no partial file, no bad file under the cached name
+
+
+def test_unreachable_url_says_where_to_put_the_file(tmp_path, entry):
+    configure_weights("darts-v2", url=(tmp_path / "nowhere.pth").as_uri(), sha256=None)
+    with pytest.raises(FileNotFoundError, match="put the file at"):
+        load_searched_model("darts-v2", pretrained=True, cache_dir=tmp_path / "c", progress=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["darts-v1", "pc-darts", "nasnet-a", "amoebanet-a", "enas"])
+def test_searched_models_build_and_run(name):
+    model = load_searched_model(name).eval()
+    assert model(torch.randn(1, 3, 32, 32)).shape == (1, 10)
+
+
+def test_mnasnet_and_spinenet_entries_build_published_models():
+    from nasx.profiler import count_parameters
+    assert count_parameters(load_searched_model("mnasnet-a1")) == pytest.approx(3.9e6, rel=0.015)
+    assert count_parameters(load_searched_model("mobilenetv2")) == 3_504_872  # torchvision's count
+    backbone = load_searched_model("spinenet-49s")
+    assert backbone.scaling == "49S" and backbone.out_channels == 128
+    assert {"spinenet-49", "spinenet-96", "spinenet-143"} <= set(available_models())
+
+
+def test_nni_style_classmethod():
+    from nasx.hub import DARTS, ENAS, MnasNet
+    model = DARTS.load_searched_model("darts-v2")
+    assert type(model) is DARTS and sum(p.numel() for p in model.parameters()) == 3_349_342
+    assert type(ENAS.load_searched_model("enas")) is ENAS
+    with pytest.raises(ValueError, match=r"'mnasnet-a1' is a MnasNet model, not a DARTS one; DARTS has: \["):
+        DARTS.load_searched_model("mnasnet-a1")
+    assert type(MnasNet.load_searched_model("mobilenetv2")) is MnasNet
+
+
+def test_download_false_never_downloads(tmp_path, entry, trained_file):
+    path, sha = trained_file
+    configure_weights("darts-v2", url=path.as_uri(), sha256=sha)
+    with pytest.raises(FileNotFoundError, match="put the state_dict file at"):
+        load_searched_model("darts-v2", pretrained=True, cache_dir=tmp_path, download=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_base_space_classmethod_accepts_subclass_models():
+    from nasx.hub import NDS
+    assert type(NDS.load_searched_model("enas")).__name__ == "ENAS"

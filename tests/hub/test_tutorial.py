@@ -1,0 +1,11 @@
+"""Run tutorials/hub_tour.py end to end (it is fast: a few seconds on CPU)."""
+import runpy
+from pathlib import Path
+
+TOUR = Path(__file__).resolve().parents[2] / "tutorials" / "hub_tour.py"
+
+
+def test_hub_tour_runs(capsys):
+    runpy.run_path(str(TOUR), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "3349342 parameters" in out and "SpineNet-49S levels" in out
