@@ -27,7 +27,6 @@ import torch
 import torch.nn as nn
 
 from ..space import Categorical, ModelSpace, Repeat, choice
-from ._signature import ConstructorSignature
 
 STRIDES = (1, 2, 2, 2, 1, 2, 1)
 BASE_REPEATS = (1, 2, 3, 4, 3, 3, 1)  # MobileNetV2's layers per block, the centre of each choice
@@ -117,7 +116,6 @@ class MnasNet(ModelSpace):
         torch.Size([1, 10])
     """
 
-    __signature__ = ConstructorSignature()  # inspect.signature(cls) shows __init__
 
     def __init__(self, num_classes: int = 1000, dropout: float = 0.2):
         super().__init__()

@@ -23,7 +23,6 @@ import torch
 import torch.nn as nn
 
 from ..space import LayerChoice, ModelSpace, label_scope
-from ._signature import ConstructorSignature
 from .ops import ReLUConvBN, Zero
 
 NUM_NODES = 4
@@ -121,7 +120,6 @@ class NasBench201(ModelSpace):
         torch.Size([2, 10])
     """
 
-    __signature__ = ConstructorSignature()  # inspect.signature(cls) shows __init__
 
     def __init__(self, stem_out_channels: int = 16, num_modules_per_stack: int = 5, num_labels: int = 10):
         super().__init__()

@@ -26,7 +26,6 @@ import torch
 import torch.nn as nn
 
 from ..space import Cell, ModelSpace, choice
-from ._signature import ConstructorSignature
 from .ops import OPS, DropPath, FactorizedReduce, ReLUConvBN
 
 NUM_PREDECESSORS = 2  # every cell reads the two previous cells' outputs
@@ -151,7 +150,6 @@ class NDS(ModelSpace):
         torch.Size([2, 10])
     """
 
-    __signature__ = ConstructorSignature()  # inspect.signature(cls) shows __init__
 
     def __init__(
         self,

@@ -35,7 +35,6 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..space import Categorical, CategoricalMultiple, ModelSpace, ensure_frozen
-from ._signature import ConstructorSignature
 
 NUM_BLOCKS = 15
 NUM_OUTPUTS = 5
@@ -139,7 +138,6 @@ class SpineNet(ModelSpace):
         (41, [3, 4, 5, 6, 7])
     """
 
-    __signature__ = ConstructorSignature()  # inspect.signature(cls) shows __init__
 
     def __init__(self, scaling: str = "49"):
         super().__init__()

@@ -9,6 +9,7 @@ exports like one. Everything else is ordinary ``nn.Module`` code.
 from __future__ import annotations
 
 import contextlib
+import inspect
 from typing import Any
 
 import torch.nn as nn
@@ -24,6 +25,18 @@ class _ConstructionHook(type(nn.Module)):
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         return cls._construct(*args, **kwargs)
+
+    @property
+    def __signature__(cls) -> inspect.Signature:
+        # inspect.signature(cls) would otherwise report __call__'s (*args, **kwargs); a metaclass
+        # property answers on classes only, so instances keep forward's signature.
+        sig = inspect.signature(cls.__init__)
+        params = list(sig.parameters.values())[1:]
+        if issubclass(cls, ModelSpace) and "label_prefix" not in sig.parameters:
+            params = [p for p in params if p.kind is not p.VAR_KEYWORD]
+            params.append(inspect.Parameter("label_prefix", inspect.Parameter.KEYWORD_ONLY, default=None))
+            params += [p for p in sig.parameters.values() if p.kind is p.VAR_KEYWORD]
+        return sig.replace(parameters=params)
 
 
 class MutableModule(nn.Module, metaclass=_ConstructionHook):

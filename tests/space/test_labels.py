@@ -103,3 +103,18 @@ def test_invalid_label_strings():
     for bad in ["", "/x", "x/", 3]:
         with pytest.raises(ValueError, match="invalid label"):
             Categorical([1], label=bad)
+
+
+def test_signature_of_space_and_choice_classes():
+    import inspect
+
+    class Net(ModelSpace):
+        def __init__(self, width: int = 8, *, depth: int = 2):
+            super().__init__()
+
+        def forward(self, x):
+            return x
+
+    assert str(inspect.signature(Net)) == "(width: int = 8, *, depth: int = 2, label_prefix=None)"
+    assert str(inspect.signature(Net().forward)) == "(x)"
+    assert "candidates" in inspect.signature(LayerChoice).parameters
