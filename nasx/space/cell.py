@@ -15,6 +15,8 @@ from typing import Any
 import torch
 import torch.nn as nn
 
+from .choice import Categorical
+from .context import current_arch, resolve
 from .input_choice import ChosenInputs, InputChoice
 from .labels import ResolvedLabel, make_label
 from .layer_choice import LayerChoice
@@ -140,15 +142,20 @@ class Cell(nn.Module):
                 pick = InputChoice(node, 1, label=ResolvedLabel(f"{self.label}/input_{node}_{k}"))
                 input_index = pick.chosen[0] if isinstance(pick, ChosenInputs) else None
                 node_inputs.append(pick)
-                node_ops.append(LayerChoice(self._build_ops(node, k, input_index),
-                                            label=ResolvedLabel(f"{self.label}/op_{node}_{k}")))
+                node_ops.append(self._edge_op(node, k, input_index))
             self.ops.append(node_ops)
             self.inputs.append(node_inputs)
         self.output_node_indices = self._output_nodes()
 
-    def _build_ops(self, node: int, op_index: int, input_index: int | None) -> list[nn.Module] | dict[str, nn.Module]:
+    def _edge_op(self, node: int, op_index: int, input_index: int | None) -> nn.Module:
+        """The operation of edge (node, op_index): a LayerChoice, or only the chosen op when fixed."""
+        label = ResolvedLabel(f"{self.label}/op_{node}_{op_index}")
+        if current_arch() is not None:
+            # Build just the chosen candidate: a DARTS network has ~280 edges x 7 ops otherwise.
+            chosen = resolve(Categorical(list(self.op_factories), label=label, _kind="layerchoice"))
+            return self.op_factories[chosen](node, op_index, input_index)
         built = {k: f(node, op_index, input_index) for k, f in self.op_factories.items()}
-        return built if self._keyed else list(built.values())
+        return LayerChoice(built if self._keyed else list(built.values()), label=label)
 
     def edge_inputs(self) -> list[list[list[int]]]:
         """``[node][k] -> chosen input nodes`` (the default ones in the search form)."""

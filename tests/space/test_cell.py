@@ -105,3 +105,18 @@ def test_bad_cell_arguments():
     cell = Cell(OPS, 1, num_predecessors=2, label="c")
     with pytest.raises(ValueError, match="expects 2 inputs, got 1"):
         cell(torch.zeros(1))
+
+
+def test_fixed_cell_builds_only_the_chosen_ops():
+    built = []
+
+    def make(name):
+        def factory(node, op, inp):
+            built.append(name)
+            return nn.Identity()
+        return factory
+
+    ops = {"a": make("a"), "b": make("b"), "c": make("c")}
+    with model_context({"c/op_1_0": "b", "c/input_1_0": [0]}):
+        Cell(ops, num_nodes=1, label="c")
+    assert built == ["b"]
