@@ -180,7 +180,8 @@ class NasExperiment:
         while True:
             # Fill free slots: interrupted trials first, then new proposals.
             while self.stop_reason is None and len(in_flight) < executor.capacity:
-                limit = self._limit_reached(started)
+                # Interrupted trials were counted already: only time and failures stop their rerun.
+                limit = self._limit_reached(started, new_trial=not queue)
                 if limit:
                     self.stop_reason = limit
                     break
@@ -236,10 +237,10 @@ class NasExperiment:
             _log.warning("trial %d failed: %s", trial.id, (trial.error or "").splitlines()[0])
         return trial
 
-    def _limit_reached(self, started: float) -> str | None:
+    def _limit_reached(self, started: float, new_trial: bool = True) -> str | None:
         trials = self._trials.values()
         counted = sum(1 for t in trials if t.status != REJECTED)
-        if self.max_trials is not None and counted >= self.max_trials:
+        if new_trial and self.max_trials is not None and counted >= self.max_trials:
             return f"max_trials ({self.max_trials}) reached"
         failed = sum(1 for t in trials if t.status == FAILED)
         if self.max_failed_trials is not None and failed > self.max_failed_trials:
