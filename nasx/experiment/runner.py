@@ -14,7 +14,7 @@ and metrics that are not finite numbers, become a ``'failed'`` result carrying t
     >>> result['status'], result['metric']
     ('succeeded', 0.5)
     >>> run_trial(builder, lambda model: float('nan'), {'id': 1, 'arch': {'act': 0}})['error']
-    "ValueError: the evaluator returned nan for trial 1; expected a finite number or a dict with a finite 'default' number"
+    'ValueError: trial 1: the metric must be finite, got nan: the training probably diverged'
 """
 from __future__ import annotations
 
@@ -22,8 +22,6 @@ import contextlib
 import inspect
 import io
 import logging
-import math
-import numbers
 import time
 import traceback
 from collections.abc import Callable
@@ -32,6 +30,7 @@ from typing import Any
 
 import torch.nn as nn
 
+from nasx.evaluator.base import normalize_metric
 from nasx.space import ModelSpace, model_context
 from nasx.trial import FAILED, SUCCEEDED
 
@@ -63,40 +62,12 @@ class ModelBuilder:
             return self.space_cls(*self.args, **self.kwargs)
 
 
-def normalize_metric(value: Any, trial_id: int | None = None) -> tuple[float, dict[str, float]]:
-    """``(default metric, every metric)`` from what an evaluator returned; ValueError otherwise.
-
-    Uses ``nasx.evaluator.normalize_metric`` when the evaluator package provides it.
-    """
+def checked_metric(value: Any, trial_id: int) -> tuple[float, dict[str, float]]:
+    """:func:`nasx.evaluator.normalize_metric`, with the trial named in its error."""
     try:
-        from nasx.evaluator import normalize_metric as shared
-    except ImportError:
-        shared = None
-    where = f" for trial {trial_id}" if trial_id is not None else ""
-    expected = "expected a finite number or a dict with a finite 'default' number"
-    if shared is not None:
-        try:
-            return shared(value)
-        except ValueError as e:
-            raise ValueError(f"the evaluator returned {value!r}{where}: {e}") from None
-    if isinstance(value, dict):
-        if "default" not in value:
-            raise ValueError(f"the evaluator returned a dict without a 'default' key{where} ({value!r}); {expected}")
-        metrics = {str(k): _finite(v, f"metric {k!r}", where, expected) for k, v in value.items()}
-        return metrics["default"], metrics
-    metric = _finite(value, "", where, expected)
-    return metric, {"default": metric}
-
-
-def _finite(value: Any, what: str, where: str, expected: str) -> float:
-    if hasattr(value, "item") and callable(value.item) and getattr(value, "ndim", 0) == 0:
-        value = value.item()  # 0-d tensors and numpy scalars
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"the evaluator returned {what + ' = ' if what else ''}{value!r}{where}; {expected}")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"the evaluator returned {what + ' = ' if what else ''}{value}{where}; {expected}")
-    return value
+        return normalize_metric(value)
+    except ValueError as e:
+        raise ValueError(f"trial {trial_id}: {e}") from None
 
 
 def call_evaluator(evaluator: Any, model: nn.Module, report: Callable[[Any], None]) -> Any:
@@ -127,13 +98,13 @@ def run_trial(builder: Callable[[dict], nn.Module], evaluator: Any, job: dict[st
         log.info("trial %s arch %s", trial_id, arch)
 
         def report(value: Any) -> None:
-            metric, _ = normalize_metric(value, trial_id)
+            metric, _ = checked_metric(value, trial_id)
             intermediates.append(metric)
             log.info("intermediate %d: %s", len(intermediates), metric)
 
         try:
             model = builder(arch)
-            metric, metrics = normalize_metric(call_evaluator(evaluator, model, report), trial_id)
+            metric, metrics = checked_metric(call_evaluator(evaluator, model, report), trial_id)
             status, error = SUCCEEDED, None
             log.info("succeeded: %s", metrics)
         except Exception as e:  # a trial's failure is data, not a crash of the experiment
@@ -155,7 +126,7 @@ def _describe(e: BaseException) -> str:
     """The last line (``Type: message``) first, then the traceback, for the trial table."""
     head = f"{type(e).__name__}: {e}"
     tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-    if isinstance(e, ValueError) and str(e).startswith("the evaluator returned"):
+    if isinstance(e, ValueError) and str(e).startswith("trial "):
         return head  # our own message says everything
     return f"{head}\n{tb}"
 

@@ -75,11 +75,11 @@ def test_failing_trial_is_recorded_with_its_error_and_the_experiment_goes_on(tmp
 @pytest.mark.parametrize(
     "value, message",
     [
-        (float("nan"), "returned nan"),
-        (None, "returned None"),
-        ("0.9", "returned '0.9'"),
-        ({"acc": 0.9}, "'default'"),
-        (math.inf, "returned inf"),
+        (float("nan"), "trial 0: the metric must be finite, got nan"),
+        (None, "trial 0: the evaluator returned None"),
+        ("0.9", "trial 0: the metric must be a real number, got str '0.9'"),
+        ({"acc": 0.9}, "trial 0: a metric dict needs a 'default' key"),
+        (math.inf, "trial 0: the metric must be finite, got inf"),
     ],
 )
 def test_evaluator_returning_a_non_number_fails_the_trial_clearly(tmp_path, value, message):
