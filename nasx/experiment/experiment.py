@@ -14,7 +14,7 @@ Example (sequential, in a temporary directory):
     ...     def __init__(self):
     ...         super().__init__()
     ...         self.fc = nn.Linear(4, choice('width', [8, 16, 32]))
-    >>> exp = NasExperiment(Net(), lambda model: model.fc.out_features / 32, GridSearch(),
+    >>> exp = NasExperiment(Net(), lambda model: model.fc.out_features / 32, GridSearch(shuffle=False),
     ...                     workdir=tempfile.mkdtemp())
     >>> exp.run()
     >>> exp.export_top_models(top_k=2)
@@ -267,6 +267,7 @@ class NasExperiment:
             "space": cls.__qualname__,  # not the module: a script's __main__ may be resumed from elsewhere
             "search_space": {label: repr(c) for label, c in space.items()},
             "strategy": type(self.strategy).__name__,
+            "strategy_seed": getattr(self.strategy, "seed", None),
             "direction": self.direction,
         }
 
@@ -300,6 +301,9 @@ class NasExperiment:
         except BaseException:
             store.close()
             raise
+        if (not getattr(self.strategy, "seed_given", True) and stored.get("strategy") == meta["strategy"]
+                and stored.get("strategy_seed") is not None):
+            self.strategy.seed = stored["strategy_seed"]  # an unseeded strategy resumes its own sequence
         self._opened = True
         return store
 

@@ -45,6 +45,8 @@ class Strategy:
 
     def __init__(self, *, dedup: bool = True, seed: int | None = None):
         self.dedup = dedup
+        # Without a seed one is drawn here; NasExperiment stores it so that a resume reuses it.
+        self.seed_given = seed is not None
         self.seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
         self.search_space: dict | None = None
         self.direction = "maximize"

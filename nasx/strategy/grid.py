@@ -2,7 +2,7 @@
 
     >>> from nasx.space import Categorical, SearchSpace
     >>> space = SearchSpace(a=Categorical([1, 2], label='a'), b=Categorical(['x', 'y'], label='b'))
-    >>> s = GridSearch(); s.setup(space)
+    >>> s = GridSearch(shuffle=False); s.setup(space)
     >>> [s.propose() for _ in range(5)]
     [{'a': 1, 'b': 'x'}, {'a': 1, 'b': 'y'}, {'a': 2, 'b': 'x'}, {'a': 2, 'b': 'y'}, None]
 """
@@ -23,13 +23,14 @@ class GridSearch(Strategy):
     """Walk the grid of every arch (the last label varying fastest, like ``SearchSpace.grid()``).
 
     Args:
-        shuffle: visit the grid in a random order fixed by ``seed``.
+        shuffle: visit the grid in a random order fixed by ``seed`` (the default, as in NNI);
+            ``shuffle=False`` walks it in order.
         seed: the shuffle's seed.
 
-    The ``n``-th proposal is grid point ``order[n]``, so a resumed search continues the walk.
+    A resumed search walks the same order and skips the archs already proposed.
     """
 
-    def __init__(self, shuffle: bool = False, seed: int | None = None):
+    def __init__(self, shuffle: bool = True, seed: int | None = None):
         super().__init__(dedup=True, seed=seed)
         self.shuffle = shuffle
 
@@ -39,6 +40,7 @@ class GridSearch(Strategy):
         self._size = math.prod(len(v) for v in self._values)
         self._order = None
         self._affine = None
+        self._cursor = 0
         if self.shuffle:
             rng = random.Random(f"GridSearch:{self.seed}")
             if self._size <= _PERMUTATION_LIMIT:
@@ -50,16 +52,24 @@ class GridSearch(Strategy):
                     a = rng.randrange(1, self._size)
                 self._affine = (a, rng.randrange(self._size))
 
+    def __repr__(self) -> str:
+        return f"GridSearch(shuffle={self.shuffle}, seed={self.seed})"
+
     def next_arch(self, rng: random.Random) -> dict[str, Any] | None:
-        n = self.num_proposed
-        if n >= self._size:
-            return None
-        if self._order is not None:
-            n = self._order[n]
-        elif self._affine is not None:
-            a, b = self._affine
-            n = (a * n + b) % self._size
-        return self.arch_at(n)
+        # Walk the order from the start, skipping archs already proposed: a resumed search (even
+        # one whose stored trials came from another order) never repeats an arch.
+        while self._cursor < self._size:
+            n = self._cursor
+            self._cursor += 1
+            if self._order is not None:
+                n = self._order[n]
+            elif self._affine is not None:
+                a, b = self._affine
+                n = (a * n + b) % self._size
+            arch = self.arch_at(n)
+            if self.is_new(arch):
+                return arch
+        return None
 
     def arch_at(self, index: int) -> dict[str, Any]:
         """The ``index``-th arch of the grid (mixed-radix decoding, last label fastest)."""

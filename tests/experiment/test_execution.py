@@ -26,7 +26,7 @@ def _env() -> dict:
 
 
 def test_process_pool_survives_a_hard_crash(tmp_path):
-    exp = NasExperiment(SmallNet(), crash_on_width_4, GridSearch(), workdir=tmp_path, max_concurrent_trials=2)
+    exp = NasExperiment(SmallNet(), crash_on_width_4, GridSearch(shuffle=False), workdir=tmp_path, max_concurrent_trials=2)
     assert exp.execution == "process"
     exp.run()
     trials = exp.trials()
@@ -60,7 +60,7 @@ OFFSET = 100.0
 def evaluate(model):  # a __main__ function using a __main__ global
     return OFFSET + model.fc.out_features
 
-exp = NasExperiment(MainNet(), evaluate, GridSearch(), workdir=sys.argv[1], max_concurrent_trials=2)
+exp = NasExperiment(MainNet(), evaluate, GridSearch(shuffle=False), workdir=sys.argv[1], max_concurrent_trials=2)
 exp.run()
 print(json.dumps([[t.status, t.metric, t.error] for t in exp.trials()]))
 """
@@ -82,7 +82,7 @@ import sys
 from nasx.experiment import NasExperiment
 from nasx.strategy import GridSearch
 from tests.experiment.helpers import SmallNet, slow_metric
-NasExperiment(SmallNet(), slow_metric, GridSearch(), workdir=sys.argv[1], resume=True).run()
+NasExperiment(SmallNet(), slow_metric, GridSearch(shuffle=False), workdir=sys.argv[1], resume=True).run()
 """
 
 
@@ -113,7 +113,7 @@ def test_experiment_killed_with_sigkill_resumes_with_completed_trials_intact(tmp
     assert len(completed) >= 2 and len(at_kill) < 6
     assert len(in_flight) <= 1
 
-    exp = NasExperiment(SmallNet(), reference_metric_model, GridSearch(), workdir=workdir, resume=True)
+    exp = NasExperiment(SmallNet(), reference_metric_model, GridSearch(shuffle=False), workdir=workdir, resume=True)
     exp.run()
     final = exp.trials()
     assert [t.id for t in final] == list(range(6))

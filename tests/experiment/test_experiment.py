@@ -18,7 +18,7 @@ from .helpers import FailOnTanh, Returns, SmallNet, reference_metric, width_metr
 
 
 def test_grid_search_runs_every_arch_with_the_right_metric(tmp_path):
-    exp = NasExperiment(SmallNet(), width_metric, GridSearch(), workdir=tmp_path)
+    exp = NasExperiment(SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path)
     exp.run()
     trials = exp.trials()
     assert [t.id for t in trials] == list(range(6))
@@ -34,7 +34,7 @@ def test_grid_search_runs_every_arch_with_the_right_metric(tmp_path):
 
 
 def test_export_top_models_dict_and_instance(tmp_path):
-    exp = NasExperiment(SmallNet(), width_metric, GridSearch(), workdir=tmp_path)
+    exp = NasExperiment(SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path)
     exp.run()
     assert exp.export_top_models(top_k=3) == [
         {"width": 8, "act": 1}, {"width": 8, "act": 0}, {"width": 4, "act": 1},
@@ -48,13 +48,13 @@ def test_export_top_models_dict_and_instance(tmp_path):
 
 
 def test_minimize_direction_orders_the_export(tmp_path):
-    exp = NasExperiment(SmallNet(), width_metric, GridSearch(), workdir=tmp_path, direction="minimize")
+    exp = NasExperiment(SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path, direction="minimize")
     exp.run()
     assert exp.export_top_models() == [{"width": 2, "act": 0}]
 
 
 def test_failing_trial_is_recorded_with_its_error_and_the_experiment_goes_on(tmp_path):
-    exp = NasExperiment(SmallNet(), FailOnTanh(), GridSearch(), workdir=tmp_path)
+    exp = NasExperiment(SmallNet(), FailOnTanh(), GridSearch(shuffle=False), workdir=tmp_path)
     exp.run()
     trials = exp.trials()
     failed = [t for t in trials if t.status == "failed"]
@@ -103,25 +103,25 @@ def test_invalid_arch_from_a_custom_strategy_is_a_clear_error_and_stores_nothing
 
 
 def test_directory_of_another_experiment_is_refused_and_left_untouched(tmp_path):
-    NasExperiment(SmallNet(), width_metric, GridSearch(), workdir=tmp_path, max_trials=2).run()
+    NasExperiment(SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path, max_trials=2).run()
     before = (tmp_path / "nasx.db").read_bytes(), load_trials(tmp_path)
 
     class OtherNet(SmallNet):
         pass
 
     with pytest.raises(ExperimentDirError, match="holds another experiment"):
-        NasExperiment(OtherNet(), width_metric, GridSearch(), workdir=tmp_path, resume=True).run()
+        NasExperiment(OtherNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path, resume=True).run()
     with pytest.raises(ExperimentDirError, match="resume=True"):
-        NasExperiment(SmallNet(), width_metric, GridSearch(), workdir=tmp_path).run()
+        NasExperiment(SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path).run()
     with pytest.raises(ExperimentDirError, match="minimize"):
-        NasExperiment(SmallNet(), width_metric, GridSearch(), workdir=tmp_path, resume=True, direction="minimize").run()
+        NasExperiment(SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path, resume=True, direction="minimize").run()
     assert load_trials(tmp_path) == before[1]
 
 
 def test_trials_folder_without_database_is_refused(tmp_path):
     (tmp_path / "trials").mkdir()
     with pytest.raises(ExperimentDirError, match="refusing"):
-        NasExperiment(SmallNet(), width_metric, GridSearch(), workdir=tmp_path).run()
+        NasExperiment(SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path).run()
 
 
 def test_resume_continues_numbering_and_strategy_state(tmp_path):
@@ -147,24 +147,24 @@ def test_second_run_of_the_same_object_goes_on(tmp_path):
 
 
 def test_interrupted_trials_are_rerun_or_marked_failed(tmp_path):
-    NasExperiment(SmallNet(), width_metric, GridSearch(), workdir=tmp_path / "a", max_trials=2).run()
+    NasExperiment(SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path / "a", max_trials=2).run()
     # Pretend the process died while trial 2 ran: its row says 'running'.
     for d, rerun in ((tmp_path / "a", True),):
         store = TrialStore(d)
         store.add(Trial(2, {"width": 4, "act": 0}, "running", start_time=1.0))
         store.close()
-        exp = NasExperiment(SmallNet(), width_metric, GridSearch(), workdir=d, resume=True,
+        exp = NasExperiment(SmallNet(), width_metric, GridSearch(shuffle=False), workdir=d, resume=True,
                             max_trials=3, rerun_interrupted=rerun)
         exp.run()
         t2 = exp.trials()[2]
         assert t2.status == "succeeded" and t2.metric == 4.0
         assert len(exp.trials()) == 3  # nothing else proposed: the rerun counted toward max_trials
 
-    NasExperiment(SmallNet(), width_metric, GridSearch(), workdir=tmp_path / "b", max_trials=2).run()
+    NasExperiment(SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path / "b", max_trials=2).run()
     store = TrialStore(tmp_path / "b")
     store.add(Trial(2, {"width": 4, "act": 0}, "running", start_time=1.0))
     store.close()
-    exp = NasExperiment(SmallNet(), width_metric, GridSearch(), workdir=tmp_path / "b", resume=True,
+    exp = NasExperiment(SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path / "b", resume=True,
                         max_trials=4, rerun_interrupted=False)
     exp.run()
     trials = exp.trials()
@@ -195,7 +195,7 @@ def test_param_count_filter_rejects_before_training(tmp_path):
         evaluated.append(model.fc1.out_features)
         return width_metric(model)
 
-    exp = NasExperiment(SmallNet(), metric, GridSearch(), workdir=tmp_path,
+    exp = NasExperiment(SmallNet(), metric, GridSearch(shuffle=False), workdir=tmp_path,
                         filter=ParamCountFilter(max_params=30))
     exp.run()
     rejected = exp.trials("rejected")
@@ -216,7 +216,7 @@ def test_filter_patience_stops_the_experiment(tmp_path):
 
 
 def test_plain_function_filter_and_max_trials_ignores_rejections(tmp_path):
-    exp = NasExperiment(SmallNet(), width_metric, GridSearch(), workdir=tmp_path, max_trials=2,
+    exp = NasExperiment(SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path, max_trials=2,
                         filter=lambda arch: arch["act"] == 0)
     exp.run()
     statuses = [t.status for t in exp.trials()]
@@ -250,3 +250,20 @@ def test_a_directory_run_by_another_process_is_locked(tmp_path):
             TrialStore(tmp_path)
     finally:
         store.close()
+
+
+def test_unseeded_strategy_resumes_with_the_stored_seed(tmp_path):
+    first = RegularizedEvolution(population_size=2, sample_size=2)
+    NasExperiment(SmallNet(), width_metric, first, workdir=tmp_path, max_trials=3).run()
+    again = RegularizedEvolution(population_size=2, sample_size=2)
+    NasExperiment(SmallNet(), width_metric, again, workdir=tmp_path, max_trials=6, resume=True).run()
+    assert again.seed == first.seed
+    archs = [json.dumps(t.arch, sort_keys=True) for t in load_trials(tmp_path)]
+    assert len(archs) == len(set(archs)) == 6
+
+
+def test_grid_search_resumed_with_another_order_never_repeats(tmp_path):
+    NasExperiment(SmallNet(), width_metric, GridSearch(seed=1), workdir=tmp_path, max_trials=3).run()
+    NasExperiment(SmallNet(), width_metric, GridSearch(seed=2), workdir=tmp_path, resume=True).run()
+    archs = [json.dumps(t.arch, sort_keys=True) for t in load_trials(tmp_path)]
+    assert len(archs) == len(set(archs)) == 6

@@ -20,7 +20,7 @@ def local_ray():
 
 @pytest.mark.slow
 def test_ray_runs_every_trial_and_survives_a_hard_crash(tmp_path, local_ray):
-    exp = NasExperiment(SmallNet(), crash_on_width_4, GridSearch(), workdir=tmp_path,
+    exp = NasExperiment(SmallNet(), crash_on_width_4, GridSearch(shuffle=False), workdir=tmp_path,
                         max_concurrent_trials=2, execution="ray")
     exp.run()
     trials = exp.trials()

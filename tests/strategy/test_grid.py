@@ -15,7 +15,11 @@ def walk(strategy, space):
 
 
 def test_order_is_the_search_space_grid(tiny_space):
-    assert walk(GridSearch(), tiny_space) == list(tiny_space.grid())
+    assert walk(GridSearch(shuffle=False), tiny_space) == list(tiny_space.grid())
+
+
+def test_default_is_shuffled_like_nni(tiny_space):
+    assert GridSearch().shuffle and walk(GridSearch(seed=0), tiny_space) != list(tiny_space.grid())
 
 
 def test_shuffle_is_a_seeded_permutation(tiny_space):
