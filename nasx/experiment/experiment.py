@@ -114,14 +114,31 @@ class NasExperiment:
         self.stop_reason: str | None = None
         self._trials: dict[int, Trial] = {}
         self._opened = False  # a second run() of this object continues its experiment
+        self._config = None
+        self._execution_given = execution is not None
 
     # ----------------------------------------------------------------- public
     @property
     def is_one_shot(self) -> bool:
         return bool(getattr(self.strategy, "is_one_shot", False))
 
-    def run(self) -> None:
-        """Run until a limit is reached or the strategy is exhausted; call again to go on."""
+    @property
+    def config(self):
+        """NNI 3.0's ``exp.config`` (``max_trial_number``, ``trial_concurrency``, ``max_experiment_duration``)."""
+        if self._config is None:
+            from .nni_config import NniConfig
+
+            self._config = NniConfig(self)
+        return self._config
+
+    def run(self, port: int | None = None, **_nni_options: Any) -> None:
+        """Run until a limit is reached or the strategy is exhausted; call again to go on.
+
+        ``port`` (and NNI's other ``run`` options) are accepted for NNI scripts and ignored: nasx
+        has no web UI; read ``trial_table()`` or the experiment directory instead.
+        """
+        if not self._execution_given:  # max_concurrent_trials may have changed (exp.config)
+            self.execution = "sequential" if self.max_concurrent_trials == 1 else "process"
         if self.is_one_shot:
             self.workdir.mkdir(parents=True, exist_ok=True)
             self.strategy.run(self.model_space, self.evaluator, self.workdir)

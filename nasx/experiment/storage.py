@@ -183,7 +183,7 @@ def _row(trial: Trial) -> tuple:
 
 
 def _trial(row: tuple) -> Trial:
-    d = dict(zip(_COLUMNS, row))
+    d = dict(zip(_COLUMNS, row, strict=True))
     for c in _JSON_COLUMNS:
         d[c] = json.loads(d[c])
     return Trial(**d)

@@ -14,8 +14,6 @@ import csv
 import json
 import os
 
-from nasx.trial import Trial
-
 COLUMNS = ("id", "status", "metric", "duration", "arch", "error")
 
 
@@ -53,7 +51,7 @@ class TrialTable(list):
         lines = []
         for row in cells:
             first = row[0].rjust(widths[0]) if row is not cells[0] else row[0].ljust(widths[0])
-            lines.append("  ".join([first] + [c.ljust(w) for c, w in zip(row[1:], widths[1:])]).rstrip())
+            lines.append("  ".join([first] + [c.ljust(w) for c, w in zip(row[1:], widths[1:], strict=True)]).rstrip())
         return "\n".join(lines)
 
 

@@ -74,7 +74,7 @@ class GridSearch(Strategy):
     def arch_at(self, index: int) -> dict[str, Any]:
         """The ``index``-th arch of the grid (mixed-radix decoding, last label fastest)."""
         arch = {}
-        for label, values in zip(reversed(self._labels), reversed(self._values)):
+        for label, values in zip(reversed(self._labels), reversed(self._values), strict=True):
             index, i = divmod(index, len(values))
             arch[label] = values[i]
         return {label: arch[label] for label in self._labels}

@@ -64,9 +64,9 @@ class PolicyGradient(Strategy):
         """The controller's current distribution, ``{label: {value: probability}}``."""
         with torch.no_grad():
             out = {}
-            for (label, grid), logits in zip(self._grids.items(), self.logits.values()):
+            for (label, grid), logits in zip(self._grids.items(), self.logits.values(), strict=True):
                 probs = torch.softmax(logits, 0).tolist()
-                out[label] = {_hashable(v): p for v, p in zip(grid, probs)}
+                out[label] = {_hashable(v): p for v, p in zip(grid, probs, strict=True)}
             return out
 
     def next_arch(self, rng: random.Random) -> dict[str, Any] | None:
@@ -80,7 +80,7 @@ class PolicyGradient(Strategy):
     def _sample(self, generator: torch.Generator) -> dict[str, Any]:
         with torch.no_grad():
             arch = {}
-            for (label, grid), logits in zip(self._grids.items(), self.logits.values()):
+            for (label, grid), logits in zip(self._grids.items(), self.logits.values(), strict=True):
                 index = torch.multinomial(torch.softmax(logits, 0), 1, generator=generator).item()
                 arch[label] = grid[index]
             return arch
@@ -94,7 +94,7 @@ class PolicyGradient(Strategy):
         else:
             self.baseline = self.baseline_decay * self.baseline + (1 - self.baseline_decay) * reward
         log_prob = 0.0
-        for (label, grid), logits in zip(self._grids.items(), self.logits.values()):
+        for (label, grid), logits in zip(self._grids.items(), self.logits.values(), strict=True):
             index = _index_of(grid, trial.arch[label])
             log_prob = log_prob + torch.log_softmax(logits, 0)[index]
         loss = -(reward - self.baseline) * log_prob

@@ -267,3 +267,14 @@ def test_grid_search_resumed_with_another_order_never_repeats(tmp_path):
     NasExperiment(SmallNet(), width_metric, GridSearch(seed=2), workdir=tmp_path, resume=True).run()
     archs = [json.dumps(t.arch, sort_keys=True) for t in load_trials(tmp_path)]
     assert len(archs) == len(set(archs)) == 6
+
+
+def test_nni_style_config_and_run_port(tmp_path):
+    exp = NasExperiment(SmallNet(), width_metric, Random(seed=0), workdir=tmp_path)
+    exp.config.max_trial_number = 3
+    exp.config.trial_gpu_number = 0  # NNI field without a meaning here: accepted
+    exp.config.training_service.use_active_gpu = False
+    exp.run(port=8081)
+    assert exp.max_trials == 3 and len(exp.trials()) == 3
+    with pytest.raises(AttributeError, match="max_trial_number"):
+        exp.config.no_such_field  # noqa: B018

@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from nasx.strategy import TPE, GridSearch, PolicyGradient, Random
-from nasx.strategy import RegularizedEvolution
+from nasx.strategy import TPE, GridSearch, PolicyGradient, Random, RegularizedEvolution
 from nasx.trial import Trial, arch_key
 
 from .conftest import fake_metric

@@ -23,7 +23,7 @@ def told(strategy, space, metrics):
 
 def test_population_is_the_latest_succeeded_trials(tiny_space):
     s = RegularizedEvolution(population_size=3, sample_size=2, seed=0)
-    trials = told(s, tiny_space, [1.0, 2.0, None, 3.0, 4.0])
+    told(s, tiny_space, [1.0, 2.0, None, 3.0, 4.0])
     assert [t.id for t in s.population()] == [1, 3, 4]  # trial 0 aged out, 2 failed
 
 
