@@ -8,13 +8,24 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
 import traceback
 from multiprocessing.connection import Connection
+
+
+def _exit_when_orphaned(parent: int) -> None:
+    """If the experiment process dies (even by SIGKILL), stop too instead of training on unseen."""
+    while True:
+        time.sleep(1.0)
+        if os.getppid() != parent:
+            os._exit(1)
 
 
 def _run(conn: Connection) -> None:
     import cloudpickle
 
+    threading.Thread(target=_exit_when_orphaned, args=(os.getppid(),), daemon=True).start()
     try:
         setup = cloudpickle.loads(conn.recv_bytes())
         import torch

@@ -132,3 +132,62 @@ def reference_metric_model(model) -> float:
     from .helpers import width_metric
 
     return width_metric(model)
+
+
+POOL_KILL_SCRIPT = """
+import sys
+from nasx.experiment import NasExperiment
+from nasx.strategy import GridSearch
+from tests.experiment.helpers import SmallNet, slow_metric
+NasExperiment(SmallNet(), slow_metric, GridSearch(shuffle=False), workdir=sys.argv[1], max_concurrent_trials=2).run()
+"""
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.slow
+def test_killing_a_process_pool_experiment_stops_its_workers_and_resumes(tmp_path):
+    script = tmp_path / "search.py"
+    script.write_text(POOL_KILL_SCRIPT)
+    workdir = tmp_path / "exp"
+    proc = subprocess.Popen([sys.executable, str(script), str(workdir)], env={**_env(), "NASX_TEST_SLEEP": "30"})  # longer than the 10 s we wait for the workers to stop
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+            if (workdir / "nasx.db").exists() and sum(t.status == "running" for t in load_trials(workdir)) == 2:
+                break
+        else:
+            pytest.fail("the pool did not start 2 trials within 90 s")
+        workers = _children(proc.pid)
+        assert len(workers) == 2
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    deadline = time.monotonic() + 10
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(w) for w in workers), "orphaned workers kept running"
+    exp = NasExperiment(SmallNet(), reference_metric_model, GridSearch(shuffle=False), workdir=workdir, resume=True)
+    exp.run()
+    assert [t.status for t in exp.trials()] == ["succeeded"] * 6
