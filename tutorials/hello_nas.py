@@ -99,12 +99,12 @@ class FashionSpace(ModelSpace):
             "skip": nn.Identity(),
         }, label="block")
         self.pool = nn.MaxPool2d(2)
-        self.head = nn.Linear(width, 10)
+        self.head = nn.Linear(width * 7 * 7, 10)
 
     def forward(self, x):                       # x: (B, 1, 28, 28)
         x = self.pool(self.act(self.stem(x)))   # (B, W, 14, 14)
         x = self.pool(self.act(self.block(x)))  # (B, W, 7, 7)
-        return self.head(x.mean(dim=(2, 3)))    # (B, 10) logits
+        return self.head(x.flatten(1))          # (B, 10) logits
 
 
 space = FashionSpace()
@@ -121,8 +121,8 @@ print("search space:", {label: c.grid() for label, c in nasx.search_space(space)
 trainer_kwargs = dict(max_epochs=1, accelerator="cpu", enable_progress_bar=False,
                       logger=False, enable_checkpointing=False, enable_model_summary=False)
 evaluator = Classification(
-    learning_rate=1e-2,
-    train_dataloaders=DataLoader(search_train, batch_size=128, shuffle=True),
+    learning_rate=3e-3,
+    train_dataloaders=DataLoader(search_train, batch_size=32, shuffle=True),
     val_dataloaders=DataLoader(search_val, batch_size=500),
     **trainer_kwargs,
 )
@@ -160,8 +160,8 @@ print(f"best arch: {best_arch} (search accuracy {best.metric:.4f}, "
       f"{sum(p.numel() for p in model.parameters())} parameters)")
 
 retrain = Classification(
-    learning_rate=1e-2,
-    train_dataloaders=DataLoader(final_train, batch_size=128, shuffle=True),
+    learning_rate=3e-3,
+    train_dataloaders=DataLoader(final_train, batch_size=64, shuffle=True),
     val_dataloaders=DataLoader(test, batch_size=500),
     **{**trainer_kwargs, "max_epochs": 1 if FAST else 2},
 )
