@@ -214,7 +214,15 @@ class NasExperiment:
                         break
                     arch = self._validate(space, arch)
                     trial = Trial(store.next_id(), arch, RUNNING, start_time=time.time())
-                    reason = self._check_filter(arch, builder)
+                    try:
+                        reason = self._check_filter(arch, builder)
+                    except Exception as e:  # e.g. the model cannot be built: the trial fails, the search goes on
+                        trial.status, trial.error = FAILED, f"the filter raised {type(e).__name__}: {e}"
+                        trial.end_time, trial.duration = trial.start_time, 0.0
+                        store.add(trial)
+                        self._trials[trial.id] = trial
+                        self.strategy.tell(trial)
+                        continue
                     if reason is not None:
                         trial.status, trial.error = REJECTED, reason
                         trial.end_time, trial.duration = trial.start_time, 0.0

@@ -278,3 +278,19 @@ def test_nni_style_config_and_run_port(tmp_path):
     assert exp.max_trials == 3 and len(exp.trials()) == 3
     with pytest.raises(AttributeError, match="max_trial_number"):
         exp.config.no_such_field  # noqa: B018
+
+
+def test_a_filter_that_raises_fails_the_trial_not_the_experiment(tmp_path):
+    from nasx.strategy import Filter
+
+    def picky(model):
+        if model.fc1.out_features == 4:
+            raise RuntimeError("cannot measure this one")
+        return True
+
+    exp = NasExperiment(SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path, filter=Filter(picky, on="model"))
+    exp.run()
+    failed = exp.trials("failed")
+    assert [t.arch["width"] for t in failed] == [4, 4]
+    assert failed[0].error == "the filter raised RuntimeError: cannot measure this one"
+    assert len(exp.trials("succeeded")) == 4
