@@ -65,6 +65,14 @@ class SequentialExecutor:
         self._queue.clear()
 
 
+def failed_result(job: dict[str, Any], error: str) -> dict[str, Any]:
+    """The result of a trial that ended outside :func:`run_trial` (its process died, timed out)."""
+    return {
+        "id": job["id"], "status": FAILED, "metric": None, "metrics": {}, "intermediates": [],
+        "start_time": None, "end_time": time.time(), "duration": None, "error": error,
+    }
+
+
 class _Worker:
     """One worker process and the socket to it."""
 
@@ -113,10 +121,11 @@ class ProcessPoolExecutor:
         capacity: number of worker processes (``max_concurrent_trials``).
         log_dir: where each worker writes its own output (``worker-<n>.log``).
         threads_per_worker: torch CPU threads per worker; default ``cpu_count // capacity``.
+        trial_timeout: seconds after which a trial's worker is killed and the trial failed.
     """
 
     def __init__(self, builder: Any, evaluator: Any, capacity: int, log_dir: str | os.PathLike,
-                 threads_per_worker: int | None = None):
+                 threads_per_worker: int | None = None, trial_timeout: float | None = None):
         import cloudpickle
 
         if capacity < 1:
@@ -128,6 +137,7 @@ class ProcessPoolExecutor:
         self._setup = cloudpickle.dumps({"builder": builder, "evaluator": evaluator, "threads": threads})
         # Workers import what the main process can import (the script's folder, PYTHONPATH, ...).
         self._env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        self.trial_timeout = trial_timeout
         self._idle: list[_Worker] = []
         self._busy: list[_Worker] = []
         self._started = 0
@@ -141,6 +151,7 @@ class ProcessPoolExecutor:
             raise RuntimeError(f"all {self.capacity} workers are busy; wait() for a result first")
         worker = self._idle.pop() if self._idle else self._start_worker()
         worker.job = job
+        worker.submitted = time.monotonic()
         try:
             worker.conn.send(job)
         except OSError:
@@ -154,8 +165,11 @@ class ProcessPoolExecutor:
     def wait(self, timeout: float | None = None) -> list[dict[str, Any]]:
         if not self._busy:
             return []
+        if self.trial_timeout is not None:  # wake up in time to stop the oldest trial
+            due = min(w.submitted for w in self._busy) + self.trial_timeout - time.monotonic()
+            timeout = max(0.0, due if timeout is None else min(timeout, due))
         ready = wait([w.conn for w in self._busy], timeout)
-        results = []
+        results = self._overdue(ready)
         for worker in [w for w in self._busy if w.conn in ready]:
             self._busy.remove(worker)
             try:
@@ -175,17 +189,25 @@ class ProcessPoolExecutor:
             results.append(message)
         return results
 
+    def _overdue(self, ready: list) -> list[dict[str, Any]]:
+        """Kill the workers whose trial ran past ``trial_timeout``; their trials fail."""
+        if self.trial_timeout is None:
+            return []
+        now = time.monotonic()
+        results = []
+        for worker in [w for w in self._busy if w.conn not in ready and now - w.submitted >= self.trial_timeout]:
+            self._busy.remove(worker)
+            worker.stop()
+            results.append(failed_result(worker.job, f"TrialTimeout: trial {worker.job['id']} ran longer than "
+                                         f"trial_timeout ({self.trial_timeout:g} s); its worker was stopped"))
+        return results
+
     def _died(self, worker: _Worker) -> dict[str, Any]:
         how = worker.exit_description()
         worker.stop()
         job = worker.job
-        now = time.time()
-        return {
-            "id": job["id"], "status": FAILED, "metric": None, "metrics": {}, "intermediates": [],
-            "start_time": None, "end_time": now, "duration": None,
-            "error": f"WorkerDied: the worker process running trial {job['id']} {how} "
-                     f"(output in {worker.log.name})",
-        }
+        return failed_result(job, f"WorkerDied: the worker process running trial {job['id']} {how} "
+                                  f"(output in {worker.log.name})")
 
     def shutdown(self) -> None:
         for worker in self._idle + self._busy:

@@ -60,8 +60,10 @@ class NasExperiment:
             ``'2h'``, ``'1d'``); trials in flight are waited for.
         max_concurrent_trials: trials run at once; above 1 a local process pool is used.
         max_failed_trials: stop once more than this many trials failed.
+        trial_timeout: seconds (or ``'10m'``) after which a trial is stopped and recorded as failed;
+            it needs a worker, so one concurrent trial then runs on a 1-process pool.
         execution: ``'sequential'``, ``'process'`` or ``'ray'``; default sequential for one
-            concurrent trial, else process.
+            concurrent trial without ``trial_timeout``, else process.
         filter: a :class:`~nasx.strategy.filters.Filter` (or ``f(arch) -> bool``) run before training.
         resume: continue the experiment already in ``workdir``; without it such a directory is an error.
         rerun_interrupted: on resume, re-run trials that were in flight when the last run stopped
@@ -82,6 +84,7 @@ class NasExperiment:
         max_duration: float | str | None = None,
         max_concurrent_trials: int = 1,
         max_failed_trials: int | None = None,
+        trial_timeout: float | str | None = None,
         execution: str | None = None,
         filter: Any = None,  # noqa: A002 - the natural name, as in NNI's model_filter
         resume: bool = False,
@@ -102,7 +105,10 @@ class NasExperiment:
         self.max_duration = parse_duration(max_duration)
         self.max_concurrent_trials = max_concurrent_trials
         self.max_failed_trials = max_failed_trials
-        self.execution = execution or ("sequential" if max_concurrent_trials == 1 else "process")
+        self.trial_timeout = parse_duration(trial_timeout, "trial_timeout")
+        if execution == "sequential" and self.trial_timeout is not None:
+            raise ValueError("trial_timeout needs trials in worker processes: use execution='process' (or 'ray')")
+        self.execution = execution or self._default_execution()
         self.filter = _as_filter(filter)
         self.resume = resume
         self.rerun_interrupted = rerun_interrupted
@@ -138,7 +144,7 @@ class NasExperiment:
         has no web UI; read ``trial_table()`` or the experiment directory instead.
         """
         if not self._execution_given:  # max_concurrent_trials may have changed (exp.config)
-            self.execution = "sequential" if self.max_concurrent_trials == 1 else "process"
+            self.execution = self._default_execution()
         if self.is_one_shot:
             self.workdir.mkdir(parents=True, exist_ok=True)
             self.strategy.run(self.model_space, self.evaluator, self.workdir)
@@ -332,17 +338,21 @@ class NasExperiment:
         self._opened = True
         return store
 
+    def _default_execution(self) -> str:
+        return "sequential" if self.max_concurrent_trials == 1 and self.trial_timeout is None else "process"
+
     def _make_executor(self, builder, store: TrialStore):
         if self.execution == "sequential":
             if self.max_concurrent_trials > 1:
                 raise ValueError("execution='sequential' runs one trial at a time; set max_concurrent_trials=1")
             return SequentialExecutor(builder, self.evaluator)
         if self.execution == "process":
-            return ProcessPoolExecutor(builder, self.evaluator, self.max_concurrent_trials, store.directory / "workers")
+            return ProcessPoolExecutor(builder, self.evaluator, self.max_concurrent_trials, store.directory / "workers",
+                                       trial_timeout=self.trial_timeout)
         from .ray_execution import RayExecutor
 
         return RayExecutor(builder, self.evaluator, self.max_concurrent_trials, address=self.ray_address,
-                           resources=self.trial_resources)
+                           resources=self.trial_resources, trial_timeout=self.trial_timeout)
 
     def _all_trials(self) -> list[Trial]:
         if TrialStore.exists(self.workdir):
@@ -355,7 +365,7 @@ class NasExperiment:
         return f"NasExperiment({type(self.model_space).__name__}, strategy={self.strategy!r}, workdir='{self.workdir}')"
 
 
-def parse_duration(value: float | str | None) -> float | None:
+def parse_duration(value: float | str | None, what: str = "max_duration") -> float | None:
     """Seconds from a number or a string like ``'90s'``, ``'30m'``, ``'2h'``, ``'1d'``.
 
     >>> parse_duration('30m'), parse_duration(5), parse_duration(None)
@@ -365,11 +375,11 @@ def parse_duration(value: float | str | None) -> float | None:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if value <= 0:
-            raise ValueError(f"max_duration must be positive, got {value}")
+            raise ValueError(f"{what} must be positive, got {value}")
         return float(value)
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", str(value))
     if not match:
-        raise ValueError(f"max_duration must be seconds or a string like '30s', '10m', '2h', '1d'; got {value!r}")
+        raise ValueError(f"{what} must be seconds or a string like '30s', '10m', '2h', '1d'; got {value!r}")
     return float(match.group(1)) * _DURATION_UNITS[match.group(2)]
 
 

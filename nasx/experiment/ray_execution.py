@@ -16,8 +16,7 @@ import sys
 import time
 from typing import Any
 
-from nasx.trial import FAILED
-
+from .execution import failed_result
 from .runner import run_trial
 
 
@@ -34,10 +33,11 @@ class RayExecutor:
         address: ``ray.init(address=...)`` (``'auto'`` joins a running cluster); without one, a
             Ray already initialised in this process is used, else a local instance is started.
         resources: of one trial, e.g. ``{'num_cpus': 2, 'num_gpus': 1}`` (default 1 CPU).
+        trial_timeout: seconds after which a trial's task is cancelled (forcefully) and the trial failed.
     """
 
     def __init__(self, builder: Any, evaluator: Any, capacity: int, address: str | None = None,
-                 resources: dict[str, float] | None = None):
+                 resources: dict[str, float] | None = None, trial_timeout: float | None = None):
         try:
             import ray
         except ImportError:
@@ -52,11 +52,13 @@ class RayExecutor:
             ray.init(address=address, runtime_env=env, include_dashboard=False, log_to_driver=False)
             self._started_ray = True
         self.capacity = capacity
+        self.trial_timeout = trial_timeout
         options = {"num_cpus": 1, **(resources or {}), "max_retries": 0}
         self._task = ray.remote(_run_remote).options(**options)
         self._builder = ray.put(builder)
         self._evaluator = ray.put(evaluator)
         self._pending: dict[Any, dict[str, Any]] = {}  # object ref -> job
+        self._submitted: dict[Any, float] = {}  # object ref -> time.monotonic() at submission
 
     @property
     def busy(self) -> int:
@@ -67,10 +69,14 @@ class RayExecutor:
         remote_job = {k: v for k, v in job.items() if k != "log_path"}
         ref = self._task.remote(self._builder, self._evaluator, remote_job)
         self._pending[ref] = job
+        self._submitted[ref] = time.monotonic()
 
     def wait(self, timeout: float | None = None) -> list[dict[str, Any]]:
         if not self._pending:
             return []
+        if self.trial_timeout is not None:  # wake up in time to cancel the oldest trial
+            due = min(self._submitted.values()) + self.trial_timeout - time.monotonic()
+            timeout = max(0.0, due if timeout is None else min(timeout, due))
         ready, rest = self._ray.wait(list(self._pending), num_returns=1, timeout=timeout)
         if ready and rest:  # collect whatever else is done, without waiting
             more, _ = self._ray.wait(rest, num_returns=len(rest), timeout=0)
@@ -78,19 +84,25 @@ class RayExecutor:
         results = []
         for ref in ready:
             job = self._pending.pop(ref)
+            del self._submitted[ref]
             try:
                 results.append(self._ray.get(ref))
             except Exception as e:  # the task's process died, or Ray lost it
-                results.append({
-                    "id": job["id"], "status": FAILED, "metric": None, "metrics": {}, "intermediates": [],
-                    "start_time": None, "end_time": time.time(), "duration": None,
-                    "error": f"WorkerDied: Ray could not run trial {job['id']}: {type(e).__name__}: {e}",
-                })
+                results.append(failed_result(job, f"WorkerDied: Ray could not run trial {job['id']}: {type(e).__name__}: {e}"))
+        if self.trial_timeout is not None:
+            now = time.monotonic()
+            for ref in [r for r, t in self._submitted.items() if now - t >= self.trial_timeout]:
+                self._ray.cancel(ref, force=True)
+                job = self._pending.pop(ref)
+                del self._submitted[ref]
+                results.append(failed_result(job, f"TrialTimeout: trial {job['id']} ran longer than trial_timeout "
+                                                  f"({self.trial_timeout:g} s); its Ray task was cancelled"))
         return results
 
     def shutdown(self) -> None:
         for ref in self._pending:
             self._ray.cancel(ref, force=True)
         self._pending.clear()
+        self._submitted.clear()
         if self._started_ray:
             self._ray.shutdown()

@@ -68,3 +68,10 @@ def crash_on_width_4(model) -> float:
 def slow_metric(model) -> float:
     time.sleep(float(os.environ.get("NASX_TEST_SLEEP", "0.2")))
     return width_metric(model)
+
+
+def hang_on_width_8(model) -> float:
+    """Never returns for width 8 (a stuck trial)."""
+    if model.fc1.out_features == 8:
+        time.sleep(3600)
+    return width_metric(model)

@@ -15,7 +15,7 @@ import pytest
 from nasx.experiment import NasExperiment, load_trials
 from nasx.strategy import GridSearch
 
-from .helpers import SmallNet, crash_on_width_4, reference_metric
+from .helpers import SmallNet, crash_on_width_4, hang_on_width_8, reference_metric
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,6 +40,21 @@ def test_process_pool_survives_a_hard_crash(tmp_path):
             log = (tmp_path / "trials" / str(t.id) / "trial.log").read_text()
             assert f"evaluating width {t.arch['width']}" in log
     assert exp.export_top_models() == [{"width": 8, "act": 1}]
+
+
+def test_trial_timeout_stops_a_stuck_trial(tmp_path):
+    exp = NasExperiment(SmallNet(), hang_on_width_8, GridSearch(shuffle=False), workdir=tmp_path, trial_timeout=3)
+    assert exp.execution == "process"  # one trial at a time, in a worker that can be stopped
+    exp.run()
+    trials = exp.trials()
+    assert [t.status for t in trials] == ["succeeded"] * 4 + ["failed"] * 2
+    assert trials[4].error == "TrialTimeout: trial 4 ran longer than trial_timeout (3 s); its worker was stopped"
+
+
+def test_trial_timeout_needs_workers(tmp_path):
+    with pytest.raises(ValueError, match="trial_timeout needs trials in worker processes"):
+        NasExperiment(SmallNet(), hang_on_width_8, GridSearch(), workdir=tmp_path, trial_timeout="1m",
+                      execution="sequential")
 
 
 MAIN_SCRIPT = """

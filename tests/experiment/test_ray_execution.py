@@ -6,7 +6,7 @@ import pytest
 from nasx.experiment import NasExperiment
 from nasx.strategy import GridSearch
 
-from .helpers import SmallNet, crash_on_width_4, reference_metric
+from .helpers import SmallNet, crash_on_width_4, hang_on_width_8, reference_metric
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'nasx[ray]')")
 
@@ -34,3 +34,13 @@ def test_ray_runs_every_trial_and_survives_a_hard_crash(tmp_path, local_ray):
             assert "succeeded" in (tmp_path / "trials" / str(t.id) / "trial.log").read_text()
     assert exp.export_top_models() == [{"width": 8, "act": 1}]
     assert ray.is_initialized()  # a Ray the user started is left running
+
+
+@pytest.mark.slow
+def test_ray_trial_timeout_cancels_a_stuck_trial(tmp_path, local_ray):
+    exp = NasExperiment(SmallNet(), hang_on_width_8, GridSearch(shuffle=False), workdir=tmp_path,
+                        max_concurrent_trials=2, execution="ray", trial_timeout=5)
+    exp.run()
+    trials = exp.trials()
+    assert [t.status for t in trials] == ["succeeded"] * 4 + ["failed"] * 2
+    assert trials[4].error.startswith("TrialTimeout: trial 4 ran longer than trial_timeout (5 s)")
