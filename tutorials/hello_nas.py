@@ -47,7 +47,7 @@ torch.manual_seed(0)
 # on a held-out part of it; the test split is only used once, for the final retrained model.
 
 # %%
-N_SEARCH_TRAIN, N_SEARCH_VAL = (1000, 500) if FAST else (5000, 2000)
+N_SEARCH_TRAIN, N_SEARCH_VAL = (1000, 500) if FAST else (8000, 2000)
 N_FINAL_TRAIN, N_TEST = (2000, 1000) if FAST else (20000, 10000)
 
 
@@ -139,7 +139,7 @@ strategy = RegularizedEvolution(population_size=2 if FAST else 6, sample_size=2 
 # %%
 workdir = tempfile.mkdtemp(prefix="hello_nas_") if FAST else "nasx_experiments/hello_nas"
 experiment = NasExperiment(space, evaluator, strategy, workdir=workdir,
-                           max_trials=4 if FAST else 20, resume=True)
+                           max_trials=4 if FAST else 30, resume=True)
 start = time.time()
 experiment.run()
 print(f"search: {experiment.stop_reason} after {time.time() - start:.0f} s; experiment in {workdir}")
