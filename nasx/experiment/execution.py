@@ -80,7 +80,7 @@ class _Worker:
         parent, child = socket.socketpair()
         self.log = open(log_path, "ab")  # noqa: SIM115 - the worker's own stdout/stderr
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "nasx.experiment.worker", str(child.fileno())],
+            [sys.executable, "-m", "nasx.experiment.worker", str(child.fileno()), str(os.getpid())],
             pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
             env=env, start_new_session=True,  # Ctrl-C in the terminal reaches the experiment only
         )

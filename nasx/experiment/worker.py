@@ -1,4 +1,4 @@
-"""Worker process of the local process pool: ``python -m nasx.experiment.worker FD``.
+"""Worker process of the local process pool: ``python -m nasx.experiment.worker FD PARENT_PID``.
 
 Receives one setup message (cloudpickled builder, evaluator, thread count) on the socket ``FD``,
 then runs jobs one at a time and sends each result back. While a trial runs, the process's
@@ -17,15 +17,17 @@ from multiprocessing.connection import Connection
 def _exit_when_orphaned(parent: int) -> None:
     """If the experiment process dies (even by SIGKILL), stop too instead of training on unseen."""
     while True:
-        time.sleep(1.0)
         if os.getppid() != parent:
             os._exit(1)
+        time.sleep(1.0)
 
 
-def _run(conn: Connection) -> None:
+def _run(conn: Connection, parent: int) -> None:
+    # The parent's pid comes from the command line: if it died before we got here, getppid()
+    # would already name the adopting process.
+    threading.Thread(target=_exit_when_orphaned, args=(parent,), daemon=True).start()
     import cloudpickle
 
-    threading.Thread(target=_exit_when_orphaned, args=(os.getppid(),), daemon=True).start()
     try:
         setup = cloudpickle.loads(conn.recv_bytes())
         import torch
@@ -62,4 +64,4 @@ def _run(conn: Connection) -> None:
 
 
 if __name__ == "__main__":
-    _run(Connection(int(sys.argv[1])))
+    _run(Connection(int(sys.argv[1])), int(sys.argv[2]))
