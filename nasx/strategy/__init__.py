@@ -1,1 +1,40 @@
-"""nasx.strategy (work in progress)."""
+"""Search strategies: multi-trial (Random, GridSearch, RegularizedEvolution, PolicyGradient, TPE).
+
+Every name loads lazily on first use (``from nasx.strategy import Random``), so importing one
+strategy never imports another's dependencies (Optuna, Lightning).
+
+    >>> from nasx.strategy import Random
+    >>> Random(seed=0).seed
+    0
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# Public name -> module that defines it (each branch adds its own strategies here).
+_LAZY_NAMES = {
+    "Strategy": "nasx.strategy.base",
+    "Random": "nasx.strategy.random",
+    "GridSearch": "nasx.strategy.grid",
+    "RegularizedEvolution": "nasx.strategy.evolution",
+    "PolicyGradient": "nasx.strategy.policy_gradient",
+    "PolicyBasedRL": "nasx.strategy.policy_gradient",  # NNI 3.0 name
+    "TPE": "nasx.strategy.tpe",
+    "Filter": "nasx.strategy.filters",
+    "ParamCountFilter": "nasx.strategy.filters",
+}
+
+__all__ = list(_LAZY_NAMES)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_NAMES:
+        value = getattr(importlib.import_module(_LAZY_NAMES[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'nasx.strategy' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
