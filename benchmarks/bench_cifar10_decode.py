@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from nasx import datasets as D
+from nasx.datasets import cifar
 
 
 def reference_decode(archive: Path, split: str) -> np.ndarray:
@@ -61,9 +62,9 @@ def main() -> None:
 
     t_ref, ref = median_time(lambda: reference_decode(archive, args.split), args.repeats)
     t_pil, pil = median_time(
-        lambda: D._decode_cifar10(archive, args.split, use_torchvision=False)[0], args.repeats
+        lambda: cifar._decode_cifar10(archive, args.split, use_torchvision=False)[0], args.repeats
     )
-    t_fast, fast = median_time(lambda: D._decode_cifar10(archive, args.split)[0], args.repeats)
+    t_fast, fast = median_time(lambda: cifar._decode_cifar10(archive, args.split)[0], args.repeats)
     assert np.array_equal(ref, pil) and np.array_equal(ref, fast), "decoders disagree"
     print(f"reference tarfile+Pillow decode : {t_ref:6.2f} s")
     print(f"nasx fast tar + Pillow          : {t_pil:6.2f} s  ({t_ref / t_pil:.2f}x faster)")

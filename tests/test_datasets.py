@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from nasx import datasets as D
+from nasx.datasets import cifar, fashion, locate
 
 DATA = D.find_data_dir()
 HAS_CIFAR = DATA is not None and (DATA / "cifar10" / "cifar10_jpg.tar.gz").is_file()
@@ -37,7 +38,7 @@ def test_find_data_dir_order(tmp_path, monkeypatch):
     monkeypatch.setenv("NASX_DATA_DIR", str(tmp_path / "absent"))
     monkeypatch.chdir(tmp_path)  # no ../shared/data here: falls back to the repository root's
     found = D.find_data_dir()
-    assert found is None or found == (D._repo_root() / ".." / "shared" / "data").resolve()
+    assert found is None or found == (locate._repo_root() / ".." / "shared" / "data").resolve()
     (tmp_path / "sub").mkdir()
     (tmp_path / "shared" / "data").mkdir(parents=True)
     monkeypatch.chdir(tmp_path / "sub")
@@ -162,8 +163,9 @@ def _write_idx_gz(path, array, code):
 @pytest.fixture
 def nothing_local(tmp_path, monkeypatch):
     """No data directory, no system Fashion-MNIST, an empty cache: only downloads can help."""
-    monkeypatch.setattr(D, "_data_dir_candidates", lambda: [])
-    monkeypatch.setattr(D, "FASHION_MNIST_SYSTEM_DIR", tmp_path / "absent")
+    for module in (locate, cifar, fashion):  # each module that looks up the candidates
+        monkeypatch.setattr(module, "_data_dir_candidates", lambda: [])
+    monkeypatch.setattr(fashion, "FASHION_MNIST_SYSTEM_DIR", tmp_path / "absent")
     monkeypatch.setenv("NASX_CACHE_DIR", str(tmp_path / "cache"))
     mirror = tmp_path / "mirror"
     mirror.mkdir()
@@ -175,7 +177,7 @@ def test_fashion_mnist_download_only_when_asked(nothing_local, monkeypatch):
     labels = np.array([0, 9, 3, 3, 1], dtype=np.uint8)
     _write_idx_gz(nothing_local / "t10k-images-idx3-ubyte.gz", images, 0x08)
     _write_idx_gz(nothing_local / "t10k-labels-idx1-ubyte.gz", labels, 0x08)
-    monkeypatch.setattr(D, "FASHION_MNIST_URL", nothing_local.as_uri() + "/")
+    monkeypatch.setattr(fashion, "FASHION_MNIST_URL", nothing_local.as_uri() + "/")
     with pytest.raises(D.DataNotFoundError, match="download=True"):
         D.fashion_mnist("test")
     ds = D.fashion_mnist("test", download=True)
@@ -207,15 +209,15 @@ def test_cifar10_download_fallback(nothing_local, monkeypatch):
 
     tarball = nothing_local / "cifar-10-python.tar.gz"
     batch = _fake_cifar_python(tarball)
-    monkeypatch.setattr(D, "CIFAR10_URL", tarball.as_uri())
-    monkeypatch.setattr(D, "_CIFAR_COUNTS", {"train": 0, "test": 6})
+    monkeypatch.setattr(cifar, "CIFAR10_URL", tarball.as_uri())
+    monkeypatch.setattr(cifar, "_CIFAR_COUNTS", {"train": 0, "test": 6})
     with pytest.raises(D.DataNotFoundError, match="download=True"):
         D.cifar10("test")
-    monkeypatch.setattr(D, "CIFAR10_MD5", "0" * 32)
+    monkeypatch.setattr(cifar, "CIFAR10_MD5", "0" * 32)
     with pytest.raises(ValueError, match="md5"):
         D.cifar10("test", download=True)
     assert not list((nothing_local.parent / "cache").rglob("*.tar.gz*"))  # no partial file left
-    monkeypatch.setattr(D, "CIFAR10_MD5", hashlib.md5(tarball.read_bytes()).hexdigest())
+    monkeypatch.setattr(cifar, "CIFAR10_MD5", hashlib.md5(tarball.read_bytes()).hexdigest())
     ds = D.cifar10("test", download=True, normalize=False)
     assert ds.targets.tolist() == list(range(6)) and "downloaded" in ds.origin
     # rows are R, G, B planes of 32x32: image 2, green channel, pixel (row 0, col 5)
@@ -239,16 +241,16 @@ def test_fast_tar_reader_matches_tarfile(tmp_path):
                 info.size = len(data)
                 tar.addfile(info, io.BytesIO(data))
     expected = {k: v for k, v in files.items() if v is not None}
-    assert dict(D._tar_gz_files_fast(path)) == expected
+    assert dict(cifar._tar_gz_files_fast(path)) == expected
     # a GNU long name (> 100 characters, no ustar prefix possible) takes the tarfile path
     gnu = tmp_path / "gnu.tar.gz"
     with tarfile.open(gnu, "w:gz", format=tarfile.GNU_FORMAT) as tar:
         info = tarfile.TarInfo("n" * 150)
         info.size = 2
         tar.addfile(info, io.BytesIO(b"ok"))
-    with pytest.raises(D._UnusualTar):
-        dict(D._tar_gz_files_fast(gnu))
-    assert dict(D._tar_gz_files(gnu)) == {"n" * 150: b"ok"}
+    with pytest.raises(cifar._UnusualTar):
+        dict(cifar._tar_gz_files_fast(gnu))
+    assert dict(cifar._tar_gz_files(gnu)) == {"n" * 150: b"ok"}
 
 
 def test_jpeg_decoders_agree():
@@ -262,9 +264,9 @@ def test_jpeg_decoders_agree():
         buf = io.BytesIO()
         Image.fromarray(rng.integers(0, 256, (32, 32, 3), dtype=np.uint8)).save(buf, "JPEG")
         blobs.append(buf.getvalue())
-    pil = D._decode_jpegs(blobs, use_torchvision=False)
+    pil = cifar._decode_jpegs(blobs, use_torchvision=False)
     assert pil.shape == (3, 3, 32, 32) and pil.dtype == np.uint8
-    assert np.array_equal(D._decode_jpegs(blobs), pil)
+    assert np.array_equal(cifar._decode_jpegs(blobs), pil)
 
 
 def test_pickled_dataset_needs_its_cache_files(tmp_path):

@@ -12,6 +12,11 @@ MODULES = [
     "nasx.evaluator.lightning",  # these two fit tiny models: under a second each
     "nasx.evaluator.supervised",
     "nasx.datasets",
+    "nasx.datasets.locate",
+    "nasx.datasets.files",
+    "nasx.datasets.arrays",
+    "nasx.datasets.cifar",
+    "nasx.datasets.fashion",
 ]
 
 
