@@ -30,7 +30,7 @@ _LAZY_NAMES = {
     "ensure_frozen": "nasx.space",
     "label_scope": "nasx.space",
 }
-_SUBPACKAGES = ("space", "strategy", "evaluator", "hub", "experiment")
+_SUBPACKAGES = ("space", "strategy", "evaluator", "hub", "experiment", "datasets", "profiler", "trial")
 
 __all__ = ["__version__", *_LAZY_NAMES, *_SUBPACKAGES]
 
