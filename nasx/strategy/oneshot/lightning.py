@@ -1,0 +1,158 @@
+"""OneShotModule: the Lightning module that trains a supernet with the evaluator's own module.
+
+The evaluator's LightningModule (its criterion, metrics, optimizer config) gets the supernet as
+its model; this wrapper alternates, per training batch ``{'train': ..., 'val': ...}``, an
+architecture step on the validation batch (delegated to the strategy) and a weight step on the
+training batch, with Lightning's manual optimisation. Under DDP, gradients are averaged by hand
+(DDP's own bucketed sync is switched off), so architecture parameters get identical updates and
+stay identical on every rank however many backward passes a step makes.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import pytorch_lightning as pl
+import torch
+import torch.nn as nn
+
+from .distributed import average_across_ranks
+from .supernet import Supernet
+
+
+def split_optimizer_config(conf: Any) -> tuple[torch.optim.Optimizer, list[Any]]:
+    """The (single) optimizer and its LR schedulers from any ``configure_optimizers`` return value."""
+    schedulers: list[Any] = []
+    if isinstance(conf, dict):
+        sched = conf.get("lr_scheduler")
+        if sched is not None:
+            schedulers.append(sched["scheduler"] if isinstance(sched, dict) else sched)
+        conf = conf["optimizer"]
+    if isinstance(conf, (list, tuple)):
+        if len(conf) == 2 and isinstance(conf[0], (list, tuple)):
+            schedulers += [s["scheduler"] if isinstance(s, dict) else s for s in conf[1]]
+            conf = conf[0]
+        if len(conf) != 1:
+            raise ValueError(f"one-shot search needs exactly one weight optimizer, the evaluator's module configured {len(conf)}")
+        conf = conf[0]
+        if isinstance(conf, dict):
+            return split_optimizer_config(conf)
+    if not isinstance(conf, torch.optim.Optimizer):
+        raise TypeError(f"configure_optimizers returned {type(conf).__name__}, expected an optimizer")
+    return conf, schedulers
+
+
+def loss_of(output: Any) -> torch.Tensor:
+    """The loss from a ``training_step`` result (a tensor or a dict with 'loss')."""
+    if isinstance(output, dict):
+        return output["loss"]
+    return output
+
+
+class OneShotModule(pl.LightningModule):
+    """Wraps the evaluator's module around a supernet and runs a one-shot strategy's steps."""
+
+    def __init__(self, inner: pl.LightningModule, supernet: Supernet, strategy: Any):
+        super().__init__()
+        self.automatic_optimization = False
+        self.inner = inner
+        if hasattr(inner, "set_model"):
+            inner.set_model(supernet)
+        else:
+            inner.model = supernet
+        self.__dict__["supernet"] = supernet  # already registered as inner.model: not twice
+        self.__dict__["strategy"] = strategy  # not a module: hooks only
+        self.extra = strategy.extra_modules()  # e.g. the ENAS controller (checkpointed with the rest)
+        self._clip = strategy.gradient_clip_val
+        self._schedulers: list[Any] = []
+        self._raw_optimizers: list[torch.optim.Optimizer] = []
+
+    # -- plumbing --------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _inner_logging(self, enabled: bool = True):
+        """Route the inner module's ``self.log`` to this module (or silence it)."""
+        quiet = lambda *args, **kwargs: None  # noqa: E731
+        self.inner.__dict__["log"] = self.log if enabled else quiet
+        self.inner.__dict__["log_dict"] = self.log_dict if enabled else quiet
+        try:
+            yield
+        finally:
+            self.inner.__dict__.pop("log", None)
+            self.inner.__dict__.pop("log_dict", None)
+
+    def loss(self, batch: Any, batch_idx: int = 0, log: bool = False) -> torch.Tensor:
+        """The evaluator module's training loss of the supernet (current mode) on ``batch``."""
+        with self._inner_logging(log):
+            return loss_of(self.inner.training_step(batch, batch_idx))
+
+    def run_backward(self, loss: torch.Tensor) -> None:
+        """Backward through Lightning when attached to a trainer (precision, DDP), else plainly."""
+        if self._trainer is not None:
+            self.manual_backward(loss)
+        else:
+            loss.backward()
+
+    def opts(self) -> list[Any]:
+        if self._trainer is not None:
+            opts = self.optimizers()
+            return list(opts) if isinstance(opts, (list, tuple)) else [opts]
+        return self._raw_optimizers
+
+    def configure_optimizers(self) -> list[torch.optim.Optimizer]:
+        w_opt, self._schedulers = split_optimizer_config(self.inner.configure_optimizers())
+        # The evaluator's optimizer sees all parameters; keep only model weights in it.
+        arch_ids = {id(p) for p in self.supernet.arch_parameters()} | {id(p) for p in self.extra.parameters()}
+        for group in w_opt.param_groups:
+            group["params"] = [p for p in group["params"] if id(p) not in arch_ids]
+        a_opt = self.strategy.configure_arch_optimizer(self)
+        self._raw_optimizers = [w_opt] + ([a_opt] if a_opt is not None else [])
+        return self._raw_optimizers
+
+    def weight_params(self) -> list[nn.Parameter]:
+        return [p for p in self.supernet.model_parameters() if p.requires_grad]
+
+    # -- steps ----------------------------------------------------------------------------
+    def on_train_start(self) -> None:
+        ddp = self.trainer.model if self._trainer is not None else None
+        if isinstance(ddp, nn.parallel.DistributedDataParallel):
+            ddp.require_backward_grad_sync = False  # we average gradients ourselves
+
+    def search_step(self, train_batch: Any, val_batch: Any, batch_idx: int = 0) -> torch.Tensor:
+        """One architecture step (after warm-up) then one weight step; returns the weight loss."""
+        opts = self.opts()
+        warm = self._trainer is not None and self.current_epoch < self.strategy.warmup_epochs
+        if not warm:
+            self.strategy.arch_step(self, train_batch, val_batch, opts[1] if len(opts) > 1 else None)
+        self.strategy.before_weight_step(self)
+        w_opt = opts[0]
+        w_opt.zero_grad()
+        loss = self.loss(train_batch, batch_idx, log=self._trainer is not None)
+        self.run_backward(loss)
+        params = self.weight_params()
+        average_across_ranks([p.grad for p in params])
+        if self._clip:
+            nn.utils.clip_grad_norm_(params, self._clip)
+        w_opt.step()
+        return loss.detach()
+
+    def training_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
+        loss = self.search_step(batch["train"], batch["val"], batch_idx)
+        every = self.strategy.log_arch_every
+        if every and self.global_step % every == 0 and self.logger is not None:
+            probs = self.strategy.export_probs()
+            self.logger.log_metrics({f"arch/{label}/{value}": p for label, d in probs.items() for value, p in d.items()},
+                                    step=self.global_step)
+        return loss
+
+    def on_train_epoch_end(self) -> None:
+        for sched in self._schedulers:
+            sched.step()
+        self.strategy.on_epoch_end(self)
+
+    def validation_step(self, batch: Any, batch_idx: int) -> Any:
+        self.strategy.before_validation(self)
+        with self._inner_logging(True):
+            return self.inner.validation_step(batch, batch_idx)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self.supernet(*args, **kwargs)
