@@ -1,1 +1,44 @@
-"""nasx.evaluator (work in progress)."""
+"""Evaluators: turn a model into a metric (a float, or a dict with a ``'default'`` float).
+
+``import nasx.evaluator`` is light: the Lightning-based names (:class:`Lightning`,
+:class:`Classification`, :class:`Regression`, :class:`Trainer`, :class:`LightningModule`) import
+pytorch_lightning only when first used.
+
+    >>> from nasx.evaluator import FunctionalEvaluator
+    >>> FunctionalEvaluator(lambda model, scale: scale * 2, scale=3).evaluate(None)
+    6
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .base import Evaluator, normalize_metric
+from .functional import FunctionalEvaluator
+
+# Name -> module defining it; these modules import pytorch_lightning, so they load on first use.
+_LAZY_NAMES = {
+    "Trainer": "nasx.evaluator.lightning",
+    "LightningModule": "nasx.evaluator.lightning",
+    "Lightning": "nasx.evaluator.lightning",
+    "SupervisedLearningModule": "nasx.evaluator.supervised",
+    "ClassificationModule": "nasx.evaluator.supervised",
+    "RegressionModule": "nasx.evaluator.supervised",
+    "Classification": "nasx.evaluator.supervised",
+    "Regression": "nasx.evaluator.supervised",
+}
+
+__all__ = ["Evaluator", "FunctionalEvaluator", "normalize_metric", *_LAZY_NAMES]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_NAMES:
+        value = getattr(importlib.import_module(_LAZY_NAMES[name]), name)
+        globals()[name] = value  # later lookups skip __getattr__
+        return value
+    raise AttributeError(f"module 'nasx.evaluator' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,104 @@
+"""The evaluator protocol: ``Evaluator.evaluate(model, report)`` and ``normalize_metric``.
+
+An evaluator turns one model into one metric, returned (never sent through a global channel).
+Intermediate metrics, such as per-epoch validation accuracy, go to the ``report`` callback.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["Evaluator", "Metric", "Report", "normalize_metric"]
+
+Metric = float | dict[str, float]
+Report = Callable[[float], None]
+
+
+class Evaluator:
+    """Base class of evaluators: ``evaluate(model, report=None)`` returns the metric.
+
+    Subclasses implement :meth:`evaluate`. ``direction`` says whether a larger metric is better
+    (``'maximize'``) or a smaller one (``'minimize'``); strategies read it.
+
+    Evaluators are sent to worker processes. Their state is pickled with cloudpickle, so objects
+    that live in ``__main__`` (a dataset class, a lambda transform, a training function) travel
+    by value while importable ones travel by reference: plain ``pickle.dumps(evaluator)`` works too.
+
+    Example:
+        >>> class ParamCount(Evaluator):
+        ...     direction = 'minimize'
+        ...     def evaluate(self, model, report=None):
+        ...         return float(sum(p.numel() for p in model.parameters()))
+        >>> import torch
+        >>> ParamCount().evaluate(torch.nn.Linear(2, 3))
+        9.0
+    """
+
+    direction: str = "maximize"
+
+    def evaluate(self, model: Any, report: Report | None = None) -> Metric:
+        """Train and/or test ``model``; return a float or a dict with a ``'default'`` float."""
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement evaluate(model, report=None)"
+        )
+
+    # Pickle the instance state with cloudpickle so that `__main__` objects survive any pickler.
+    def __getstate__(self) -> dict[str, Any]:
+        import cloudpickle
+
+        return {"_nasx_cloudpickled_state": cloudpickle.dumps(self.__dict__)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        import pickle
+
+        if "_nasx_cloudpickled_state" in state:
+            state = pickle.loads(state["_nasx_cloudpickled_state"])
+        self.__dict__.update(state)
+
+
+def _to_float(value: Any, what: str) -> float:
+    """Convert a real number (Python, NumPy or 0-d tensor) to a finite float, or raise ValueError."""
+    if hasattr(value, "item") and callable(value.item) and getattr(value, "ndim", 0) == 0:
+        value = value.item()  # NumPy scalar or 0-d torch tensor
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(
+            f"{what} must be a real number, got {type(value).__name__} {value!r}; "
+            "return a float or a dict like {'default': 0.93, 'loss': 0.2}"
+        )
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{what} must be finite, got {value}: the training probably diverged")
+    return value
+
+
+def normalize_metric(value: Any) -> tuple[float, dict[str, float]]:
+    """Check an evaluator's result; return ``(default_metric, all_metrics)``.
+
+    ``value`` is a real number, or a mapping that has a ``'default'`` key; every entry must be a
+    finite real number. Raises ValueError naming the problem (None, NaN, inf, a string, a dict
+    without ``'default'``...).
+
+    Example:
+        >>> normalize_metric(0.9)
+        (0.9, {'default': 0.9})
+        >>> normalize_metric({'default': 1, 'loss': 0.5})
+        (1.0, {'default': 1.0, 'loss': 0.5})
+    """
+    if value is None:
+        raise ValueError(
+            "the evaluator returned None: it must return the metric (a float, or a dict with a "
+            "'default' float); did the evaluation function forget `return`?"
+        )
+    if isinstance(value, Mapping):
+        if "default" not in value:
+            raise ValueError(
+                f"a metric dict needs a 'default' key holding the metric to optimize; "
+                f"got keys {sorted(map(str, value))}"
+            )
+        metrics = {str(k): _to_float(v, f"metric {k!r}") for k, v in value.items()}
+        return metrics["default"], metrics
+    metric = _to_float(value, "the metric")
+    return metric, {"default": metric}

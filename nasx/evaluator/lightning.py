@@ -1,0 +1,247 @@
+"""Lightning evaluator: fit a LightningModule holding the model, return its validation metric.
+
+``Trainer`` is a picklable spec of ``pytorch_lightning.Trainer`` arguments: every evaluation
+builds a fresh ``pl.Trainer`` from it, so one evaluator serves many trials and processes.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytorch_lightning as pl
+import torch.nn as nn
+
+from .base import Evaluator, Report
+
+__all__ = ["Lightning", "LightningModule", "Trainer"]
+
+# Quiet defaults for search: a trial is one of many, so no bars, summaries, checkpoints or logs,
+# and no sanity-check validation (it would cost time and its numbers are not reported).
+SEARCH_TRAINER_DEFAULTS: dict[str, Any] = {
+    "enable_progress_bar": False,
+    "enable_model_summary": False,
+    "enable_checkpointing": False,
+    "logger": False,
+    "num_sanity_val_steps": 0,
+}
+
+
+class Trainer:
+    """Picklable recipe for a ``pytorch_lightning.Trainer`` (NNI's ``Trainer(max_epochs=1)``).
+
+    ``kwargs`` are ``pl.Trainer`` arguments; :meth:`build` creates a new trainer from them on top
+    of quiet search defaults (no progress bar, model summary, checkpointing, logger or sanity
+    check) unless the kwargs say otherwise. Note that Lightning's own default is 1000 epochs:
+    set ``max_epochs``.
+
+    Example:
+        >>> spec = Trainer(max_epochs=2)
+        >>> spec.kwargs
+        {'max_epochs': 2}
+        >>> trainer = spec.build(limit_train_batches=3)
+        >>> trainer.max_epochs, trainer.limit_train_batches
+        (2, 3)
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.kwargs = kwargs
+
+    def build(self, **overrides: Any) -> pl.Trainer:
+        """Create a fresh ``pl.Trainer`` from defaults, then ``self.kwargs``, then ``overrides``."""
+        kwargs = {**SEARCH_TRAINER_DEFAULTS, **self.kwargs, **overrides}
+        if "callbacks" not in overrides:
+            kwargs["callbacks"] = self.fresh_callbacks()
+        return pl.Trainer(**kwargs)
+
+    def fresh_callbacks(self) -> list[pl.Callback]:
+        """Deep copies of the spec's callbacks: state such as EarlyStopping's must not leak across trials."""
+        callbacks = self.kwargs.get("callbacks") or []
+        if not isinstance(callbacks, list | tuple):
+            callbacks = [callbacks]
+        return copy.deepcopy(list(callbacks))
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items())
+        return f"Trainer({args})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Trainer) and self.kwargs == other.kwargs
+
+
+class LightningModule(pl.LightningModule):
+    """A ``pl.LightningModule`` that trains a model given later with :meth:`set_model`.
+
+    Subclasses write ``training_step``/``validation_step``/``configure_optimizers`` in terms of
+    ``self.model`` and log the metric named by ``metric_name`` (e.g. ``'val_acc'``) in validation.
+    ``direction`` says whether that metric is maximized or minimized.
+
+    Example:
+        >>> import torch
+        >>> module = LightningModule()
+        >>> module.set_model(torch.nn.Linear(4, 2))
+        >>> module(torch.zeros(3, 4)).shape
+        torch.Size([3, 2])
+    """
+
+    metric_name: str = "default"
+    direction: str = "maximize"
+
+    def set_model(self, model: nn.Module) -> None:
+        """Attach the model to train (registered as the submodule ``model``)."""
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"set_model expects an nn.Module, got {type(model).__name__}")
+        self.model = model
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        if "model" not in self._modules:
+            raise RuntimeError("no model set: call set_model(model) first")
+        return self.model(*args, **kwargs)
+
+
+class _ReportValidationMetric(pl.Callback):
+    """Send the named validation metric to ``report`` after each validation run (not sanity checks)."""
+
+    def __init__(self, metric_name: str, report: Report) -> None:
+        self.metric_name = metric_name
+        self.report = report
+
+    # on_validation_end runs after Lightning has reduced the epoch's logged values into
+    # trainer.callback_metrics (on_validation_epoch_end would be too early for module logs).
+    def on_validation_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        if trainer.sanity_checking:
+            return
+        value = trainer.callback_metrics.get(self.metric_name)
+        if value is not None:
+            self.report(float(value))
+
+
+def _has_val_dataloader(datamodule: pl.LightningDataModule | None) -> bool:
+    """True when the datamodule defines ``val_dataloader`` (by subclassing or from_datasets)."""
+    if datamodule is None:
+        return False
+    method = getattr(datamodule, "val_dataloader", None)
+    return (
+        method is not None
+        and getattr(method, "__func__", None) is not pl.LightningDataModule.val_dataloader
+    )
+
+
+class Lightning(Evaluator):
+    """Evaluate a model by fitting ``module`` (holding the model) with a fresh Lightning trainer.
+
+    Args:
+        module: a :class:`LightningModule`; each evaluation works on a deep copy of it.
+        trainer: a :class:`Trainer` spec (default ``Trainer()``).
+        train_dataloaders, val_dataloaders: ordinary DataLoaders (or what ``pl.Trainer.fit``
+            accepts); or give ``datamodule`` instead.
+        fit_kwargs: extra keyword arguments for ``pl.Trainer.fit``.
+        metric: the validation metric to return (default ``module.metric_name``).
+        direction: ``'maximize'``/``'minimize'`` (default ``module.direction``).
+
+    ``evaluate(model, report)`` returns the metric's value after the last validation run and sends
+    each validation run's value (one per epoch by default) to ``report``.
+
+    Example:
+        >>> import torch, torch.nn.functional as F
+        >>> from torch.utils.data import DataLoader, TensorDataset
+        >>> class Module(LightningModule):
+        ...     metric_name = 'val_loss'
+        ...     direction = 'minimize'
+        ...     def training_step(self, batch, batch_idx):
+        ...         x, y = batch
+        ...         return F.mse_loss(self(x), y)
+        ...     def validation_step(self, batch, batch_idx):
+        ...         x, y = batch
+        ...         self.log('val_loss', F.mse_loss(self(x), y))
+        ...     def configure_optimizers(self):
+        ...         return torch.optim.SGD(self.parameters(), lr=0.1)
+        >>> data = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4)
+        >>> ev = Lightning(Module(), Trainer(max_epochs=2, accelerator='cpu'), data, data)
+        >>> epochs = []
+        >>> loss = ev.evaluate(torch.nn.Linear(2, 1), report=epochs.append)
+        >>> len(epochs), loss == epochs[-1], ev.direction
+        (2, True, 'minimize')
+    """
+
+    def __init__(
+        self,
+        module: LightningModule,
+        trainer: Trainer | None = None,
+        train_dataloaders: Any = None,
+        val_dataloaders: Any = None,
+        datamodule: pl.LightningDataModule | None = None,
+        fit_kwargs: dict[str, Any] | None = None,
+        *,
+        metric: str | None = None,
+        direction: str | None = None,
+    ) -> None:
+        if not isinstance(module, pl.LightningModule):
+            raise TypeError(
+                f"module must be a nasx.evaluator.LightningModule, got {type(module).__name__}"
+            )
+        if trainer is None:
+            trainer = Trainer()
+        if isinstance(trainer, pl.Trainer):
+            raise TypeError(
+                "trainer must be a nasx.evaluator.Trainer spec, e.g. Trainer(max_epochs=1), not a "
+                "pytorch_lightning.Trainer instance: each evaluation builds a fresh trainer"
+            )
+        if not isinstance(trainer, Trainer):
+            raise TypeError(
+                f"trainer must be a nasx.evaluator.Trainer, got {type(trainer).__name__}"
+            )
+        if datamodule is not None and (
+            train_dataloaders is not None or val_dataloaders is not None
+        ):
+            raise ValueError("give either datamodule or train/val dataloaders, not both")
+        direction = direction or getattr(module, "direction", "maximize")
+        if direction not in ("maximize", "minimize"):
+            raise ValueError(f"direction must be 'maximize' or 'minimize', got {direction!r}")
+        self.module = module
+        self.trainer = trainer
+        self.train_dataloaders = train_dataloaders
+        self.val_dataloaders = val_dataloaders
+        self.datamodule = datamodule
+        self.fit_kwargs = dict(fit_kwargs or {})
+        self.metric = metric or getattr(module, "metric_name", "default")
+        self.direction = direction
+
+    def evaluate(self, model: nn.Module, report: Report | None = None) -> float:
+        """Fit a copy of ``self.module`` holding ``model``; return the last validation metric."""
+        if self.val_dataloaders is None and not _has_val_dataloader(self.datamodule):
+            raise ValueError(
+                f"{type(self).__name__} needs validation data to compute the metric "
+                f"{self.metric!r}: pass val_dataloaders=..., or a datamodule with val_dataloader()"
+            )
+        module = copy.deepcopy(self.module)
+        module.set_model(model)
+        callbacks = [_ReportValidationMetric(self.metric, report)] if report is not None else []
+        trainer = self.trainer.build(callbacks=self.trainer.fresh_callbacks() + callbacks)
+        if self.datamodule is not None:
+            trainer.fit(module, datamodule=self.datamodule, **self.fit_kwargs)
+        else:
+            trainer.fit(
+                module,
+                train_dataloaders=self.train_dataloaders,
+                val_dataloaders=self.val_dataloaders,
+                **self.fit_kwargs,
+            )
+        return self._final_metric(trainer)
+
+    def _final_metric(self, trainer: pl.Trainer) -> float:
+        value = trainer.callback_metrics.get(self.metric)
+        if value is None:
+            seen = sorted(trainer.callback_metrics) or ["none"]
+            raise RuntimeError(
+                f"the validation metric {self.metric!r} was never logged; metrics that were: "
+                f"{', '.join(seen)}. Log it with self.log({self.metric!r}, ...) in "
+                "validation_step, or pass metric=<one of those> to the evaluator"
+            )
+        return float(value)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(module={type(self.module).__name__}, trainer={self.trainer!r}, "
+            f"metric={self.metric!r}, direction={self.direction!r})"
+        )

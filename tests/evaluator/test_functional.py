@@ -1,0 +1,63 @@
+"""Tests for FunctionalEvaluator: kwargs, the report callback, pickling."""
+
+import pickle
+
+import cloudpickle
+import pytest
+import torch
+
+from nasx.evaluator import FunctionalEvaluator
+
+
+def count_params(model, scale=1.0):
+    return scale * sum(p.numel() for p in model.parameters())
+
+
+def with_report(model, epochs, report):
+    for epoch in range(epochs):
+        report(epoch / 10)
+    return {"default": float(epochs), "extra": 1.0}
+
+
+def test_kwargs_are_passed_and_metric_returned():
+    ev = FunctionalEvaluator(count_params, scale=2.0)
+    # Linear(3, 4): 3*4 weights + 4 biases = 16 parameters
+    assert ev.evaluate(torch.nn.Linear(3, 4)) == 32.0
+    assert ev.kwargs == {"scale": 2.0} and ev.fn is count_params
+
+
+def test_report_receives_intermediates():
+    seen = []
+    result = FunctionalEvaluator(with_report, epochs=3).evaluate(None, report=seen.append)
+    assert seen == [0.0, 0.1, 0.2]
+    assert result == {"default": 3.0, "extra": 1.0}
+
+
+def test_report_defaults_to_a_no_op():
+    assert FunctionalEvaluator(with_report, epochs=2).evaluate(None) == {
+        "default": 2.0,
+        "extra": 1.0,
+    }
+
+
+def test_report_not_passed_to_functions_without_it():
+    def fn(model, **kwargs):
+        return len(kwargs)
+
+    assert FunctionalEvaluator(fn, a=1).evaluate(None, report=print) == 1
+
+
+def test_bad_arguments():
+    with pytest.raises(TypeError, match="callable"):
+        FunctionalEvaluator(3)
+    with pytest.raises(TypeError, match="reserved"):
+        FunctionalEvaluator(with_report, report=print)
+
+
+@pytest.mark.parametrize("dumps", [pickle.dumps, cloudpickle.dumps])
+def test_pickle_round_trip(dumps):
+    ev = pickle.loads(dumps(FunctionalEvaluator(count_params, scale=3.0)))
+    assert ev.evaluate(torch.nn.Linear(1, 1)) == 6.0
+    # a lambda is not importable: it travels by value
+    ev = pickle.loads(dumps(FunctionalEvaluator(lambda model, k: k + 1, k=1)))
+    assert ev.evaluate(None) == 2
