@@ -122,36 +122,39 @@ class BaseOneShotStrategy:
         """Work after training (RandomOneShot searches the trained supernet here)."""
 
     def _build_trainer(self, evaluator: Any, workdir: pathlib.Path | None):
+        """The evaluator's trainer spec, adjusted for one-shot training (see :meth:`run`)."""
         import pytorch_lightning as pl
 
         spec = getattr(evaluator, "trainer", None)
         kwargs = dict(getattr(spec, "kwargs", {}) or {})
-        clip = kwargs.pop("gradient_clip_val", None)
-        if clip is not None:
-            self.gradient_clip_val = clip
-        kwargs.pop("gradient_clip_algorithm", None)
-        if self.precision == "auto":
-            if "precision" not in kwargs and _has_cuda_bf16() and kwargs.get("accelerator", "auto") in ("auto", "gpu", "cuda"):
-                kwargs["precision"] = "bf16-mixed"
-        else:
-            kwargs["precision"] = self.precision
+        overrides: dict[str, Any] = {}
+        if kwargs.get("gradient_clip_val") is not None:
+            # Lightning refuses trainer-level clipping with manual optimisation: we clip ourselves.
+            self.gradient_clip_val = kwargs["gradient_clip_val"]
+            overrides["gradient_clip_val"] = None
+        if self.precision != "auto":
+            overrides["precision"] = self.precision
+        elif "precision" not in kwargs and _has_cuda_bf16() and kwargs.get("accelerator", "auto") in ("auto", "gpu", "cuda"):
+            overrides["precision"] = "bf16-mixed"
+        callbacks = spec.fresh_callbacks() if hasattr(spec, "fresh_callbacks") else list(kwargs.get("callbacks") or [])
         if workdir is not None:
             from pytorch_lightning.callbacks import ModelCheckpoint
 
             workdir = pathlib.Path(workdir)
-            kwargs.setdefault("default_root_dir", str(workdir))
-            kwargs["enable_checkpointing"] = True
-            callbacks = [c for c in kwargs.get("callbacks", []) or [] if not isinstance(c, ModelCheckpoint)]
+            overrides.setdefault("default_root_dir", str(workdir))
+            overrides["enable_checkpointing"] = True
+            callbacks = [c for c in callbacks if not isinstance(c, ModelCheckpoint)]
             callbacks.append(ModelCheckpoint(dirpath=workdir / "checkpoints", save_last=True, save_top_k=0))
-            kwargs["callbacks"] = callbacks
-        strategy = kwargs.get("strategy")
-        if strategy == "ddp":
-            # Our steps touch different parameters each time (sampled paths, two optimizers);
-            # gradients are averaged by OneShotModule itself.
+        overrides["callbacks"] = callbacks
+        if kwargs.get("strategy") == "ddp":
+            # Steps touch different parameters (sampled paths, two optimizers); OneShotModule
+            # averages gradients itself, so DDP only has to start the processes.
             from pytorch_lightning.strategies import DDPStrategy
 
-            kwargs["strategy"] = DDPStrategy(find_unused_parameters=True)
-        return pl.Trainer(**kwargs)
+            overrides["strategy"] = DDPStrategy(find_unused_parameters=True)
+        if hasattr(spec, "build"):
+            return spec.build(**overrides)
+        return pl.Trainer(**{**kwargs, **overrides})
 
     def _need_supernet(self) -> Supernet:
         if self.supernet is None:

@@ -49,6 +49,17 @@ def loss_of(output: Any) -> torch.Tensor:
     return output
 
 
+def to_channels_last(batch: Any) -> Any:
+    """4-D tensors of a batch in channels-last memory format (others unchanged)."""
+    if torch.is_tensor(batch):
+        return batch.contiguous(memory_format=torch.channels_last) if batch.dim() == 4 else batch
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(to_channels_last(b) for b in batch)
+    if isinstance(batch, dict):
+        return {k: to_channels_last(v) for k, v in batch.items()}
+    return batch
+
+
 class OneShotModule(pl.LightningModule):
     """Wraps the evaluator's module around a supernet and runs a one-shot strategy's steps."""
 
@@ -99,7 +110,10 @@ class OneShotModule(pl.LightningModule):
         return self._raw_optimizers
 
     def configure_optimizers(self) -> list[torch.optim.Optimizer]:
-        w_opt, self._schedulers = split_optimizer_config(self.inner.configure_optimizers())
+        if hasattr(self.inner, "make_optimizer"):  # nasx's supervised modules: weights only
+            w_opt, self._schedulers = self.inner.make_optimizer(self.supernet.model_parameters()), []
+        else:
+            w_opt, self._schedulers = split_optimizer_config(self.inner.configure_optimizers())
         # The evaluator's optimizer sees all parameters; keep only model weights in it.
         arch_ids = {id(p) for p in self.supernet.arch_parameters()} | {id(p) for p in self.extra.parameters()}
         for group in w_opt.param_groups:
@@ -119,6 +133,8 @@ class OneShotModule(pl.LightningModule):
 
     def search_step(self, train_batch: Any, val_batch: Any, batch_idx: int = 0) -> torch.Tensor:
         """One architecture step (after warm-up) then one weight step; returns the weight loss."""
+        if self.strategy.channels_last:
+            train_batch, val_batch = to_channels_last(train_batch), to_channels_last(val_batch)
         opts = self.opts()
         warm = self._trainer is not None and self.current_epoch < self.strategy.warmup_epochs
         if not warm:
@@ -151,6 +167,8 @@ class OneShotModule(pl.LightningModule):
 
     def validation_step(self, batch: Any, batch_idx: int) -> Any:
         self.strategy.before_validation(self)
+        if self.strategy.channels_last:
+            batch = to_channels_last(batch)
         with self._inner_logging(True):
             return self.inner.validation_step(batch, batch_idx)
 
