@@ -113,7 +113,7 @@ class ENAS(BaseOneShotStrategy):
             return batch_reward(supernet(x), y)
 
     def arch_step(self, module: Any, train_batch: Any, val_batch: Any, arch_optimizer: Any) -> None:
-        supernet, step = module.supernet, module.global_step if module._trainer is not None else self._steps
+        supernet, step = module.supernet, module.step_index
         arch_optimizer.zero_grad()
         for n in range(self.ctrl_steps_aggregate):
             arch, log_prob, entropy = self.controller.sample(step_generator(self.seed, step, 1 + n))
@@ -129,11 +129,8 @@ class ENAS(BaseOneShotStrategy):
         average_across_ranks([p.grad for p in params])
         arch_optimizer.step()
 
-    _steps = 0
-
     def before_weight_step(self, module: Any) -> None:
-        step = module.global_step if module._trainer is not None else self._steps
-        self._steps += 1
+        step = module.step_index
         with torch.no_grad():
             arch, _, _ = self.controller.sample(step_generator(self.seed, step))
         module.supernet.use_arch(arch)

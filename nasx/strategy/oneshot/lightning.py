@@ -75,6 +75,9 @@ class OneShotModule(pl.LightningModule):
         self.__dict__["strategy"] = strategy  # not a module: hooks only
         self.extra = strategy.extra_modules()  # e.g. the ENAS controller (checkpointed with the rest)
         self._clip = strategy.gradient_clip_val
+        # Search steps done (one arch + one weight step each); checkpointed, so a resumed run
+        # continues the same path-sampling stream. (Lightning's global_step counts both optimizers.)
+        self.register_buffer("search_steps", torch.zeros((), dtype=torch.long))
         self._schedulers: list[Any] = []
         self._raw_optimizers: list[torch.optim.Optimizer] = []
 
@@ -149,15 +152,22 @@ class OneShotModule(pl.LightningModule):
         if self._clip:
             nn.utils.clip_grad_norm_(params, self._clip)
         w_opt.step()
+        self.search_steps += 1
         return loss.detach()
 
+    @property
+    def step_index(self) -> int:
+        """Index of the current search step (0-based)."""
+        return int(self.search_steps)
+
     def training_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
+        step = self.step_index
         loss = self.search_step(batch["train"], batch["val"], batch_idx)
         every = self.strategy.log_arch_every
-        if every and self.global_step % every == 0 and self.logger is not None:
+        if every and step % every == 0 and self.logger is not None:
             probs = self.strategy.export_probs()
             self.logger.log_metrics({f"arch/{label}/{value}": p for label, d in probs.items() for value, p in d.items()},
-                                    step=self.global_step)
+                                    step=step)
         return loss
 
     def on_train_epoch_end(self) -> None:

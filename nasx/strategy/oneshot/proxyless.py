@@ -39,7 +39,6 @@ class Proxyless(BaseOneShotStrategy):
         super().__init__(gradient_clip_val=gradient_clip_val, **kwargs)
         self.arc_learning_rate, self.arc_weight_decay = arc_learning_rate, arc_weight_decay
         self.cost, self.cost_fn, self.penalty_weight = cost or {}, cost_fn, penalty_weight
-        self._steps = 0
 
     def configure_arch_optimizer(self, module: Any) -> torch.optim.Optimizer:
         return torch.optim.Adam(module.supernet.arch_parameters(), lr=self.arc_learning_rate,
@@ -80,11 +79,10 @@ class Proxyless(BaseOneShotStrategy):
         supernet.use_arch(supernet.state.arch)  # drop the gates
 
     def _step(self, module: Any) -> int:
-        return module.global_step if module._trainer is not None else self._steps
+        return module.step_index
 
     def before_weight_step(self, module: Any) -> None:
         supernet, step = module.supernet, self._step(module)
-        self._steps += 1
         with torch.no_grad():
             supernet.use_arch(self._sample(supernet, self._probs(supernet), step_generator(self.seed, step)))
 

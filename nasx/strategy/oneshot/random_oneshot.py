@@ -40,11 +40,9 @@ class RandomOneShot(BaseOneShotStrategy):
         self.search_strategy, self.num_samples = search_strategy, num_samples
         self.eval_batches, self.bn_recalibration_batches, self.reward_fn = eval_batches, bn_recalibration_batches, reward_fn
         self.results: list[tuple[float, dict[str, Any]]] = []
-        self._steps = 0
 
     def before_weight_step(self, module: Any) -> None:
-        step = module.global_step if module._trainer is not None else self._steps
-        self._steps += 1
+        step = module.step_index
         module.supernet.use_arch(module.supernet.search_space.sample(step_rng(self.seed, step)))
 
     def before_validation(self, module: Any) -> None:
