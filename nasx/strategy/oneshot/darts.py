@@ -40,27 +40,27 @@ def second_order_arch_grad(
     # 1. unrolled step w' = w - xi * dL_train(w, a)/dw
     g_train = torch.autograd.grad(loss_fn(train_batch), weights, allow_unused=True)
     with torch.no_grad():
-        for w, g in zip(weights, g_train):
+        for w, g in zip(weights, g_train, strict=False):
             if g is not None:
                 w.sub_(xi * g)
     # 2. gradients of L_val at w'
     grads = torch.autograd.grad(loss_fn(val_batch), alphas + weights, allow_unused=True)
-    d_alpha = [torch.zeros_like(a) if g is None else g for a, g in zip(alphas, grads[: len(alphas)])]
-    d_w = [torch.zeros_like(w) if g is None else g for w, g in zip(weights, grads[len(alphas):])]
+    d_alpha = [torch.zeros_like(a) if g is None else g for a, g in zip(alphas, grads[: len(alphas)], strict=False)]
+    d_w = [torch.zeros_like(w) if g is None else g for w, g in zip(weights, grads[len(alphas):], strict=False)]
     # 3. Hessian-vector product: (dL_train(w+)/da - dL_train(w-)/da) / (2 eps), w+- = w +- eps d_w
     norm = torch.sqrt(sum((g.float() ** 2).sum() for g in d_w))
     eps = eps_scale / float(norm.clamp(min=1e-12))
     hessian = []
     for sign in (1.0, -1.0):
         with torch.no_grad():
-            for w, b, g in zip(weights, backup, d_w):
+            for w, b, g in zip(weights, backup, d_w, strict=False):
                 w.copy_(b + sign * eps * g)
         gs = torch.autograd.grad(loss_fn(train_batch), alphas, allow_unused=True)
-        hessian.append([torch.zeros_like(a) if g is None else g for a, g in zip(alphas, gs)])
+        hessian.append([torch.zeros_like(a) if g is None else g for a, g in zip(alphas, gs, strict=False)])
     with torch.no_grad():
-        for w, b in zip(weights, backup):
+        for w, b in zip(weights, backup, strict=False):
             w.copy_(b)
-    return [da - xi * (hp - hm) / (2 * eps) for da, hp, hm in zip(d_alpha, *hessian)]
+    return [da - xi * (hp - hm) / (2 * eps) for da, hp, hm in zip(d_alpha, *hessian, strict=False)]
 
 
 class DARTS(BaseOneShotStrategy):
@@ -113,7 +113,7 @@ class DARTS(BaseOneShotStrategy):
             w_opt = module.opts()[0]
             xi = self.unrolled_lr if self.unrolled_lr is not None else w_opt.param_groups[0]["lr"]
             grads = second_order_arch_grad(module.loss, module.weight_params(), alphas, train_batch, val_batch, xi)
-            for a, g in zip(alphas, grads):
+            for a, g in zip(alphas, grads, strict=False):
                 a.grad = g
         average_across_ranks([a.grad for a in alphas])
         arch_optimizer.step()

@@ -147,7 +147,7 @@ class ENAS(BaseOneShotStrategy):
         for i, label in enumerate(c.labels):
             state = c.lstm(x, state)
             probs = c._logits(state[0], i).softmax(-1)
-            out[label] = {_key(v): float(p) for v, p in zip(c.grids[i], probs)}
+            out[label] = {_key(v): float(p) for v, p in zip(c.grids[i], probs, strict=False)}
             x = c.embeddings[i](probs.argmax().view(1))
         return out
 

@@ -21,6 +21,11 @@ from .state import ArchState, gated
 NONE_OPS = ("none",)
 
 
+def _call(module: nn.Module, *args: Any, **kwargs: Any) -> Any:
+    """A thunk running ``module(*args, **kwargs)`` later."""
+    return lambda: module(*args, **kwargs)
+
+
 def weighted_sum(weights: torch.Tensor, run: list[tuple[int, Any]], state: ArchState) -> torch.Tensor:
     """``sum_k weights[k] * run_k()`` over ``run = [(k, thunk)]``, optionally checkpointed."""
     def mix(w: torch.Tensor) -> torch.Tensor:
@@ -57,7 +62,7 @@ class MixedLayer(nn.Module):
         if st.path_mode:
             out = self.candidate(st.value(self.label))(*args, **kwargs)
             return gated(out, st, self.label, lambda k: self.candidate(self.values[k])(*args, **kwargs))
-        run = [(k, (lambda m=self.candidate(v): m(*args, **kwargs)))
+        run = [(k, _call(self.candidate(v), *args, **kwargs))
                for k, v in enumerate(self.values) if not self._skip[k]]
         if not run:  # every candidate is 'none'
             return self.candidate(self.values[0])(*args, **kwargs)
@@ -70,7 +75,7 @@ class MixedLayer(nn.Module):
         return {self.label: self.values[int(probs.argmax())]}
 
     def export_probs(self, probs: torch.Tensor) -> dict[str, dict[Any, float]]:
-        return {self.label: {v: float(p) for v, p in zip(self.values, probs)}}
+        return {self.label: {v: float(p) for v, p in zip(self.values, probs, strict=False)}}
 
     def extra_repr(self) -> str:
         return f"label={self.label!r}"
@@ -154,7 +159,7 @@ class MixedRepeat(nn.Module):
         return {self.label: self.depths[int(probs.argmax())]}
 
     def export_probs(self, probs: torch.Tensor) -> dict[str, dict[Any, float]]:
-        return {self.label: {d: float(p) for d, p in zip(self.depths, probs)}}
+        return {self.label: {d: float(p) for d, p in zip(self.depths, probs, strict=False)}}
 
     def extra_repr(self) -> str:
         return f"label={self.label!r}, depths={self.depths}"

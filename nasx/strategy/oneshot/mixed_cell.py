@@ -16,7 +16,7 @@ import torch.nn as nn
 
 from nasx.space.cell import Cell
 
-from .mixed import NONE_OPS, weighted_sum
+from .mixed import NONE_OPS, _call, weighted_sum
 from .state import ArchState, gated
 
 
@@ -69,7 +69,7 @@ class MixedCell(nn.Module):
     def _mixed_node(self, i: int, states: list[torch.Tensor], st: ArchState) -> torch.Tensor:
         node = None
         for j in range(i):
-            run = [(k, (lambda m=self.op(i, j, v), x=states[j]: m(x)))
+            run = [(k, _call(self.op(i, j, v), states[j]))
                    for k, v in enumerate(self.values) if not self._skip[k]]
             edge = weighted_sum(st.weight(self.edge_key(i, j)), run, st)
             node = edge if node is None else node + edge
@@ -121,7 +121,7 @@ class MixedCell(nn.Module):
             total = sum(strength.values()) or 1.0
             for k in range(self.num_ops_per_node):
                 j = ranked[k % len(ranked)]
-                out[f"{self.label}/op_{i}_{k}"] = {v: float(p) for v, p in zip(self.values, probs[self.edge_key(i, j)])}
+                out[f"{self.label}/op_{i}_{k}"] = {v: float(p) for v, p in zip(self.values, probs[self.edge_key(i, j)], strict=False)}
                 out[f"{self.label}/input_{i}_{k}"] = {n: s / total for n, s in strength.items()}
         return out
 

@@ -180,7 +180,7 @@ class Supernet(nn.Module):
         """``{label: {value: probability}}`` (values of InputChoices are input indices)."""
         probs = self.probs()
         if self.mode == "path":
-            return {label: {_key(v): float(p) for v, p in zip(c.grid(), probs[label])}
+            return {label: {_key(v): float(p) for v, p in zip(c.grid(), probs[label], strict=False)}
                     for label, c in self.search_space.items()}
         out: dict[str, dict[Any, float]] = {}
         for _, m in self.mixed_modules():

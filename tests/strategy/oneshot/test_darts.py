@@ -30,14 +30,14 @@ def test_second_order_matches_exact_unrolled_gradient():
     xi = 0.5
     # Exact: differentiate L_val(w - xi * dL_train/dw, a) through the unrolled step.
     g = torch.autograd.grad(loss(ws, alpha, train), ws, create_graph=True)
-    unrolled = [w - xi * gw for w, gw in zip(ws, g)]
+    unrolled = [w - xi * gw for w, gw in zip(ws, g, strict=False)]
     exact = torch.autograd.grad(loss(unrolled, alpha, val), alpha)[0]
     before = [w.detach().clone() for w in ws]
     approx = second_order_arch_grad(lambda b: loss(ws, alpha, b), ws, [alpha], train, val, xi, eps_scale=1e-4)[0]
     torch.testing.assert_close(approx, exact, rtol=1e-5, atol=1e-8)
     first_order = torch.autograd.grad(loss(ws, alpha, val), alpha)[0]
     assert (first_order - exact).abs().max() > 1e-3  # the second-order term matters here
-    for w, b in zip(ws, before):  # weights restored
+    for w, b in zip(ws, before, strict=False):  # weights restored
         assert torch.equal(w, b)
 
 

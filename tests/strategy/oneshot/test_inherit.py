@@ -5,8 +5,7 @@ import torch
 from nasx.space import model_context
 from nasx.strategy.oneshot import Supernet, fixed_state_keys, inherit_weights
 
-from .toys import ROOT  # noqa: F401
-from darts_space import DartsLikeSpace  # noqa: E402
+from .toys import DartsLikeSpace
 
 
 def arch_of(space_kwargs, seed=0):

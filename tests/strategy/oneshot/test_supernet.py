@@ -6,8 +6,7 @@ import torch.nn as nn
 from nasx.space import LayerChoice, ModelSpace, choice, search_space
 from nasx.strategy.oneshot import Supernet, subnet
 
-from .toys import ROOT  # noqa: F401  (puts tutorials/ on sys.path)
-from darts_space import DartsLikeSpace  # noqa: E402
+from .toys import DartsLikeSpace
 
 
 class Shared(ModelSpace):
