@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(PY) tutorials/quickstart.py
+	$(PY) tutorials/hello_nas.py
 
 test: $(STAMP)
 	$(PY) -m pytest -q -m "not slow"

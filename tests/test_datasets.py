@@ -21,9 +21,9 @@ needs_fmnist = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", autouse=True)
 def cache(tmp_path_factory):
-    """One decode per test module, into a private cache folder."""
+    """A private cache folder for this module (one CIFAR-10 decode shared by its tests)."""
     mp = pytest.MonkeyPatch()
     path = tmp_path_factory.mktemp("nasx-cache")
     mp.setenv("NASX_CACHE_DIR", str(path))
@@ -48,6 +48,7 @@ def test_not_found_errors_list_places(tmp_path):
     with pytest.raises(D.DataNotFoundError, match=str(tmp_path)) as err:
         D.cifar10("test", root=tmp_path)
     assert isinstance(err.value, FileNotFoundError) and "NASX_DATA_DIR" in str(err.value)
+    assert "download=True" in str(err.value)
     with pytest.raises(D.DataNotFoundError, match="apt-get install dataset-fashion-mnist"):
         D.fashion_mnist("test", root=tmp_path)
     with pytest.raises(ValueError, match="'train' or 'test'"):
@@ -65,8 +66,9 @@ def test_cifar10_test_split_matches_references(cache):
     canonical = np.load(DATA / "cifar10" / "cifar10_labels_canonical.npz")["test"]
     assert np.array_equal(ds.targets, canonical)
     # Per-channel mean of the test split; official (lossless) values 0.4942/0.4851/0.4504.
-    mean = np.asarray(ds.images, dtype=np.float64).mean(axis=(0, 2, 3)) / 255
+    mean = np.asarray(ds.images).mean(axis=(0, 2, 3)) / 255
     np.testing.assert_allclose(mean, [0.4942, 0.4851, 0.4504], atol=0.002)
+    assert "cifar10_jpg.tar.gz" in ds.origin
     assert len(list((cache / "cifar10").glob("*.npy"))) == 2
     assert not list((cache / "cifar10").glob("*.tmp"))
 
@@ -80,13 +82,19 @@ def test_cifar10_image_comes_from_the_right_jpeg(cache):
     from PIL import Image
 
     ds = D.cifar10("test", normalize=False)
+    wanted = {}
+    for i in (0, 1, 4321, 9999):
+        label = ds.targets[i]
+        k = int((ds.targets[:i] == label).sum())
+        wanted[f"test/{D.CIFAR10_CLASSES[label]}/{k:04d}.jpg"] = i
     with tarfile.open(DATA / "cifar10" / "cifar10_jpg.tar.gz") as tar:
-        for i in (0, 1, 4321, 9999):
-            label = ds.targets[i]
-            k = int((ds.targets[:i] == label).sum())
-            data = tar.extractfile(f"test/{D.CIFAR10_CLASSES[label]}/{k:04d}.jpg").read()
-            expected = np.asarray(Image.open(io.BytesIO(data)).convert("RGB")).transpose(2, 0, 1)
-            assert torch.equal(ds[i][0], torch.from_numpy(expected.astype(np.float32)) / 255)
+        for member in tar:  # one pass: random access into a .tar.gz re-reads it
+            if member.name in wanted:
+                i = wanted.pop(member.name)
+                img = Image.open(io.BytesIO(tar.extractfile(member).read())).convert("RGB")
+                expected = np.asarray(img).transpose(2, 0, 1).astype(np.float32) / 255
+                assert torch.equal(ds[i][0], torch.from_numpy(expected))
+    assert not wanted
 
 
 @needs_cifar
@@ -113,7 +121,7 @@ def test_cifar10_train_split_full_decode(cache):
     assert ds.targets[:5].tolist() == [6, 9, 9, 4, 1]  # frog, truck, truck, deer, automobile
     canonical = np.load(DATA / "cifar10" / "cifar10_labels_canonical.npz")["train"]
     assert np.array_equal(ds.targets, canonical)
-    mean = np.asarray(ds.images, dtype=np.float64).mean(axis=(0, 2, 3)) / 255
+    mean = np.asarray(ds.images).mean(axis=(0, 2, 3)) / 255
     np.testing.assert_allclose(mean, [0.4913, 0.4821, 0.4465], atol=0.0005)  # data README
 
 
@@ -139,5 +147,134 @@ def test_fashion_mnist(split, n):
     assert 0.0 <= x.min() and x.max() <= 1.0
     assert set(np.unique(ds.targets).tolist()) == set(range(10))
     assert np.bincount(ds.targets).tolist() == [n // 10] * 10  # balanced classes
+    assert "fashion-mnist" in ds.origin
+    assert len(pickle.dumps(ds)) < 100_000  # sent by cache path
     if split == "test":
         assert ds.targets[:10].tolist() == [9, 2, 1, 1, 6, 1, 4, 6, 5, 7]  # published first labels
+
+
+def _write_idx_gz(path, array, code):
+    header = struct.pack(">HBB", 0, code, array.ndim) + struct.pack(f">{array.ndim}I", *array.shape)
+    with gzip.open(path, "wb") as f:
+        f.write(header + array.tobytes())
+
+
+@pytest.fixture
+def nothing_local(tmp_path, monkeypatch):
+    """No data directory, no system Fashion-MNIST, an empty cache: only downloads can help."""
+    monkeypatch.setattr(D, "_data_dir_candidates", lambda: [])
+    monkeypatch.setattr(D, "FASHION_MNIST_SYSTEM_DIR", tmp_path / "absent")
+    monkeypatch.setenv("NASX_CACHE_DIR", str(tmp_path / "cache"))
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    return mirror
+
+
+def test_fashion_mnist_download_only_when_asked(nothing_local, monkeypatch):
+    images = np.random.default_rng(0).integers(0, 256, (5, 28, 28), dtype=np.uint8)
+    labels = np.array([0, 9, 3, 3, 1], dtype=np.uint8)
+    _write_idx_gz(nothing_local / "t10k-images-idx3-ubyte.gz", images, 0x08)
+    _write_idx_gz(nothing_local / "t10k-labels-idx1-ubyte.gz", labels, 0x08)
+    monkeypatch.setattr(D, "FASHION_MNIST_URL", nothing_local.as_uri() + "/")
+    with pytest.raises(D.DataNotFoundError, match="download=True"):
+        D.fashion_mnist("test")
+    ds = D.fashion_mnist("test", download=True)
+    assert ds.targets.tolist() == labels.tolist()
+    assert torch.equal(ds[1][0], torch.from_numpy(images[1][None].astype(np.float32)) / 255)
+    # the downloaded copy is found again without downloading (the mirror is gone)
+    for f in nothing_local.iterdir():
+        f.unlink()
+    assert "cache" in D.fashion_mnist("test").origin
+
+
+def _fake_cifar_python(path, n=6):
+    """A cifar-10-python.tar.gz holding a test_batch of n images: (n, 3072) uint8 rows."""
+    import io
+    import tarfile
+
+    rng = np.random.default_rng(1)
+    batch = {b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8), b"labels": list(range(n))}
+    blob = pickle.dumps(batch)
+    with tarfile.open(path, "w:gz") as tar:
+        info = tarfile.TarInfo("cifar-10-batches-py/test_batch")
+        info.size = len(blob)
+        tar.addfile(info, io.BytesIO(blob))
+    return batch
+
+
+def test_cifar10_download_fallback(nothing_local, monkeypatch):
+    import hashlib
+
+    tarball = nothing_local / "cifar-10-python.tar.gz"
+    batch = _fake_cifar_python(tarball)
+    monkeypatch.setattr(D, "CIFAR10_URL", tarball.as_uri())
+    monkeypatch.setattr(D, "_CIFAR_COUNTS", {"train": 0, "test": 6})
+    with pytest.raises(D.DataNotFoundError, match="download=True"):
+        D.cifar10("test")
+    monkeypatch.setattr(D, "CIFAR10_MD5", "0" * 32)
+    with pytest.raises(ValueError, match="md5"):
+        D.cifar10("test", download=True)
+    assert not list((nothing_local.parent / "cache").rglob("*.tar.gz*"))  # no partial file left
+    monkeypatch.setattr(D, "CIFAR10_MD5", hashlib.md5(tarball.read_bytes()).hexdigest())
+    ds = D.cifar10("test", download=True, normalize=False)
+    assert ds.targets.tolist() == list(range(6)) and "downloaded" in ds.origin
+    # rows are R, G, B planes of 32x32: image 2, green channel, pixel (row 0, col 5)
+    assert ds[2][0][1, 0, 5].item() == pytest.approx(batch[b"data"][2, 1024 + 5] / 255)
+
+
+def test_fast_tar_reader_matches_tarfile(tmp_path):
+    import io
+    import tarfile
+
+    path = tmp_path / "a.tar.gz"
+    files = {"train/": None, "train/cat/0001.jpg": b"x" * 700, "test/empty.bin": b""}
+    files["deep/" + "d" * 90 + "/" + "f" * 40 + ".txt"] = b"long path uses the ustar prefix"
+    with tarfile.open(path, "w:gz", format=tarfile.USTAR_FORMAT) as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name.rstrip("/"))
+            if data is None:
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+            else:
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    expected = {k: v for k, v in files.items() if v is not None}
+    assert dict(D._tar_gz_files_fast(path)) == expected
+    # a GNU long name (> 100 characters, no ustar prefix possible) takes the tarfile path
+    gnu = tmp_path / "gnu.tar.gz"
+    with tarfile.open(gnu, "w:gz", format=tarfile.GNU_FORMAT) as tar:
+        info = tarfile.TarInfo("n" * 150)
+        info.size = 2
+        tar.addfile(info, io.BytesIO(b"ok"))
+    with pytest.raises(D._UnusualTar):
+        dict(D._tar_gz_files_fast(gnu))
+    assert dict(D._tar_gz_files(gnu)) == {"n" * 150: b"ok"}
+
+
+def test_jpeg_decoders_agree():
+    import io
+
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    blobs = []
+    for _ in range(3):
+        buf = io.BytesIO()
+        Image.fromarray(rng.integers(0, 256, (32, 32, 3), dtype=np.uint8)).save(buf, "JPEG")
+        blobs.append(buf.getvalue())
+    pil = D._decode_jpegs(blobs, use_torchvision=False)
+    assert pil.shape == (3, 3, 32, 32) and pil.dtype == np.uint8
+    assert np.array_equal(D._decode_jpegs(blobs), pil)
+
+
+def test_pickled_dataset_needs_its_cache_files(tmp_path):
+    images = np.zeros((2, 1, 2, 2), np.uint8)
+    paths = (tmp_path / "x.npy", tmp_path / "y.npy")
+    np.save(paths[0], images)
+    np.save(paths[1], np.array([0, 1]))
+    ds = D.ArrayImageDataset(np.load(paths[0]), np.array([0, 1]), source=paths)
+    blob = pickle.dumps(ds)
+    assert pickle.loads(blob).targets.tolist() == [0, 1]
+    paths[0].unlink()
+    with pytest.raises(D.DataNotFoundError, match="NASX_CACHE_DIR"):
+        pickle.loads(blob)

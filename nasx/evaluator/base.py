@@ -90,7 +90,8 @@ def normalize_metric(value: Any) -> tuple[float, dict[str, float]]:
     if value is None:
         raise ValueError(
             "the evaluator returned None: it must return the metric (a float, or a dict with a "
-            "'default' float); did the evaluation function forget `return`?"
+            "'default' float); did the evaluation function forget `return`? (NNI's "
+            "`nni.report_final_result(x)` becomes `return x`)"
         )
     if isinstance(value, Mapping):
         if "default" not in value:

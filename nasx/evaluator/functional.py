@@ -30,14 +30,16 @@ class FunctionalEvaluator(Evaluator):
     When ``fn`` has a ``report`` parameter it also receives ``report=`` (a callable taking one
     float, for intermediate metrics such as per-epoch accuracy; a no-op when nobody listens).
     The evaluator pickles whenever ``fn`` and ``kwargs`` do; functions defined in ``__main__`` or
-    as lambdas travel by value (cloudpickle).
+    as lambdas travel by value (cloudpickle). Porting from NNI: ``nni.report_final_result(x)``
+    becomes ``return x`` and ``nni.report_intermediate_result(x)`` becomes ``report(x)``.
 
     Example:
         >>> import torch
         >>> def evaluate(model, data, report):
         ...     for epoch in range(2):
         ...         report(float(epoch))
-        ...     return {'default': float(model(data).sum()), 'epochs': 2}
+        ...     with torch.no_grad():
+        ...         return {'default': model(data).sum().item(), 'epochs': 2}
         >>> seen = []
         >>> ev = FunctionalEvaluator(evaluate, data=torch.ones(1, 2))
         >>> model = torch.nn.Linear(2, 1)
@@ -57,29 +59,19 @@ class FunctionalEvaluator(Evaluator):
                 "'report' is reserved: FunctionalEvaluator passes the reporter itself when "
                 "fn has a `report` parameter"
             )
-        self.function = fn
-        self.arguments = kwargs
-
-    @property
-    def fn(self) -> Callable[..., Any]:
-        """The evaluation function."""
-        return self.function
-
-    @property
-    def kwargs(self) -> dict[str, Any]:
-        """Keyword arguments passed to the function on each call."""
-        return self.arguments
+        self.fn = fn
+        self.kwargs = kwargs
 
     def evaluate(self, model: Any, report: Report | None = None) -> Metric:
         """Return ``fn(model, **kwargs)`` (plus ``report=report`` when fn accepts it)."""
-        kwargs = dict(self.arguments)
-        if _accepts_report(self.function):
+        kwargs = dict(self.kwargs)
+        if _accepts_report(self.fn):
             kwargs["report"] = report if report is not None else _ignore
-        return self.function(model, **kwargs)
+        return self.fn(model, **kwargs)
 
     def __repr__(self) -> str:
-        name = getattr(self.function, "__qualname__", repr(self.function))
-        return f"FunctionalEvaluator({name}, kwargs={sorted(self.arguments)})"
+        name = getattr(self.fn, "__qualname__", repr(self.fn))
+        return f"FunctionalEvaluator({name}, kwargs={sorted(self.kwargs)})"
 
 
 def _ignore(value: float) -> None:

@@ -6,7 +6,14 @@ builds a fresh ``pl.Trainer`` from it, so one evaluator serves many trials and p
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import difflib
+import inspect
+import logging
+import signal
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import pytorch_lightning as pl
@@ -27,6 +34,23 @@ SEARCH_TRAINER_DEFAULTS: dict[str, Any] = {
 }
 
 
+def _check_trainer_kwargs(kwargs: dict[str, Any]) -> None:
+    """Reject names ``pl.Trainer`` does not take now, not at the first trial of a long search."""
+    accepted = inspect.signature(pl.Trainer.__init__).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values()):
+        return
+    unknown = [name for name in kwargs if name not in accepted]
+    if unknown:
+        hints = []
+        for name in unknown:
+            close = difflib.get_close_matches(name, accepted, n=1)
+            hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise TypeError(
+            f"pytorch_lightning.Trainer does not accept {', '.join(hints)}; "
+            "see help(pytorch_lightning.Trainer) for its arguments"
+        )
+
+
 class Trainer:
     """Picklable recipe for a ``pytorch_lightning.Trainer`` (NNI's ``Trainer(max_epochs=1)``).
 
@@ -45,6 +69,7 @@ class Trainer:
     """
 
     def __init__(self, **kwargs: Any) -> None:
+        _check_trainer_kwargs(kwargs)
         self.kwargs = kwargs
 
     def build(self, **overrides: Any) -> pl.Trainer:
@@ -52,7 +77,8 @@ class Trainer:
         kwargs = {**SEARCH_TRAINER_DEFAULTS, **self.kwargs, **overrides}
         if "callbacks" not in overrides:
             kwargs["callbacks"] = self.fresh_callbacks()
-        return pl.Trainer(**kwargs)
+        with _quiet_lightning_logs(not kwargs["enable_progress_bar"]):
+            return pl.Trainer(**kwargs)
 
     def fresh_callbacks(self) -> list[pl.Callback]:
         """Deep copies of the spec's callbacks: state such as EarlyStopping's must not leak across trials."""
@@ -97,6 +123,48 @@ class LightningModule(pl.LightningModule):
         if "model" not in self._modules:
             raise RuntimeError("no model set: call set_model(model) first")
         return self.model(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def _quiet_lightning_logs(quiet: bool) -> Iterator[None]:
+    """Hide Lightning's per-trainer INFO lines ("GPU available...", tips) while ``quiet``.
+
+    A search builds hundreds of trainers; these lines would drown the experiment's own output.
+    """
+    if not quiet:
+        yield
+        return
+    loggers = [logging.getLogger(name) for name in ("pytorch_lightning", "lightning_fabric")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(max(lg.getEffectiveLevel(), logging.WARNING))
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)
+
+
+@contextlib.contextmanager
+def _keyboard_interrupt_passes_through() -> Iterator[None]:
+    """Turn Lightning's Ctrl+C handling back into a KeyboardInterrupt.
+
+    On Ctrl+C ``pl.Trainer.fit`` ignores SIGINT from then on and calls ``sys.exit(1)``; an
+    experiment loop must instead see KeyboardInterrupt (to stop cleanly and keep its trials) and
+    keep a working Ctrl+C.
+    """
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    handler = signal.getsignal(signal.SIGINT) if in_main_thread else None
+    try:
+        yield
+    except SystemExit as exc:
+        # Lightning calls sys.exit(1) while handling the KeyboardInterrupt: that is the context
+        if isinstance(exc.__context__, KeyboardInterrupt):
+            raise KeyboardInterrupt("training interrupted (Lightning caught Ctrl+C)") from None
+        raise
+    finally:
+        if handler is not None and signal.getsignal(signal.SIGINT) is not handler:
+            signal.signal(signal.SIGINT, handler)
 
 
 class _ReportValidationMetric(pl.Callback):
@@ -176,9 +244,12 @@ class Lightning(Evaluator):
         metric: str | None = None,
         direction: str | None = None,
     ) -> None:
-        if not isinstance(module, pl.LightningModule):
+        if not isinstance(module, pl.LightningModule) or not callable(
+            getattr(module, "set_model", None)
+        ):
             raise TypeError(
-                f"module must be a nasx.evaluator.LightningModule, got {type(module).__name__}"
+                "module must be a nasx.evaluator.LightningModule (a pl.LightningModule with "
+                f"set_model), got {type(module).__name__}"
             )
         if trainer is None:
             trainer = Trainer()
@@ -214,19 +285,25 @@ class Lightning(Evaluator):
                 f"{type(self).__name__} needs validation data to compute the metric "
                 f"{self.metric!r}: pass val_dataloaders=..., or a datamodule with val_dataloader()"
             )
-        module = copy.deepcopy(self.module)
+        # copy the module without any model set on it earlier (memo maps it to None): cheap
+        previous = self.module._modules.get("model")
+        module = copy.deepcopy(
+            self.module, memo={id(previous): None} if previous is not None else None
+        )
         module.set_model(model)
         callbacks = [_ReportValidationMetric(self.metric, report)] if report is not None else []
-        trainer = self.trainer.build(callbacks=self.trainer.fresh_callbacks() + callbacks)
-        if self.datamodule is not None:
-            trainer.fit(module, datamodule=self.datamodule, **self.fit_kwargs)
-        else:
-            trainer.fit(
-                module,
-                train_dataloaders=self.train_dataloaders,
-                val_dataloaders=self.val_dataloaders,
-                **self.fit_kwargs,
-            )
+        quiet = not {**SEARCH_TRAINER_DEFAULTS, **self.trainer.kwargs}["enable_progress_bar"]
+        with _quiet_lightning_logs(quiet), _keyboard_interrupt_passes_through():
+            trainer = self.trainer.build(callbacks=self.trainer.fresh_callbacks() + callbacks)
+            if self.datamodule is not None:
+                trainer.fit(module, datamodule=self.datamodule, **self.fit_kwargs)
+            else:
+                trainer.fit(
+                    module,
+                    train_dataloaders=self.train_dataloaders,
+                    val_dataloaders=self.val_dataloaders,
+                    **self.fit_kwargs,
+                )
         return self._final_metric(trainer)
 
     def _final_metric(self, trainer: pl.Trainer) -> float:

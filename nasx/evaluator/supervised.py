@@ -6,6 +6,7 @@ reuse on a supernet: the criterion, the validation metric and the optimizer reci
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -37,8 +38,10 @@ def _make_criterion(criterion: Any) -> Callable[..., torch.Tensor]:
 class SupervisedLearningModule(LightningModule):
     """Train ``self.model`` on ``(x, y)`` batches with a criterion; log a validation metric.
 
-    Logs ``train_loss`` (per epoch), ``val_loss`` and ``val_<metric_suffix>`` (per validation run).
-    Subclasses set ``metric_name`` and implement :meth:`make_metric` and :meth:`prepare`.
+    Logs ``train_loss`` (per epoch), ``val_loss`` and ``metric_name`` (per validation run).
+    Subclasses set ``metric_name`` and ``direction``, implement :meth:`make_metric` and may
+    override :meth:`prepare`. One-shot strategies reuse ``criterion``, ``val_metric`` and
+    :meth:`make_optimizer` on a supernet.
     """
 
     def __init__(
@@ -163,8 +166,25 @@ class RegressionModule(SupervisedLearningModule):
         return y_hat, y
 
 
-def _split_trainer_kwargs(kwargs: dict[str, Any]) -> tuple[Trainer, dict[str, Any] | None]:
-    """Take ``trainer=`` / ``fit_kwargs=`` out of the keyword arguments; the rest go to Trainer."""
+# NNI 3.0 spellings accepted for easy porting: old name -> nasx name.
+_NNI_ALIASES = {"train_dataloader": "train_dataloaders", "val_dataloader": "val_dataloaders"}
+
+
+def _split_trainer_kwargs(
+    kwargs: dict[str, Any], loaders: dict[str, Any]
+) -> tuple[Trainer, dict[str, Any] | None]:
+    """Take ``trainer=``, ``fit_kwargs=`` and NNI's aliases out of ``kwargs``; the rest build a Trainer.
+
+    ``loaders`` (``train_dataloaders``/``val_dataloaders`` given by the caller) is updated in place
+    from NNI's singular ``train_dataloader``/``val_dataloader``.
+    """
+    for old, new in _NNI_ALIASES.items():
+        if old in kwargs:
+            if loaders[new] is not None:
+                raise TypeError(f"give {new}= or its NNI alias {old}=, not both")
+            loaders[new] = kwargs.pop(old)
+    if kwargs.pop("export_onnx", False):
+        warnings.warn("export_onnx is not supported by nasx and was ignored", stacklevel=3)
     trainer = kwargs.pop("trainer", None)
     fit_kwargs = kwargs.pop("fit_kwargs", None)
     if trainer is not None and kwargs:
@@ -207,10 +227,9 @@ class Classification(Lightning):
         module = ClassificationModule(
             criterion, learning_rate, weight_decay, optimizer, num_classes
         )
-        trainer, fit_kwargs = _split_trainer_kwargs(trainer_kwargs)
-        super().__init__(
-            module, trainer, train_dataloaders, val_dataloaders, datamodule, fit_kwargs
-        )
+        loaders = {"train_dataloaders": train_dataloaders, "val_dataloaders": val_dataloaders}
+        trainer, fit_kwargs = _split_trainer_kwargs(trainer_kwargs, loaders)
+        super().__init__(module, trainer, datamodule=datamodule, fit_kwargs=fit_kwargs, **loaders)
 
 
 class Regression(Lightning):
@@ -243,7 +262,6 @@ class Regression(Lightning):
         **trainer_kwargs: Any,
     ) -> None:
         module = RegressionModule(criterion, learning_rate, weight_decay, optimizer)
-        trainer, fit_kwargs = _split_trainer_kwargs(trainer_kwargs)
-        super().__init__(
-            module, trainer, train_dataloaders, val_dataloaders, datamodule, fit_kwargs
-        )
+        loaders = {"train_dataloaders": train_dataloaders, "val_dataloaders": val_dataloaders}
+        trainer, fit_kwargs = _split_trainer_kwargs(trainer_kwargs, loaders)
+        super().__init__(module, trainer, datamodule=datamodule, fit_kwargs=fit_kwargs, **loaders)

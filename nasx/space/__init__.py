@@ -9,7 +9,7 @@ from .cell import Cell
 from .choice import Categorical, CategoricalMultiple, Choice, choice
 from .context import current_arch, ensure_frozen, model_context
 from .errors import InvalidArchError, LabelConflictError
-from .input_choice import ChosenInputs, InputChoice
+from .input_choice import ChosenInputList, ChosenInputs, InputChoice
 from .labels import label_scope
 from .layer_choice import LayerChoice
 from .mutable_ops import (
@@ -31,6 +31,7 @@ __all__ = [
     "CategoricalMultiple",
     "Cell",
     "Choice",
+    "ChosenInputList",
     "ChosenInputs",
     "InputChoice",
     "InvalidArchError",

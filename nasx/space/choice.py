@@ -155,6 +155,7 @@ class CategoricalMultiple(Choice):
         n_chosen: int | None = 1,
         label: str | None = None,
         default: Any = None,
+        allow_empty: bool = True,
         _kind: str = "choice",
     ):
         values = list(values)
@@ -165,6 +166,7 @@ class CategoricalMultiple(Choice):
             )
         self.values = values
         self.n_chosen = n_chosen
+        self.min_chosen = n_chosen if n_chosen is not None else (0 if allow_empty else 1)
         self.label = make_label(label, _kind)
         if default is None:
             default = values[: n_chosen or len(values)]
@@ -172,11 +174,17 @@ class CategoricalMultiple(Choice):
         register(self)
 
     def grid(self) -> list[list[Any]]:
-        sizes = [self.n_chosen] if self.n_chosen is not None else range(len(self.values) + 1)
+        sizes = [self.n_chosen] if self.n_chosen is not None else range(self.min_chosen, len(self.values) + 1)
         return [list(c) for k in sizes for c in itertools.combinations(self.values, k)]
 
     def sample(self, rng: random.Random) -> list[Any]:
-        k = self.n_chosen if self.n_chosen is not None else rng.randint(0, len(self.values))
+        if self.n_chosen is None:
+            # Uniform over subsets, not over sizes: draw each value with probability 1/2.
+            picked = [i for i in range(len(self.values)) if rng.random() < 0.5]
+            while len(picked) < self.min_chosen:
+                picked = [i for i in range(len(self.values)) if rng.random() < 0.5]
+            return [self.values[i] for i in picked]
+        k = self.n_chosen
         picked = rng.sample(range(len(self.values)), k)
         return [self.values[i] for i in sorted(picked)]
 
@@ -196,10 +204,12 @@ class CategoricalMultiple(Choice):
                 f"invalid value {value!r} for label {self.label!r}: expected {self.n_chosen} "
                 f"chosen value(s), got {len(positions)}; allowed {allowed}"
             )
+        if len(positions) < self.min_chosen:
+            raise self._invalid(value, allowed + f" (at least {self.min_chosen})")
         return [self.values[i] for i in sorted(positions)]
 
     def _signature(self) -> Any:
-        return (tuple(json.dumps(v) for v in self.values), self.n_chosen)
+        return (tuple(json.dumps(v) for v in self.values), self.n_chosen, self.min_chosen)
 
     def __repr__(self) -> str:
         return f"CategoricalMultiple({self.values!r}, n_chosen={self.n_chosen}, label={self.label!r})"

@@ -25,7 +25,7 @@ def reduce_inputs(tensors: list[torch.Tensor], reduction: str) -> Any:
     if reduction == "none":
         return tensors
     if not tensors:
-        return None
+        raise ValueError(f"no input was chosen, so there is nothing to {reduction}; use reduction='none' to allow that")
     if len(tensors) == 1:
         return tensors[0]
     if reduction == "sum":
@@ -38,6 +38,9 @@ def reduce_inputs(tensors: list[torch.Tensor], reduction: str) -> Any:
 class ChosenInputs(nn.Module):
     """The fixed form of an InputChoice: picks ``chosen`` from the input list and reduces them.
 
+    Scripts with TorchScript (``forward`` returns a tensor); with ``reduction='none'`` the fixed
+    form is :class:`ChosenInputList`, which returns the list.
+
     Example:
         >>> import torch
         >>> ChosenInputs([0, 2], 'sum')([torch.ones(1), torch.zeros(1), torch.ones(1)])
@@ -49,18 +52,39 @@ class ChosenInputs(nn.Module):
         self.chosen = list(chosen)
         self.reduction = _check_reduction(reduction)
 
-    def forward(self, candidate_inputs: list[torch.Tensor]) -> Any:
-        return reduce_inputs([candidate_inputs[i] for i in self.chosen], self.reduction)
+    def forward(self, candidate_inputs: list[torch.Tensor]) -> torch.Tensor:
+        tensors = [candidate_inputs[i] for i in self.chosen]
+        if len(tensors) == 1:
+            return tensors[0]
+        if len(tensors) == 0:
+            raise ValueError("no input was chosen; use reduction='none' to allow an empty choice")
+        if self.reduction == "sum":
+            return torch.stack(tensors).sum(0)
+        if self.reduction == "mean":
+            return torch.stack(tensors).mean(0)
+        return torch.cat(tensors, 1)
 
     def extra_repr(self) -> str:
         return f"chosen={self.chosen}, reduction={self.reduction!r}"
+
+
+class ChosenInputList(ChosenInputs):
+    """The fixed form of an InputChoice with ``reduction='none'``: the chosen tensors, as a list."""
+
+    def forward(self, candidate_inputs: list[torch.Tensor]) -> list[torch.Tensor]:  # type: ignore[override]
+        return [candidate_inputs[i] for i in self.chosen]
+
+
+def _fixed_inputs(chosen: list[int], reduction: str) -> ChosenInputs:
+    return ChosenInputList(chosen, reduction) if reduction == "none" else ChosenInputs(chosen, reduction)
 
 
 class InputChoice(MutableModule):
     """Choose ``n_chosen`` of ``n_candidates`` inputs (a list of tensors passed to ``forward``).
 
     The arch value is a sorted list of indices, e.g. ``[0]`` or ``[1, 3]``; a bare ``0`` is
-    accepted for ``n_chosen=1``. ``n_chosen=None`` allows any subset. Under
+    accepted for ``n_chosen=1``. ``n_chosen=None`` allows any non-empty subset (the empty one too
+    with ``reduction='none'``). Under
     :func:`~nasx.space.model_context` the constructor returns a :class:`ChosenInputs`.
 
     Example:
@@ -79,20 +103,22 @@ class InputChoice(MutableModule):
         self.n_candidates = n_candidates
         self.n_chosen = n_chosen
         self.reduction = _check_reduction(reduction)
-        self.choice = self._make_choice(n_candidates, n_chosen, label)
+        self.choice = self._make_choice(n_candidates, n_chosen, label, reduction)
 
     @staticmethod
-    def _make_choice(n_candidates: int, n_chosen: int | None, label: str | None) -> CategoricalMultiple:
+    def _make_choice(n_candidates: int, n_chosen: int | None, label: str | None, reduction: str) -> CategoricalMultiple:
         if not isinstance(n_candidates, int) or n_candidates < 1:
             raise ValueError(f"InputChoice n_candidates must be a positive int, got {n_candidates!r}")
-        return CategoricalMultiple(range(n_candidates), n_chosen=n_chosen, label=label, _kind="inputchoice")
+        # Choosing nothing only makes sense when the caller gets the (empty) list back.
+        return CategoricalMultiple(range(n_candidates), n_chosen=n_chosen, label=label,
+                                   allow_empty=reduction == "none", _kind="inputchoice")
 
     @classmethod
     def create_fixed_module(
         cls, n_candidates: int, n_chosen: int | None = 1, reduction: str = "sum", *, label: str | None = None
     ) -> ChosenInputs:
         _check_reduction(reduction)
-        return ChosenInputs(resolve(cls._make_choice(n_candidates, n_chosen, label)), reduction)
+        return _fixed_inputs(resolve(cls._make_choice(n_candidates, n_chosen, label, reduction)), reduction)
 
     @property
     def label(self) -> str:

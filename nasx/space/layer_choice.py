@@ -58,7 +58,9 @@ class LayerChoice(MutableModule):
         items = _candidate_items(candidates)
         self.choice = Categorical([key for key, _ in items], label=label, _kind="layerchoice")
         for key, module in items:
-            self.add_module(str(key), module)
+            # Straight into _modules: keys such as 'double' or 'forward' would clash with
+            # nn.Module attributes under add_module; candidates are reached with lc[key].
+            self._modules[str(key)] = module
 
     @classmethod
     def create_fixed_module(cls, candidates, *, label: str | None = None) -> nn.Module:

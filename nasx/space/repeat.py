@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
-from typing import Any, Union
+from typing import Any
 
 import torch.nn as nn
 
@@ -11,7 +11,8 @@ from .base import MutableModule
 from .choice import Categorical, Choice
 from .context import resolve
 
-BlockSpec = Union[nn.Module, Callable[[int], nn.Module], Sequence[Union[nn.Module, Callable[[int], nn.Module]]]]
+# A block, a factory(index) -> block, or one of those per position.
+BlockSpec = nn.Module | Callable[[int], nn.Module] | Sequence[nn.Module | Callable[[int], nn.Module]]
 
 
 def _depth_choice(depth: int | tuple[int, int] | Categorical, label: str | None) -> Categorical | int:

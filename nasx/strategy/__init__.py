@@ -1,5 +1,12 @@
-"""Search strategies. Every name loads lazily, so ``import nasx.strategy`` stays light.
+"""Search strategies: multi-trial (Random, GridSearch, RegularizedEvolution, PolicyGradient, TPE)
+and one-shot (DARTS, GumbelDARTS, ENAS, RandomOneShot, Proxyless).
 
+Every name loads lazily on first use (``from nasx.strategy import Random``), so importing one
+strategy never imports another's dependencies (Optuna, Lightning).
+
+    >>> from nasx.strategy import Random
+    >>> Random(seed=0).seed
+    0
     >>> from nasx.strategy import DARTS
     >>> DARTS.is_one_shot
     True
@@ -9,8 +16,18 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-# name -> module defining it (each branch adds its own names).
-_LAZY = {
+# Public name -> module that defines it (each branch adds its own strategies here).
+_LAZY_NAMES = {
+    "Strategy": "nasx.strategy.base",
+    "Random": "nasx.strategy.random",
+    "GridSearch": "nasx.strategy.grid",
+    "RegularizedEvolution": "nasx.strategy.evolution",
+    "PolicyGradient": "nasx.strategy.policy_gradient",
+    "PolicyBasedRL": "nasx.strategy.policy_gradient",  # NNI 3.0 name
+    "TPE": "nasx.strategy.tpe",
+    "Filter": "nasx.strategy.filters",
+    "ParamCountFilter": "nasx.strategy.filters",
+    # one-shot
     "DARTS": "nasx.strategy.oneshot.darts",
     "GumbelDARTS": "nasx.strategy.oneshot.darts",
     "ENAS": "nasx.strategy.oneshot.enas",
@@ -18,15 +35,15 @@ _LAZY = {
     "Proxyless": "nasx.strategy.oneshot.proxyless",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = list(_LAZY_NAMES)
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'nasx.strategy' has no attribute {name!r}; known: {sorted(_LAZY)}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
+    if name in _LAZY_NAMES:
+        value = getattr(importlib.import_module(_LAZY_NAMES[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'nasx.strategy' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:

@@ -104,6 +104,8 @@ def test_metric_never_logged_names_the_logged_ones():
 def test_constructor_errors():
     with pytest.raises(TypeError, match="LightningModule"):
         Lightning(torch.nn.Linear(1, 1))
+    with pytest.raises(TypeError, match="set_model"):
+        Lightning(pl.LightningModule())
     with pytest.raises(TypeError, match="spec"):
         Lightning(MSEModule(), pl.Trainer(logger=False))
     with pytest.raises(ValueError, match="not both"):
@@ -121,3 +123,70 @@ def test_set_model():
     lin = torch.nn.Linear(2, 2)
     module.set_model(lin)
     assert module.model is lin and list(module.parameters()) == list(lin.parameters())
+
+
+class _CtrlC(pl.Callback):
+    def on_train_batch_end(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_surfaces_as_keyboard_interrupt_and_keeps_sigint():
+    """Lightning turns Ctrl+C into sys.exit(1) and ignores SIGINT afterwards; we undo both."""
+    import signal
+
+    data = DataLoader(_regression_data(), batch_size=8)
+    ev = Lightning(MSEModule(), _trainer(callbacks=[_CtrlC()]), data, data)
+    before = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        ev.evaluate(torch.nn.Linear(3, 1))
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_quiet_by_default(caplog):
+    import logging
+
+    data = DataLoader(_regression_data(), batch_size=8)
+    with caplog.at_level(logging.INFO):
+        Lightning(MSEModule(), _trainer(max_epochs=1), data, data).evaluate(torch.nn.Linear(3, 1))
+    assert not [r for r in caplog.records if r.name.startswith("pytorch_lightning")]
+    assert logging.getLogger("pytorch_lightning").level == logging.INFO  # restored
+
+
+class _Pruned(Exception):
+    """What a strategy's report callback may raise to stop a hopeless trial early."""
+
+
+def test_exception_from_report_stops_training():
+    data = DataLoader(_regression_data(), batch_size=8)
+    ev = Lightning(MSEModule(), _trainer(max_epochs=5), data, data)
+    seen = []
+
+    def report(value):
+        seen.append(value)
+        if len(seen) == 2:
+            raise _Pruned(value)
+
+    with pytest.raises(_Pruned):
+        ev.evaluate(torch.nn.Linear(3, 1), report=report)
+    assert len(seen) == 2
+
+
+def test_model_already_on_the_module_is_left_untouched():
+    module = MSEModule()
+    module.set_model(torch.nn.Linear(3, 1))
+    data = DataLoader(_regression_data(), batch_size=8)
+    ev = Lightning(module, _trainer(max_epochs=1), data, data)
+    before = module.model.weight.detach().clone()
+    ev.evaluate(torch.nn.Linear(3, 1))
+    assert torch.equal(module.model.weight, before)  # the evaluator's module is untouched
+
+
+def test_datamodule_from_datasets_pickles():
+    """from_datasets builds local functions, which plain pickle refuses; evaluators still travel."""
+    dm = pl.LightningDataModule.from_datasets(
+        _regression_data(), _regression_data(seed=1), batch_size=8
+    )
+    ev = Lightning(MSEModule(), _trainer(max_epochs=1), datamodule=dm)
+    clone = pickle.loads(pickle.dumps(ev))
+    assert len(clone.datamodule.val_dataloader().dataset) == 40
+    assert clone.evaluate(torch.nn.Linear(3, 1)) > 0

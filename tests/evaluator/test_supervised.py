@@ -184,3 +184,21 @@ def test_main_module_dataset_travels_by_value(tmp_path):
     ev = pickle.loads(path.read_bytes())
     assert type(ev.val_dataloaders.dataset).__name__ == "Blobs"
     assert len(ev.val_dataloaders.dataset) == 32
+
+
+def test_trainer_kwarg_typos_fail_at_construction():
+    with pytest.raises(TypeError, match="'max_epoch' \\(did you mean 'max_epochs'\\?\\)"):
+        Classification(max_epoch=1)
+    with pytest.raises(TypeError, match="does not accept"):
+        Trainer(no_such_option=True)
+
+
+def test_nni_spellings_are_accepted():
+    loader = DataLoader(_separable(8, 0))
+    ev = Classification(train_dataloader=loader, val_dataloader=loader, max_epochs=1)
+    assert ev.train_dataloaders is loader and ev.val_dataloaders is loader
+    assert ev.trainer.kwargs == {"max_epochs": 1}
+    with pytest.raises(TypeError, match="not both"):
+        Regression(train_dataloaders=loader, train_dataloader=loader)
+    with pytest.warns(UserWarning, match="export_onnx"):
+        Classification(export_onnx=True)

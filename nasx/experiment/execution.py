@@ -1,0 +1,194 @@
+"""Where trials run: in the main process one at a time, or on a pool of local worker processes.
+
+An executor has ``capacity`` (trials it runs at once), ``submit(job)``, ``wait(timeout) ->
+[result, ...]`` (the results that finished) and ``shutdown()``. Jobs and results are the dicts of
+:func:`~nasx.experiment.runner.run_trial`. The Ray executor lives in ``ray_execution.py``.
+
+The process pool starts its workers with ``python -m nasx.experiment.worker`` rather than
+``multiprocessing``: the user's script is never re-imported in the workers (no
+``if __name__ == '__main__'`` guard needed), and the space's class and the evaluator are sent
+once per worker with cloudpickle (by value when they live in ``__main__``). A worker that dies,
+even by a segfault or ``SIGKILL``, fails only the trial it was running and is replaced.
+
+    >>> import torch.nn as nn
+    >>> from nasx.space import LayerChoice, ModelSpace
+    >>> from nasx.experiment.runner import ModelBuilder
+    >>> class Net(ModelSpace):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.act = LayerChoice([nn.ReLU(), nn.Tanh()], label='act')
+    >>> ex = SequentialExecutor(ModelBuilder.from_space(Net()), lambda model: 1.0)
+    >>> ex.submit({'id': 0, 'arch': {'act': 0}})
+    >>> [r['metric'] for r in ex.wait()]
+    [1.0]
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any
+
+from nasx.trial import FAILED
+
+from .runner import run_trial
+
+
+class SequentialExecutor:
+    """Runs each trial in the calling process when :meth:`wait` is called (the default)."""
+
+    capacity = 1
+
+    def __init__(self, builder: Any, evaluator: Any):
+        self.builder = builder
+        self.evaluator = evaluator
+        self._queue: list[dict] = []
+
+    @property
+    def busy(self) -> int:
+        return len(self._queue)
+
+    def submit(self, job: dict[str, Any]) -> None:
+        self._queue.append(job)
+
+    def wait(self, timeout: float | None = None) -> list[dict[str, Any]]:
+        if not self._queue:
+            return []
+        return [run_trial(self.builder, self.evaluator, self._queue.pop(0))]
+
+    def shutdown(self) -> None:
+        self._queue.clear()
+
+
+class _Worker:
+    """One worker process and the socket to it."""
+
+    def __init__(self, setup: bytes, log_path: Path, env: dict[str, str]):
+        parent, child = socket.socketpair()
+        self.log = open(log_path, "ab")  # noqa: SIM115 - the worker's own stdout/stderr
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "nasx.experiment.worker", str(child.fileno())],
+            pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
+            env=env, start_new_session=True,  # Ctrl-C in the terminal reaches the experiment only
+        )
+        child.close()
+        self.conn = Connection(os.dup(parent.fileno()))
+        parent.close()
+        self.conn.send_bytes(setup)
+        self.job: dict | None = None
+
+    def exit_description(self) -> str:
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return "stopped answering"
+        if code < 0:
+            try:
+                return f"was killed by signal {signal.Signals(-code).name}"
+            except ValueError:
+                return f"was killed by signal {-code}"
+        return f"exited with code {code}"
+
+    def stop(self) -> None:
+        try:
+            self.conn.close()
+        except OSError:
+            pass
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.log.close()
+
+
+class ProcessPoolExecutor:
+    """Runs trials on ``capacity`` local worker processes (started lazily, replaced when they die).
+
+    Args:
+        builder, evaluator: what every trial needs; sent once to each worker.
+        capacity: number of worker processes (``max_concurrent_trials``).
+        log_dir: where each worker writes its own output (``worker-<n>.log``).
+        threads_per_worker: torch CPU threads per worker; default ``cpu_count // capacity``.
+    """
+
+    def __init__(self, builder: Any, evaluator: Any, capacity: int, log_dir: str | os.PathLike,
+                 threads_per_worker: int | None = None):
+        import cloudpickle
+
+        if capacity < 1:
+            raise ValueError(f"a process pool needs at least 1 worker, got {capacity}")
+        self.capacity = capacity
+        self.log_dir = Path(log_dir)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        threads = threads_per_worker or max(1, (os.cpu_count() or 1) // capacity)
+        self._setup = cloudpickle.dumps({"builder": builder, "evaluator": evaluator, "threads": threads})
+        # Workers import what the main process can import (the script's folder, PYTHONPATH, ...).
+        self._env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        self._idle: list[_Worker] = []
+        self._busy: list[_Worker] = []
+        self._started = 0
+
+    @property
+    def busy(self) -> int:
+        return len(self._busy)
+
+    def submit(self, job: dict[str, Any]) -> None:
+        if len(self._busy) >= self.capacity:
+            raise RuntimeError(f"all {self.capacity} workers are busy; wait() for a result first")
+        worker = self._idle.pop() if self._idle else self._start_worker()
+        worker.job = job
+        try:
+            worker.conn.send(job)
+        except OSError:
+            pass  # the worker already died; wait() reports the trial as failed
+        self._busy.append(worker)
+
+    def _start_worker(self) -> _Worker:
+        self._started += 1
+        return _Worker(self._setup, self.log_dir / f"worker-{self._started}.log", self._env)
+
+    def wait(self, timeout: float | None = None) -> list[dict[str, Any]]:
+        if not self._busy:
+            return []
+        ready = wait([w.conn for w in self._busy], timeout)
+        results = []
+        for worker in [w for w in self._busy if w.conn in ready]:
+            self._busy.remove(worker)
+            try:
+                message = worker.conn.recv()
+            except (EOFError, OSError):
+                results.append(self._died(worker))
+                continue
+            if message.get("setup_error"):
+                worker.stop()
+                self.shutdown()
+                raise RuntimeError(
+                    "a worker process could not load the space or the evaluator (they must be "
+                    f"picklable with cloudpickle):\n{message['setup_error']}"
+                )
+            worker.job = None
+            self._idle.append(worker)
+            results.append(message)
+        return results
+
+    def _died(self, worker: _Worker) -> dict[str, Any]:
+        how = worker.exit_description()
+        worker.stop()
+        job = worker.job
+        now = time.time()
+        return {
+            "id": job["id"], "status": FAILED, "metric": None, "metrics": {}, "intermediates": [],
+            "start_time": None, "end_time": now, "duration": None,
+            "error": f"WorkerDied: the worker process running trial {job['id']} {how} "
+                     f"(output in {worker.log.name})",
+        }
+
+    def shutdown(self) -> None:
+        for worker in self._idle + self._busy:
+            worker.stop()
+        self._idle.clear()
+        self._busy.clear()

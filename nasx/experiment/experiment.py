@@ -1,0 +1,389 @@
+"""NasExperiment: run a strategy's trials on a space with an evaluator, store them, resume, export.
+
+This is the only module that brings space, strategy, evaluator, storage and execution together::
+
+    strategy.propose() -> arch -> validate -> [filter] -> store (running) -> executor
+    executor result -> store (succeeded | failed) -> strategy.tell(trial)
+
+Example (sequential, in a temporary directory):
+
+    >>> import tempfile, torch.nn as nn
+    >>> from nasx.space import LayerChoice, ModelSpace, choice
+    >>> from nasx.strategy import GridSearch
+    >>> class Net(ModelSpace):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.fc = nn.Linear(4, choice('width', [8, 16, 32]))
+    >>> exp = NasExperiment(Net(), lambda model: model.fc.out_features / 32, GridSearch(shuffle=False),
+    ...                     workdir=tempfile.mkdtemp())
+    >>> exp.run()
+    >>> exp.export_top_models(top_k=2)
+    [{'width': 32}, {'width': 16}]
+    >>> exp.stop_reason
+    'the strategy has no more archs to propose'
+"""
+from __future__ import annotations
+
+import datetime
+import logging
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import torch.nn as nn
+
+from nasx.space import InvalidArchError, search_space
+from nasx.trial import FAILED, REJECTED, RUNNING, WAITING, Trial
+
+from .execution import ProcessPoolExecutor, SequentialExecutor
+from .runner import ModelBuilder
+from .storage import ExperimentDirError, TrialStore
+from .table import TrialTable
+
+_log = logging.getLogger("nasx.experiment")
+
+_DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+class NasExperiment:
+    """A multi-trial (or one-shot) architecture search, stored in ``workdir``.
+
+    Args:
+        model_space: a :class:`~nasx.space.ModelSpace` instance.
+        evaluator: a nasx evaluator (``evaluate(model, report=None)``) or a plain function
+            ``fn(model) -> metric``; the metric is a finite float or a dict with a ``'default'``.
+        strategy: a multi-trial strategy (``setup``/``propose``/``tell``) or a one-shot one.
+        workdir: the experiment directory (default ``nasx_experiments/<timestamp>``).
+        max_trials: stop proposing after this many trials (rejected archs do not count).
+        max_duration: stop proposing after this long in one ``run()`` (seconds or ``'30m'``,
+            ``'2h'``, ``'1d'``); trials in flight are waited for.
+        max_concurrent_trials: trials run at once; above 1 a local process pool is used.
+        max_failed_trials: stop once more than this many trials failed.
+        execution: ``'sequential'``, ``'process'`` or ``'ray'``; default sequential for one
+            concurrent trial, else process.
+        filter: a :class:`~nasx.strategy.filters.Filter` (or ``f(arch) -> bool``) run before training.
+        resume: continue the experiment already in ``workdir``; without it such a directory is an error.
+        rerun_interrupted: on resume, re-run trials that were in flight when the last run stopped
+            (True) or record them as failed (False).
+        direction: ``'maximize'`` or ``'minimize'``; default the evaluator's ``direction``.
+        ray_address, trial_resources: for ``execution='ray'`` (``ray.init(address=...)``; resources
+            of one trial, default ``{'num_cpus': 1}``).
+    """
+
+    def __init__(
+        self,
+        model_space: nn.Module,
+        evaluator: Any,
+        strategy: Any,
+        *,
+        workdir: str | Path | None = None,
+        max_trials: int | None = None,
+        max_duration: float | str | None = None,
+        max_concurrent_trials: int = 1,
+        max_failed_trials: int | None = None,
+        execution: str | None = None,
+        filter: Any = None,  # noqa: A002 - the natural name, as in NNI's model_filter
+        resume: bool = False,
+        rerun_interrupted: bool = True,
+        direction: str | None = None,
+        ray_address: str | None = None,
+        trial_resources: dict[str, float] | None = None,
+    ):
+        if execution not in (None, "sequential", "process", "ray"):
+            raise ValueError(f"execution must be 'sequential', 'process' or 'ray', got {execution!r}")
+        if max_concurrent_trials < 1:
+            raise ValueError(f"max_concurrent_trials must be at least 1, got {max_concurrent_trials}")
+        self.model_space = model_space
+        self.evaluator = evaluator
+        self.strategy = strategy
+        self.workdir = Path(workdir) if workdir is not None else _default_workdir()
+        self.max_trials = max_trials
+        self.max_duration = parse_duration(max_duration)
+        self.max_concurrent_trials = max_concurrent_trials
+        self.max_failed_trials = max_failed_trials
+        self.execution = execution or ("sequential" if max_concurrent_trials == 1 else "process")
+        self.filter = _as_filter(filter)
+        self.resume = resume
+        self.rerun_interrupted = rerun_interrupted
+        self.direction = direction or getattr(evaluator, "direction", "maximize")
+        if self.direction not in ("maximize", "minimize"):
+            raise ValueError(f"direction must be 'maximize' or 'minimize', got {self.direction!r}")
+        self.ray_address = ray_address
+        self.trial_resources = trial_resources
+        self.stop_reason: str | None = None
+        self._trials: dict[int, Trial] = {}
+        self._opened = False  # a second run() of this object continues its experiment
+        self._config = None
+        self._execution_given = execution is not None
+
+    # ----------------------------------------------------------------- public
+    @property
+    def is_one_shot(self) -> bool:
+        return bool(getattr(self.strategy, "is_one_shot", False))
+
+    @property
+    def config(self):
+        """NNI 3.0's ``exp.config`` (``max_trial_number``, ``trial_concurrency``, ``max_experiment_duration``)."""
+        if self._config is None:
+            from .nni_config import NniConfig
+
+            self._config = NniConfig(self)
+        return self._config
+
+    def run(self, port: int | None = None, **_nni_options: Any) -> None:
+        """Run until a limit is reached or the strategy is exhausted; call again to go on.
+
+        ``port`` (and NNI's other ``run`` options) are accepted for NNI scripts and ignored: nasx
+        has no web UI; read ``trial_table()`` or the experiment directory instead.
+        """
+        if not self._execution_given:  # max_concurrent_trials may have changed (exp.config)
+            self.execution = "sequential" if self.max_concurrent_trials == 1 else "process"
+        if self.is_one_shot:
+            self.workdir.mkdir(parents=True, exist_ok=True)
+            self.strategy.run(self.model_space, self.evaluator, self.workdir)
+            self.stop_reason = "the one-shot strategy finished"
+            return
+        space = search_space(self.model_space)
+        store = self._open_store(space)
+        executor = None
+        try:
+            self._trials = {t.id: t for t in store.trials()}
+            interrupted = [t for t in self._trials.values() if t.status in (WAITING, RUNNING)]
+            if interrupted and not self.rerun_interrupted:
+                for t in interrupted:
+                    t.status, t.end_time = FAILED, time.time()
+                    t.error = "Interrupted: the experiment stopped while this trial ran (rerun_interrupted=False)"
+                    store.update(t)
+                interrupted = []
+            self.strategy.setup(space, list(self._trials.values()), direction=self.direction)
+            builder = ModelBuilder.from_space(self.model_space)
+            executor = self._make_executor(builder, store)
+            self._loop(space, store, executor, builder, queue=sorted(interrupted, key=lambda t: t.id))
+        finally:
+            if executor is not None:
+                executor.shutdown()
+            store.close()
+
+    def trials(self, status: str | None = None) -> list[Trial]:
+        """Every trial (of this run or read from ``workdir``), optionally of one status."""
+        trials = self._all_trials()
+        return [t for t in trials if status is None or t.status == status]
+
+    def trial_table(self) -> TrialTable:
+        """The trials as rows (id, status, metric, duration, arch, error); ``print`` it for a table."""
+        return TrialTable(self._all_trials())
+
+    def export_top_models(self, top_k: int = 1, formatter: str = "dict") -> list[Any]:
+        """The ``top_k`` best archs (``formatter='dict'``) or fresh models built from them (``'instance'``)."""
+        if formatter not in ("dict", "instance"):
+            raise ValueError(f"formatter must be 'dict' or 'instance', got {formatter!r}")
+        if self.is_one_shot:
+            archs = self.strategy.export_top_models(top_k)
+        else:
+            sign = 1 if self.direction == "maximize" else -1
+            best = sorted(self.trials("succeeded"), key=lambda t: (-sign * t.metric, t.id))
+            archs = [t.arch for t in best[:top_k]]
+        if formatter == "instance":
+            return [self.model_space.freeze(arch) for arch in archs]
+        return archs
+
+    # ----------------------------------------------------------------- the loop
+    def _loop(self, space, store: TrialStore, executor, builder, queue: list[Trial]) -> None:
+        started = time.monotonic()
+        in_flight: set[int] = set()
+        rejections_in_a_row = 0
+        self.stop_reason = None
+        while True:
+            # Fill free slots: interrupted trials first, then new proposals.
+            while self.stop_reason is None and len(in_flight) < executor.capacity:
+                # Interrupted trials were counted already: only time and failures stop their rerun.
+                limit = self._limit_reached(started, new_trial=not queue)
+                if limit:
+                    self.stop_reason = limit
+                    break
+                if queue:
+                    trial = queue.pop(0)
+                    _log.info("re-running interrupted trial %d", trial.id)
+                    trial.status, trial.start_time, trial.error = RUNNING, time.time(), None
+                    store.update(trial)
+                else:
+                    arch = self.strategy.propose()
+                    if arch is None:
+                        self.stop_reason = "the strategy has no more archs to propose"
+                        break
+                    arch = self._validate(space, arch)
+                    trial = Trial(store.next_id(), arch, RUNNING, start_time=time.time())
+                    try:
+                        reason = self._check_filter(arch, builder)
+                    except Exception as e:  # e.g. the model cannot be built: the trial fails, the search goes on
+                        trial.status, trial.error = FAILED, f"the filter raised {type(e).__name__}: {e}"
+                        trial.end_time, trial.duration = trial.start_time, 0.0
+                        store.add(trial)
+                        self._trials[trial.id] = trial
+                        self.strategy.tell(trial)
+                        continue
+                    if reason is not None:
+                        trial.status, trial.error = REJECTED, reason
+                        trial.end_time, trial.duration = trial.start_time, 0.0
+                        store.add(trial)
+                        self._trials[trial.id] = trial
+                        self.strategy.tell(trial)
+                        rejections_in_a_row += 1
+                        if rejections_in_a_row >= self.filter.patience:
+                            self.stop_reason = (
+                                f"the filter rejected {rejections_in_a_row} archs in a row "
+                                f"(patience {self.filter.patience}); last: {reason}"
+                            )
+                        continue
+                    rejections_in_a_row = 0
+                    store.add(trial)
+                self._trials[trial.id] = trial
+                in_flight.add(trial.id)
+                executor.submit({"id": trial.id, "arch": trial.arch, "log_path": str(store.log_path(trial.id))})
+            if not in_flight:
+                break
+            for result in executor.wait(timeout=1.0):
+                trial = self._finish(store, result)
+                in_flight.discard(trial.id)
+                self.strategy.tell(trial)
+        _log.info("experiment stopped: %s", self.stop_reason)
+
+    def _finish(self, store: TrialStore, result: dict[str, Any]) -> Trial:
+        trial = self._trials[result["id"]]
+        if result.get("log"):  # remote workers send their log back
+            with open(store.log_path(trial.id), "a") as f:
+                f.write(result["log"])
+        for key in ("status", "metric", "metrics", "intermediates", "end_time", "duration", "error"):
+            setattr(trial, key, result[key])
+        trial.start_time = result["start_time"] or trial.start_time
+        store.update(trial)
+        if trial.status == FAILED:
+            _log.warning("trial %d failed: %s", trial.id, (trial.error or "").splitlines()[0])
+        return trial
+
+    def _limit_reached(self, started: float, new_trial: bool = True) -> str | None:
+        trials = self._trials.values()
+        counted = sum(1 for t in trials if t.status != REJECTED)
+        if new_trial and self.max_trials is not None and counted >= self.max_trials:
+            return f"max_trials ({self.max_trials}) reached"
+        failed = sum(1 for t in trials if t.status == FAILED)
+        if self.max_failed_trials is not None and failed > self.max_failed_trials:
+            return f"{failed} trials failed, more than max_failed_trials ({self.max_failed_trials})"
+        if self.max_duration is not None and time.monotonic() - started >= self.max_duration:
+            return f"max_duration ({self.max_duration:g} s) reached"
+        return None
+
+    def _validate(self, space, arch: Any) -> dict[str, Any]:
+        try:
+            return space.validate(arch)
+        except InvalidArchError as e:
+            raise InvalidArchError(f"strategy {type(self.strategy).__name__} proposed an invalid arch {arch!r}: {e}") from None
+
+    def _check_filter(self, arch: dict[str, Any], builder) -> str | None:
+        if self.filter is None:
+            return None
+        return self.filter.check(arch, lambda: builder(arch))
+
+    # ----------------------------------------------------------------- setup helpers
+    def _meta(self, space) -> dict[str, Any]:
+        cls = type(self.model_space)
+        return {
+            "space": cls.__qualname__,  # not the module: a script's __main__ may be resumed from elsewhere
+            "search_space": {label: repr(c) for label, c in space.items()},
+            "strategy": type(self.strategy).__name__,
+            "strategy_seed": getattr(self.strategy, "seed", None),
+            "direction": self.direction,
+        }
+
+    def _open_store(self, space) -> TrialStore:
+        meta = self._meta(space)
+        if not TrialStore.exists(self.workdir):
+            store = TrialStore.create(self.workdir, {**meta, "created": time.time()})
+            _log.info("new experiment in %s", self.workdir)
+            self._opened = True
+            return store
+        store = TrialStore(self.workdir)
+        try:
+            stored = store.meta()
+            if stored.get("search_space") != meta["search_space"] or stored.get("space") != meta["space"]:
+                raise ExperimentDirError(
+                    f"{self.workdir} holds another experiment (space {stored.get('space')}, "
+                    f"{len(stored.get('search_space', {}))} labels, strategy {stored.get('strategy')}), "
+                    f"not one of {meta['space']} with labels {list(meta['search_space'])[:8]}; "
+                    "choose another workdir (nothing was changed)"
+                )
+            if stored.get("direction") != meta["direction"]:
+                raise ExperimentDirError(
+                    f"{self.workdir} holds an experiment that {stored.get('direction')}s its metric, "
+                    f"this one would {meta['direction']} it; choose another workdir (nothing was changed)"
+                )
+            if not (self.resume or self._opened):
+                raise ExperimentDirError(
+                    f"{self.workdir} already holds an experiment with {len(store.trials())} trials; "
+                    "pass resume=True to continue it, or choose another workdir (nothing was changed)"
+                )
+        except BaseException:
+            store.close()
+            raise
+        if (not getattr(self.strategy, "seed_given", True) and stored.get("strategy") == meta["strategy"]
+                and stored.get("strategy_seed") is not None):
+            self.strategy.seed = stored["strategy_seed"]  # an unseeded strategy resumes its own sequence
+        self._opened = True
+        return store
+
+    def _make_executor(self, builder, store: TrialStore):
+        if self.execution == "sequential":
+            if self.max_concurrent_trials > 1:
+                raise ValueError("execution='sequential' runs one trial at a time; set max_concurrent_trials=1")
+            return SequentialExecutor(builder, self.evaluator)
+        if self.execution == "process":
+            return ProcessPoolExecutor(builder, self.evaluator, self.max_concurrent_trials, store.directory / "workers")
+        from .ray_execution import RayExecutor
+
+        return RayExecutor(builder, self.evaluator, self.max_concurrent_trials, address=self.ray_address,
+                           resources=self.trial_resources)
+
+    def _all_trials(self) -> list[Trial]:
+        if TrialStore.exists(self.workdir):
+            from .storage import load_trials
+
+            return load_trials(self.workdir)
+        return sorted(self._trials.values(), key=lambda t: t.id)
+
+    def __repr__(self) -> str:
+        return f"NasExperiment({type(self.model_space).__name__}, strategy={self.strategy!r}, workdir='{self.workdir}')"
+
+
+def parse_duration(value: float | str | None) -> float | None:
+    """Seconds from a number or a string like ``'90s'``, ``'30m'``, ``'2h'``, ``'1d'``.
+
+    >>> parse_duration('30m'), parse_duration(5), parse_duration(None)
+    (1800.0, 5.0, None)
+    """
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if value <= 0:
+            raise ValueError(f"max_duration must be positive, got {value}")
+        return float(value)
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", str(value))
+    if not match:
+        raise ValueError(f"max_duration must be seconds or a string like '30s', '10m', '2h', '1d'; got {value!r}")
+    return float(match.group(1)) * _DURATION_UNITS[match.group(2)]
+
+
+def _as_filter(f: Any):
+    if f is None or hasattr(f, "check"):
+        return f
+    if callable(f):
+        from nasx.strategy.filters import Filter
+
+        return Filter(f, on="arch")
+    raise TypeError(f"filter must be a nasx.strategy.filters.Filter or a function f(arch) -> bool, got {type(f).__name__}")
+
+
+def _default_workdir() -> Path:
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+    return Path("nasx_experiments") / stamp
+

@@ -1,0 +1,152 @@
+"""Run one trial where it executes (main process, worker process or Ray task): build, evaluate.
+
+``run_trial`` never raises for a trial's own failure: errors in model construction or evaluation,
+and metrics that are not finite numbers, become a ``'failed'`` result carrying the error text.
+
+    >>> import torch.nn as nn
+    >>> from nasx.space import LayerChoice, ModelSpace
+    >>> class Net(ModelSpace):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.act = LayerChoice([nn.ReLU(), nn.Tanh()], label='act')
+    >>> builder = ModelBuilder.from_space(Net())
+    >>> result = run_trial(builder, lambda model: 0.5, {'id': 0, 'arch': {'act': 1}})
+    >>> result['status'], result['metric']
+    ('succeeded', 0.5)
+    >>> run_trial(builder, lambda model: float('nan'), {'id': 1, 'arch': {'act': 0}})['error']
+    'ValueError: trial 1: the metric must be finite, got nan: the training probably diverged'
+"""
+from __future__ import annotations
+
+import contextlib
+import inspect
+import io
+import logging
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch.nn as nn
+
+from nasx.evaluator.base import normalize_metric
+from nasx.space import ModelSpace, model_context
+from nasx.trial import FAILED, SUCCEEDED
+
+
+class ModelBuilder:
+    """Rebuilds models of a space from archs: the space's class and constructor arguments.
+
+    Pickles small (no weights): the class by reference when importable, by value (cloudpickle)
+    when it lives in ``__main__``.
+    """
+
+    def __init__(self, space_cls: type, args: tuple, kwargs: dict):
+        self.space_cls = space_cls
+        self.args = args
+        self.kwargs = kwargs
+
+    @classmethod
+    def from_space(cls, space: nn.Module) -> ModelBuilder:
+        if not isinstance(space, ModelSpace) or "_nasx_init_args" not in space.__dict__:
+            raise TypeError(
+                f"the model space must be an instance of a nasx.space.ModelSpace subclass, got "
+                f"{type(space).__name__}; subclass ModelSpace so trials can rebuild it from an arch"
+            )
+        args, kwargs = space.__dict__["_nasx_init_args"]
+        return cls(type(space), args, kwargs)
+
+    def __call__(self, arch: dict[str, Any]) -> nn.Module:
+        with model_context(arch):
+            return self.space_cls(*self.args, **self.kwargs)
+
+
+def checked_metric(value: Any, trial_id: int) -> tuple[float, dict[str, float]]:
+    """:func:`nasx.evaluator.normalize_metric`, with the trial named in its error."""
+    try:
+        return normalize_metric(value)
+    except ValueError as e:
+        raise ValueError(f"trial {trial_id}: {e}") from None
+
+
+def call_evaluator(evaluator: Any, model: nn.Module, report: Callable[[Any], None]) -> Any:
+    """``evaluator.evaluate(model, report=...)``, or ``evaluator(model[, report=...])`` for a function."""
+    if hasattr(evaluator, "evaluate"):
+        return evaluator.evaluate(model, report=report)
+    if callable(evaluator):
+        try:
+            accepts_report = "report" in inspect.signature(evaluator).parameters
+        except (TypeError, ValueError):
+            accepts_report = False
+        return evaluator(model, report=report) if accepts_report else evaluator(model)
+    raise TypeError(f"the evaluator must have an evaluate(model, report) method or be callable, got {type(evaluator).__name__}")
+
+
+def run_trial(builder: Callable[[dict], nn.Module], evaluator: Any, job: dict[str, Any]) -> dict[str, Any]:
+    """Build ``job['arch']``, evaluate it, return the result fields of the trial.
+
+    ``job`` has ``id``, ``arch`` and optionally ``log_path`` (the trial's log file; without one the
+    log is returned as ``result['log']``, which is how remote Ray workers send it back).
+    """
+    trial_id, arch = job["id"], job["arch"]
+    log_path = job.get("log_path")
+    buffer = None if log_path else io.StringIO()
+    intermediates: list[float] = []
+    start = time.time()
+    with _trial_log(log_path, buffer) as log:
+        log.info("trial %s arch %s", trial_id, arch)
+
+        def report(value: Any) -> None:
+            metric, _ = checked_metric(value, trial_id)
+            intermediates.append(metric)
+            log.info("intermediate %d: %s", len(intermediates), metric)
+
+        try:
+            model = builder(arch)
+            metric, metrics = checked_metric(call_evaluator(evaluator, model, report), trial_id)
+            status, error = SUCCEEDED, None
+            log.info("succeeded: %s", metrics)
+        except Exception as e:  # a trial's failure is data, not a crash of the experiment
+            status, metric, metrics = FAILED, None, {}
+            error = _describe(e)
+            log.error("failed:\n%s", traceback.format_exc())
+    end = time.time()
+    result = {
+        "id": trial_id, "status": status, "metric": metric, "metrics": metrics,
+        "intermediates": intermediates, "start_time": start, "end_time": end,
+        "duration": end - start, "error": error,
+    }
+    if buffer is not None:
+        result["log"] = buffer.getvalue()
+    return result
+
+
+def _describe(e: BaseException) -> str:
+    """The last line (``Type: message``) first, then the traceback, for the trial table."""
+    head = f"{type(e).__name__}: {e}"
+    tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+    if isinstance(e, ValueError) and str(e).startswith("trial "):
+        return head  # our own message says everything
+    return f"{head}\n{tb}"
+
+
+@contextlib.contextmanager
+def _trial_log(log_path: str | Path | None, buffer: io.StringIO | None):
+    """A logger writing to the trial's log; records of other loggers go there too meanwhile."""
+    stream = open(log_path, "a") if log_path else buffer  # noqa: SIM115
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    log = logging.getLogger("nasx.trial")
+    previous_level = log.level
+    log.setLevel(logging.INFO)
+    try:
+        yield log
+    finally:
+        log.setLevel(previous_level)
+        root.removeHandler(handler)
+        handler.flush()
+        if log_path:
+            stream.close()

@@ -1,0 +1,189 @@
+"""Experiment storage: one SQLite database per experiment directory, one folder per trial.
+
+Layout of an experiment directory::
+
+    nasx.db              SQLite (WAL): table ``meta`` (what experiment this is), table ``trials``
+    nasx.lock            held (flock) while a process runs the experiment
+    trials/<id>/arch.json   the trial's arch, to rebuild or retrain it later
+    trials/<id>/trial.log   what the trial logged
+
+Every state change of a trial is one autocommitted statement (insert when it starts, update when
+it ends), so a process killed at any moment loses at most the results of the trials in flight,
+which stay ``running`` in the table and are re-run (or marked failed) on resume. WAL with
+``synchronous=NORMAL`` survives a crashed or killed process; only a power cut may lose the last
+commits.
+
+    >>> import tempfile
+    >>> from nasx.trial import Trial
+    >>> store = TrialStore.create(tempfile.mkdtemp(), {'space': 'Net'})
+    >>> store.add(Trial(0, {'k': 3}, 'running'))
+    >>> store.update(Trial(0, {'k': 3}, 'succeeded', metric=0.5, metrics={'default': 0.5}))
+    >>> [(t.id, t.status, t.metric) for t in store.trials()]
+    [(0, 'succeeded', 0.5)]
+    >>> store.close()
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from nasx.trial import Trial
+
+DB_NAME = "nasx.db"
+LOCK_NAME = "nasx.lock"
+TRIALS_DIR = "trials"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS trials (
+    id INTEGER PRIMARY KEY,
+    arch TEXT NOT NULL,
+    status TEXT NOT NULL,
+    metric REAL,
+    metrics TEXT NOT NULL DEFAULT '{}',
+    intermediates TEXT NOT NULL DEFAULT '[]',
+    start_time REAL,
+    end_time REAL,
+    duration REAL,
+    error TEXT
+);
+"""
+_COLUMNS = ("id", "arch", "status", "metric", "metrics", "intermediates", "start_time", "end_time", "duration", "error")
+_JSON_COLUMNS = ("arch", "metrics", "intermediates")
+
+
+class ExperimentDirError(RuntimeError):
+    """The experiment directory cannot be used as asked (another experiment, locked, not resumable)."""
+
+
+class TrialStore:
+    """The trial table of one experiment directory. Create with :meth:`create` or :meth:`open`."""
+
+    def __init__(self, directory: str | os.PathLike, *, lock: bool = True):
+        self.directory = Path(directory)
+        self._lock_file = None
+        if lock:
+            self._acquire_lock()
+        self._db = sqlite3.connect(self.directory / DB_NAME, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+
+    # ----------------------------------------------------------------- opening
+    @classmethod
+    def create(cls, directory: str | os.PathLike, meta: dict[str, Any]) -> TrialStore:
+        """A new experiment in ``directory`` (created if needed); refuses to overwrite anything."""
+        directory = Path(directory)
+        if (directory / DB_NAME).exists():
+            raise ExperimentDirError(f"{directory} already holds an experiment ({directory / DB_NAME})")
+        if (directory / TRIALS_DIR).exists():
+            raise ExperimentDirError(
+                f"{directory / TRIALS_DIR} exists but {directory} holds no nasx experiment database; "
+                "refusing to write trial folders over it: choose another workdir"
+            )
+        directory.mkdir(parents=True, exist_ok=True)
+        store = cls(directory)
+        for key, value in meta.items():
+            store.set_meta(key, value)
+        return store
+
+    @classmethod
+    def exists(cls, directory: str | os.PathLike) -> bool:
+        return (Path(directory) / DB_NAME).exists()
+
+    def _acquire_lock(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        f = open(self.directory / LOCK_NAME, "a+")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip() or "unknown"
+            f.close()
+            raise ExperimentDirError(
+                f"the experiment in {self.directory} is being run by another process (pid {holder}); "
+                "wait for it to finish or stop it first"
+            ) from None
+        f.seek(0)
+        f.truncate()
+        f.write(str(os.getpid()))
+        f.flush()
+        self._lock_file = f
+
+    def close(self) -> None:
+        """Close the database and release the directory lock."""
+        self._db.close()
+        if self._lock_file is not None:
+            self._lock_file.close()  # closing the descriptor releases the flock
+            self._lock_file = None
+
+    # ----------------------------------------------------------------- meta
+    def meta(self) -> dict[str, Any]:
+        return {k: json.loads(v) for k, v in self._db.execute("SELECT key, value FROM meta")}
+
+    def set_meta(self, key: str, value: Any) -> None:
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
+
+    # ----------------------------------------------------------------- trials
+    def trial_dir(self, trial_id: int) -> Path:
+        return self.directory / TRIALS_DIR / str(trial_id)
+
+    def log_path(self, trial_id: int) -> Path:
+        return self.trial_dir(trial_id) / "trial.log"
+
+    def add(self, trial: Trial) -> None:
+        """Insert a new trial (one write) and write its folder with ``arch.json``."""
+        folder = self.trial_dir(trial.id)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "arch.json").write_text(json.dumps(trial.arch, indent=2) + "\n")
+        self._db.execute(f"INSERT INTO trials VALUES ({', '.join('?' * len(_COLUMNS))})", _row(trial))
+
+    def update(self, trial: Trial) -> None:
+        """Overwrite a trial's row with its new state (one write)."""
+        sets = ", ".join(f"{c} = ?" for c in _COLUMNS[1:])
+        row = _row(trial)
+        cur = self._db.execute(f"UPDATE trials SET {sets} WHERE id = ?", (*row[1:], row[0]))
+        if cur.rowcount != 1:
+            raise KeyError(f"trial {trial.id} is not in {self.directory / DB_NAME}")
+
+    def trials(self) -> list[Trial]:
+        """Every stored trial, by id."""
+        rows = self._db.execute(f"SELECT {', '.join(_COLUMNS)} FROM trials ORDER BY id")
+        return [_trial(row) for row in rows]
+
+    def next_id(self) -> int:
+        (n,) = self._db.execute("SELECT COALESCE(MAX(id) + 1, 0) FROM trials").fetchone()
+        return n
+
+
+def load_trials(directory: str | os.PathLike) -> list[Trial]:
+    """Read the trials of an experiment directory (even while another process runs it).
+
+    >>> load_trials('/nonexistent')
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: no nasx experiment in /nonexistent (no nasx.db)
+    """
+    if not TrialStore.exists(directory):
+        raise FileNotFoundError(f"no nasx experiment in {directory} (no {DB_NAME})")
+    store = TrialStore(directory, lock=False)
+    try:
+        return store.trials()
+    finally:
+        store.close()
+
+
+def _row(trial: Trial) -> tuple:
+    d = trial.to_dict()
+    return tuple(json.dumps(d[c]) if c in _JSON_COLUMNS else d[c] for c in _COLUMNS)
+
+
+def _trial(row: tuple) -> Trial:
+    d = dict(zip(_COLUMNS, row, strict=True))
+    for c in _JSON_COLUMNS:
+        d[c] = json.loads(d[c])
+    return Trial(**d)

@@ -1,0 +1,65 @@
+"""Worker process of the local process pool: ``python -m nasx.experiment.worker FD``.
+
+Receives one setup message (cloudpickled builder, evaluator, thread count) on the socket ``FD``,
+then runs jobs one at a time and sends each result back. While a trial runs, the process's
+stdout and stderr (file descriptors 1 and 2, so C-level output too) go to the trial's log file.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+import traceback
+from multiprocessing.connection import Connection
+
+
+def _exit_when_orphaned(parent: int) -> None:
+    """If the experiment process dies (even by SIGKILL), stop too instead of training on unseen."""
+    while True:
+        time.sleep(1.0)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+def _run(conn: Connection) -> None:
+    import cloudpickle
+
+    threading.Thread(target=_exit_when_orphaned, args=(os.getppid(),), daemon=True).start()
+    try:
+        setup = cloudpickle.loads(conn.recv_bytes())
+        import torch
+
+        torch.set_num_threads(setup["threads"])
+        from nasx.experiment.runner import run_trial
+    except Exception:
+        conn.send({"setup_error": traceback.format_exc()})
+        return
+    builder, evaluator = setup["builder"], setup["evaluator"]
+    saved = os.dup(1), os.dup(2)
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:  # the experiment closed the pool
+            return
+        log_path = job.get("log_path")
+        if log_path:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            os.dup2(fd, 1)
+            os.dup2(fd, 2)
+            os.close(fd)
+        try:
+            result = run_trial(builder, evaluator, job)
+        finally:
+            if log_path:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os.dup2(saved[0], 1)
+                os.dup2(saved[1], 2)
+        conn.send(result)
+
+
+if __name__ == "__main__":
+    _run(Connection(int(sys.argv[1])))

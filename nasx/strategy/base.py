@@ -1,0 +1,147 @@
+"""Strategy base class: propose archs from a search space, learn from finished trials.
+
+A multi-trial strategy has three methods. ``setup(search_space, trials, direction)`` rebuilds all
+state from stored trials, so resuming an experiment needs nothing but its trial table;
+``propose()`` returns the next arch (``None`` when the strategy has nothing left);
+``tell(trial)`` hands back a finished trial.
+
+To make a resumed run continue exactly where the first one stopped, every random draw for the
+``n``-th proposal comes from a generator seeded by ``(seed, n)``: the state is a function of the
+seed and the stored trials, never of a generator that lived in a dead process.
+
+    >>> from nasx.space import Categorical, SearchSpace
+    >>> class First(Strategy):
+    ...     def next_arch(self, rng):
+    ...         return self.random_unseen_arch(rng)
+    >>> space = SearchSpace(k=Categorical([3, 5], label='k'))
+    >>> s = First(seed=0); s.setup(space)
+    >>> sorted([s.propose()['k'], s.propose()['k']]), s.propose()
+    ([3, 5], None)
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from typing import Any
+
+from nasx.trial import SUCCEEDED, Trial, arch_key
+
+# Above this many archs, an exhausted-looking dedup search gives up instead of enumerating.
+_ENUMERATE_LIMIT = 200_000
+
+
+class Strategy:
+    """Base class of multi-trial strategies.
+
+    Subclasses implement :meth:`next_arch` (and :meth:`learn` if they learn from results);
+    the base class handles seeding, deduplication and replaying stored trials.
+
+    Args:
+        dedup: never propose an arch twice (including archs of failed or rejected trials).
+        seed: makes proposals reproducible; ``None`` draws a seed from the OS.
+    """
+
+    is_one_shot = False
+
+    def __init__(self, *, dedup: bool = True, seed: int | None = None):
+        self.dedup = dedup
+        # Without a seed one is drawn here; NasExperiment stores it so that a resume reuses it.
+        self.seed_given = seed is not None
+        self.seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
+        self.search_space: dict | None = None
+        self.direction = "maximize"
+
+    # ----------------------------------------------------------------- the three public methods
+    def setup(self, search_space: dict, trials: Iterable[Trial] = (), direction: str = "maximize") -> None:
+        """Start over on ``search_space`` and replay ``trials`` (every stored trial, any status).
+
+        Unfinished trials count as proposed (for numbering and deduplication); finished ones are
+        told in the order they finished.
+        """
+        if direction not in ("maximize", "minimize"):
+            raise ValueError(f"direction must be 'maximize' or 'minimize', got {direction!r}")
+        if not search_space:
+            raise ValueError(
+                f"{type(self).__name__} got an empty search space: the model space declares no "
+                "choices (is it a fixed model built under model_context?)"
+            )
+        self.search_space = search_space
+        self.direction = direction
+        self.num_proposed = 0
+        self.seen: set[str] = set()
+        self.history: list[Trial] = []  # finished trials, in the order they were told
+        self.reset()
+        trials = sorted(trials, key=lambda t: t.id)
+        for t in trials:
+            self._count_proposal(t.arch)
+        finished = [t for t in trials if t.finished]
+        finished.sort(key=lambda t: (t.end_time if t.end_time is not None else float("inf"), t.id))
+        for t in finished:
+            self.tell(t)
+
+    def propose(self) -> dict[str, Any] | None:
+        """The next arch to evaluate, or None when the strategy is exhausted."""
+        if self.search_space is None:
+            raise RuntimeError(f"call {type(self).__name__}.setup(search_space) before propose()")
+        arch = self.next_arch(self.rng(self.num_proposed))
+        if arch is None:
+            return None
+        self._count_proposal(arch)
+        return arch
+
+    def tell(self, trial: Trial) -> None:
+        """Learn from a finished trial (succeeded, failed or rejected)."""
+        if arch_key(trial.arch) not in self.seen:  # told without being proposed (e.g. seeded by hand)
+            self._count_proposal(trial.arch)
+        self.history.append(trial)
+        self.learn(trial)
+
+    # ----------------------------------------------------------------- for subclasses
+    def reset(self) -> None:
+        """Clear learned state (called by :meth:`setup` before replaying trials)."""
+
+    def next_arch(self, rng: random.Random) -> dict[str, Any] | None:
+        """The next arch, drawing randomness only from ``rng``; None when exhausted."""
+        raise NotImplementedError
+
+    def learn(self, trial: Trial) -> None:
+        """Update learned state with a finished trial (default: nothing to learn)."""
+
+    # ----------------------------------------------------------------- helpers
+    def rng(self, n: int) -> random.Random:
+        """The generator of the ``n``-th proposal (a pure function of the seed and ``n``)."""
+        return random.Random(f"{type(self).__name__}:{self.seed}:{n}")
+
+    def is_new(self, arch: dict[str, Any]) -> bool:
+        """Whether ``arch`` may be proposed (always true without dedup)."""
+        return not self.dedup or arch_key(arch) not in self.seen
+
+    def score(self, trial: Trial) -> float:
+        """The trial's metric oriented so that larger is better."""
+        return trial.metric if self.direction == "maximize" else -trial.metric
+
+    def succeeded_trials(self) -> list[Trial]:
+        """Succeeded trials in the order they were told."""
+        return [t for t in self.history if t.status == SUCCEEDED]
+
+    def random_unseen_arch(self, rng: random.Random, tries: int = 100) -> dict[str, Any] | None:
+        """A uniformly random arch not yet proposed, or None when every arch has been.
+
+        Samples a few times, then enumerates the remaining archs of small spaces.
+        """
+        space = self.search_space
+        for _ in range(tries):
+            arch = space.sample(rng)
+            if self.is_new(arch):
+                return arch
+        if space.size > _ENUMERATE_LIMIT:
+            return None
+        remaining = [a for a in space.grid() if self.is_new(a)]
+        return rng.choice(remaining) if remaining else None
+
+    def _count_proposal(self, arch: dict[str, Any]) -> None:
+        self.num_proposed += 1
+        self.seen.add(arch_key(arch))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(dedup={self.dedup}, seed={self.seed})"

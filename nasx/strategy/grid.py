@@ -1,0 +1,80 @@
+"""Grid search: every arch of the search space once, in order or in a seeded shuffled order.
+
+    >>> from nasx.space import Categorical, SearchSpace
+    >>> space = SearchSpace(a=Categorical([1, 2], label='a'), b=Categorical(['x', 'y'], label='b'))
+    >>> s = GridSearch(shuffle=False); s.setup(space)
+    >>> [s.propose() for _ in range(5)]
+    [{'a': 1, 'b': 'x'}, {'a': 1, 'b': 'y'}, {'a': 2, 'b': 'x'}, {'a': 2, 'b': 'y'}, None]
+"""
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+from .base import Strategy
+
+# Up to this many archs a shuffle is an explicit permutation; above, an affine bijection
+# i -> (a*i + b) mod size (a coprime to size) visits every index once without the memory.
+_PERMUTATION_LIMIT = 1_000_000
+
+
+class GridSearch(Strategy):
+    """Walk the grid of every arch (the last label varying fastest, like ``SearchSpace.grid()``).
+
+    Args:
+        shuffle: visit the grid in a random order fixed by ``seed`` (the default, as in NNI);
+            ``shuffle=False`` walks it in order.
+        seed: the shuffle's seed.
+
+    A resumed search walks the same order and skips the archs already proposed.
+    """
+
+    def __init__(self, shuffle: bool = True, seed: int | None = None):
+        super().__init__(dedup=True, seed=seed)
+        self.shuffle = shuffle
+
+    def reset(self) -> None:
+        self._labels = list(self.search_space)
+        self._values = [self.search_space[label].grid() for label in self._labels]
+        self._size = math.prod(len(v) for v in self._values)
+        self._order = None
+        self._affine = None
+        self._cursor = 0
+        if self.shuffle:
+            rng = random.Random(f"GridSearch:{self.seed}")
+            if self._size <= _PERMUTATION_LIMIT:
+                self._order = list(range(self._size))
+                rng.shuffle(self._order)
+            else:
+                a = rng.randrange(1, self._size)
+                while math.gcd(a, self._size) != 1:
+                    a = rng.randrange(1, self._size)
+                self._affine = (a, rng.randrange(self._size))
+
+    def __repr__(self) -> str:
+        return f"GridSearch(shuffle={self.shuffle}, seed={self.seed})"
+
+    def next_arch(self, rng: random.Random) -> dict[str, Any] | None:
+        # Walk the order from the start, skipping archs already proposed: a resumed search (even
+        # one whose stored trials came from another order) never repeats an arch.
+        while self._cursor < self._size:
+            n = self._cursor
+            self._cursor += 1
+            if self._order is not None:
+                n = self._order[n]
+            elif self._affine is not None:
+                a, b = self._affine
+                n = (a * n + b) % self._size
+            arch = self.arch_at(n)
+            if self.is_new(arch):
+                return arch
+        return None
+
+    def arch_at(self, index: int) -> dict[str, Any]:
+        """The ``index``-th arch of the grid (mixed-radix decoding, last label fastest)."""
+        arch = {}
+        for label, values in zip(reversed(self._labels), reversed(self._values), strict=True):
+            index, i = divmod(index, len(values))
+            arch[label] = values[i]
+        return {label: arch[label] for label in self._labels}

@@ -1,0 +1,117 @@
+"""Policy-gradient search (REINFORCE, Williams 1992), the RL baseline of the NAS-Bench-201 paper
+(Dong & Yang, ICLR 2020): one independent softmax per label, trained to make good archs likely.
+
+For a finished trial with reward ``r`` (the metric, negated when minimising), the controller takes
+one optimizer step on ``-(r - b) * log p(arch)``, where ``b`` is an exponential moving average of
+past rewards. Replaying the stored trials in the order they finished rebuilds the controller
+exactly, so resuming needs nothing else.
+
+    >>> from nasx.space import Categorical, SearchSpace
+    >>> from nasx.trial import Trial
+    >>> space = SearchSpace(op=Categorical(['a', 'b', 'c', 'd'], label='op'))
+    >>> s = PolicyGradient(learning_rate=0.2, dedup=False, seed=0); s.setup(space)
+    >>> for i in range(60):
+    ...     arch = s.propose()
+    ...     s.tell(Trial(i, arch, 'succeeded', metric=float(arch['op'] == 'c')))
+    >>> max(s.probabilities()['op'], key=s.probabilities()['op'].get)
+    'c'
+"""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import torch
+
+from .base import Strategy
+
+
+class PolicyGradient(Strategy):
+    """REINFORCE over independent per-label categorical distributions.
+
+    Args:
+        learning_rate: Adam's learning rate for the controller's logits.
+        baseline_decay: momentum of the moving-average reward baseline (0.9 in NAS-Bench-201).
+        dedup: resample (up to 50 times, then a random unseen arch) instead of repeating an arch.
+        seed: makes proposals reproducible, across resumes too.
+    """
+
+    def __init__(
+        self,
+        learning_rate: float = 0.01,
+        baseline_decay: float = 0.9,
+        dedup: bool = True,
+        seed: int | None = None,
+    ):
+        super().__init__(dedup=dedup, seed=seed)
+        if learning_rate <= 0:
+            raise ValueError(f"learning_rate must be positive, got {learning_rate}")
+        if not 0.0 <= baseline_decay < 1.0:
+            raise ValueError(f"baseline_decay must be in [0, 1), got {baseline_decay}")
+        self.learning_rate = learning_rate
+        self.baseline_decay = baseline_decay
+
+    def reset(self) -> None:
+        self._grids = {label: c.grid() for label, c in self.search_space.items()}
+        # One logit vector per label, shape [len(choice)], starting uniform.
+        self.logits = torch.nn.ParameterDict(
+            {str(i): torch.nn.Parameter(torch.zeros(len(g))) for i, g in enumerate(self._grids.values())}
+        )
+        self._optimizer = torch.optim.Adam(self.logits.parameters(), lr=self.learning_rate)
+        self.baseline: float | None = None
+
+    def probabilities(self) -> dict[str, dict[Any, float]]:
+        """The controller's current distribution, ``{label: {value: probability}}``."""
+        with torch.no_grad():
+            out = {}
+            for (label, grid), logits in zip(self._grids.items(), self.logits.values(), strict=True):
+                probs = torch.softmax(logits, 0).tolist()
+                out[label] = {_hashable(v): p for v, p in zip(grid, probs, strict=True)}
+            return out
+
+    def next_arch(self, rng: random.Random) -> dict[str, Any] | None:
+        generator = torch.Generator().manual_seed(rng.randrange(2**62))
+        for _ in range(50 if self.dedup else 1):
+            arch = self._sample(generator)
+            if self.is_new(arch):
+                return arch
+        return self.random_unseen_arch(rng)
+
+    def _sample(self, generator: torch.Generator) -> dict[str, Any]:
+        with torch.no_grad():
+            arch = {}
+            for (label, grid), logits in zip(self._grids.items(), self.logits.values(), strict=True):
+                index = torch.multinomial(torch.softmax(logits, 0), 1, generator=generator).item()
+                arch[label] = grid[index]
+            return arch
+
+    def learn(self, trial) -> None:
+        if not trial.succeeded:
+            return  # failed and rejected archs carry no reward
+        reward = self.score(trial)
+        if self.baseline is None:
+            self.baseline = reward
+        else:
+            self.baseline = self.baseline_decay * self.baseline + (1 - self.baseline_decay) * reward
+        log_prob = 0.0
+        for (label, grid), logits in zip(self._grids.items(), self.logits.values(), strict=True):
+            index = _index_of(grid, trial.arch[label])
+            log_prob = log_prob + torch.log_softmax(logits, 0)[index]
+        loss = -(reward - self.baseline) * log_prob
+        self._optimizer.zero_grad()
+        loss.backward()
+        self._optimizer.step()
+
+
+def _index_of(grid: list, value: Any) -> int:
+    for i, v in enumerate(grid):
+        if v == value or (isinstance(v, (list, tuple)) and list(v) == value):
+            return i
+    raise ValueError(f"value {value!r} is not one of {grid!r}")
+
+
+def _hashable(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+PolicyBasedRL = PolicyGradient  # the name NNI 3.0 uses

@@ -1,0 +1,89 @@
+"""TPE (tree-structured Parzen estimator, Bergstra et al. 2011) through Optuna's ``TPESampler``.
+
+Each label becomes an Optuna categorical parameter over the indices of its choice's values.
+Finished trials are added to an in-memory Optuna study (failed and rejected ones as FAIL, which TPE
+ignores), so resuming is replaying the trial table; each proposal uses a sampler seeded by
+``(seed, proposal number)``, so a resumed search proposes what the uninterrupted one would have.
+
+    >>> from nasx.space import Categorical, SearchSpace
+    >>> from nasx.trial import Trial
+    >>> space = SearchSpace(x=Categorical(list(range(10)), label='x'))
+    >>> s = TPE(n_startup_trials=3, seed=0); s.setup(space, direction='minimize')
+    >>> for i in range(8):
+    ...     arch = s.propose()
+    ...     s.tell(Trial(i, arch, 'succeeded', metric=float((arch['x'] - 7) ** 2)))
+    >>> len(s.history)
+    8
+"""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from nasx.trial import Trial, arch_key
+
+from .base import Strategy
+
+
+class TPE(Strategy):
+    """Tree-structured Parzen estimator search, backed by Optuna.
+
+    Args:
+        n_startup_trials: random trials before TPE's model is used (Optuna's default is 10).
+        dedup: ask again (up to 20 times, then a random unseen arch) instead of repeating an arch.
+        seed: makes proposals reproducible, across resumes too.
+        **sampler_kwargs: passed on to ``optuna.samplers.TPESampler`` (e.g. ``multivariate=True``).
+    """
+
+    def __init__(self, n_startup_trials: int = 10, dedup: bool = True, seed: int | None = None, **sampler_kwargs: Any):
+        super().__init__(dedup=dedup, seed=seed)
+        self.n_startup_trials = n_startup_trials
+        self.sampler_kwargs = sampler_kwargs
+
+    def reset(self) -> None:
+        import optuna  # heavy: imported only when TPE is used
+
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        self._optuna = optuna
+        self._grids = {label: c.grid() for label, c in self.search_space.items()}
+        self._distributions = {
+            label: optuna.distributions.CategoricalDistribution(list(range(len(grid))))
+            for label, grid in self._grids.items()
+        }
+        self._study = optuna.create_study(direction=self.direction)
+        self._pending: dict[str, list[int]] = {}  # arch key -> asked Optuna trial numbers
+
+    def next_arch(self, rng: random.Random) -> dict[str, Any] | None:
+        optuna = self._optuna
+        self._study.sampler = optuna.samplers.TPESampler(
+            seed=rng.randrange(2**31), n_startup_trials=self.n_startup_trials, **self.sampler_kwargs
+        )
+        for _ in range(20 if self.dedup else 1):
+            asked = self._study.ask(self._distributions)
+            arch = {label: self._grids[label][asked.params[label]] for label in self._grids}
+            if self.is_new(arch):
+                self._pending.setdefault(arch_key(arch), []).append(asked.number)
+                return arch
+            self._study.tell(asked, state=optuna.trial.TrialState.FAIL)
+        return self.random_unseen_arch(rng)
+
+    def learn(self, trial: Trial) -> None:
+        optuna = self._optuna
+        ok = trial.succeeded
+        state = optuna.trial.TrialState.COMPLETE if ok else optuna.trial.TrialState.FAIL
+        value = trial.metric if ok else None
+        pending = self._pending.get(arch_key(trial.arch))
+        if pending:
+            self._study.tell(pending.pop(0), value, state=state)
+            return
+        params = {label: _index_of(grid, trial.arch[label]) for label, grid in self._grids.items()}
+        self._study.add_trial(
+            optuna.trial.create_trial(params=params, distributions=self._distributions, value=value, state=state)
+        )
+
+
+def _index_of(grid: list, value: Any) -> int:
+    for i, v in enumerate(grid):
+        if v == value or (isinstance(v, (list, tuple)) and list(v) == value):
+            return i
+    raise ValueError(f"value {value!r} is not one of {grid!r}")

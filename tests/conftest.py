@@ -1,0 +1,19 @@
+"""Shared test setup: one CPU thread (CI has 2 cores) and the location of the shared data."""
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+torch.set_num_threads(1)
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def shared_data_dir() -> Path:
+    """``$NASX_DATA_DIR`` or ``../shared/data`` beside the repository; skip when absent."""
+    path = Path(os.environ.get("NASX_DATA_DIR", REPO_ROOT.parent / "shared" / "data"))
+    if not path.is_dir():
+        pytest.skip(f"shared data not found at {path} (set NASX_DATA_DIR to the folder of ../shared/data)")
+    return path

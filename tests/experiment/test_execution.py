@@ -1,0 +1,193 @@
+"""Execution in worker processes: hard crashes of a trial, objects defined in ``__main__``, and an
+experiment killed with SIGKILL then resumed."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from nasx.experiment import NasExperiment, load_trials
+from nasx.strategy import GridSearch
+
+from .helpers import SmallNet, crash_on_width_4, reference_metric
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _env() -> dict:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+
+
+def test_process_pool_survives_a_hard_crash(tmp_path):
+    exp = NasExperiment(SmallNet(), crash_on_width_4, GridSearch(shuffle=False), workdir=tmp_path, max_concurrent_trials=2)
+    assert exp.execution == "process"
+    exp.run()
+    trials = exp.trials()
+    assert len(trials) == 6
+    for t in trials:
+        if t.arch["width"] == 4:
+            assert t.status == "failed"
+            assert t.error.startswith(f"WorkerDied: the worker process running trial {t.id} was killed by signal SIGKILL")
+        else:
+            assert t.status == "succeeded" and t.metric == reference_metric(t.arch)
+            # The worker's stdout went to the trial's log.
+            log = (tmp_path / "trials" / str(t.id) / "trial.log").read_text()
+            assert f"evaluating width {t.arch['width']}" in log
+    assert exp.export_top_models() == [{"width": 8, "act": 1}]
+
+
+MAIN_SCRIPT = """
+import json, sys
+import torch.nn as nn
+from nasx.experiment import NasExperiment
+from nasx.space import ModelSpace, choice
+from nasx.strategy import GridSearch
+
+class MainNet(ModelSpace):  # lives in __main__: workers get it by value
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, choice('width', [1, 2, 3]))
+
+OFFSET = 100.0
+
+def evaluate(model):  # a __main__ function using a __main__ global
+    return OFFSET + model.fc.out_features
+
+exp = NasExperiment(MainNet(), evaluate, GridSearch(shuffle=False), workdir=sys.argv[1], max_concurrent_trials=2)
+exp.run()
+print(json.dumps([[t.status, t.metric, t.error] for t in exp.trials()]))
+"""
+
+
+@pytest.mark.slow
+def test_process_pool_runs_space_and_evaluator_defined_in_main(tmp_path):
+    script = tmp_path / "search.py"
+    script.write_text(MAIN_SCRIPT)  # no `if __name__ == '__main__'` guard, on purpose
+    out = subprocess.run([sys.executable, str(script), str(tmp_path / "exp")], env=_env(),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout.strip().splitlines()[-1])
+    assert rows == [["succeeded", 101.0, None], ["succeeded", 102.0, None], ["succeeded", 103.0, None]]
+
+
+KILL_SCRIPT = """
+import sys
+from nasx.experiment import NasExperiment
+from nasx.strategy import GridSearch
+from tests.experiment.helpers import SmallNet, slow_metric
+NasExperiment(SmallNet(), slow_metric, GridSearch(shuffle=False), workdir=sys.argv[1], resume=True).run()
+"""
+
+
+def test_experiment_killed_with_sigkill_resumes_with_completed_trials_intact(tmp_path):
+    script = tmp_path / "search.py"
+    script.write_text(KILL_SCRIPT)
+    workdir = tmp_path / "exp"
+    proc = subprocess.Popen([sys.executable, str(script), str(workdir)], env={**_env(), "NASX_TEST_SLEEP": "0.4"})
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            if (workdir / "nasx.db").exists():
+                done = [t for t in load_trials(workdir) if t.status == "succeeded"]
+                if len(done) >= 2:
+                    break
+        else:
+            pytest.fail("the experiment did not finish 2 trials within 60 s")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    at_kill = load_trials(workdir)
+    completed = [t for t in at_kill if t.status == "succeeded"]
+    in_flight = [t for t in at_kill if t.status == "running"]
+    assert len(completed) >= 2 and len(at_kill) < 6
+    assert len(in_flight) <= 1
+
+    exp = NasExperiment(SmallNet(), reference_metric_model, GridSearch(shuffle=False), workdir=workdir, resume=True)
+    exp.run()
+    final = exp.trials()
+    assert [t.id for t in final] == list(range(6))
+    assert all(t.status == "succeeded" for t in final)
+    assert sorted(json.dumps(t.arch, sort_keys=True) for t in final) == sorted(
+        json.dumps({"width": w, "act": a}, sort_keys=True) for w in (2, 4, 8) for a in (0, 1)
+    )
+    for before in completed:  # untouched by the resume: same metric and timestamps
+        after = final[before.id]
+        assert after == before
+    for t in in_flight:  # re-run in the resumed process
+        assert final[t.id].arch == t.arch and final[t.id].end_time > t.start_time
+    assert all(t.metric == reference_metric(t.arch) for t in final)
+
+
+def reference_metric_model(model) -> float:
+    from .helpers import width_metric
+
+    return width_metric(model)
+
+
+POOL_KILL_SCRIPT = """
+import sys
+from nasx.experiment import NasExperiment
+from nasx.strategy import GridSearch
+from tests.experiment.helpers import SmallNet, slow_metric
+NasExperiment(SmallNet(), slow_metric, GridSearch(shuffle=False), workdir=sys.argv[1], max_concurrent_trials=2).run()
+"""
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.slow
+def test_killing_a_process_pool_experiment_stops_its_workers_and_resumes(tmp_path):
+    script = tmp_path / "search.py"
+    script.write_text(POOL_KILL_SCRIPT)
+    workdir = tmp_path / "exp"
+    proc = subprocess.Popen([sys.executable, str(script), str(workdir)], env={**_env(), "NASX_TEST_SLEEP": "30"})  # longer than the 10 s we wait for the workers to stop
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+            if (workdir / "nasx.db").exists() and sum(t.status == "running" for t in load_trials(workdir)) == 2:
+                break
+        else:
+            pytest.fail("the pool did not start 2 trials within 90 s")
+        workers = _children(proc.pid)
+        assert len(workers) == 2
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    deadline = time.monotonic() + 10
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(w) for w in workers), "orphaned workers kept running"
+    exp = NasExperiment(SmallNet(), reference_metric_model, GridSearch(shuffle=False), workdir=workdir, resume=True)
+    exp.run()
+    assert [t.status for t in exp.trials()] == ["succeeded"] * 6

@@ -1,0 +1,39 @@
+"""Runs tutorials/hello_nas.py in its fast mode (NASX_FAST=1) and checks what it reports."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _has_fashion_mnist() -> bool:
+    from nasx.datasets import DataNotFoundError, fashion_mnist
+
+    try:
+        fashion_mnist("test")
+    except DataNotFoundError:
+        return False
+    return True
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _has_fashion_mnist(), reason="Fashion-MNIST is not installed (Debian package dataset-fashion-mnist)")
+def test_hello_nas_fast_mode(tmp_path):
+    env = {**os.environ, "NASX_FAST": "1",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, str(ROOT / "tutorials" / "hello_nas.py")], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    text = out.stdout
+    assert "data: Fashion-MNIST" in text
+    assert "search: max_trials (4) reached" in text
+    assert text.count("succeeded") == 4  # the trial table
+    best = re.search(r"best arch: (\{.*\}) \(search accuracy ([0-9.]+)", text)
+    accuracy = float(re.search(r"test accuracy ([0-9.]+)", text).group(1))
+    assert best and 0.0 <= accuracy <= 1.0
