@@ -13,6 +13,7 @@ a few hundred images, tiny widths; what the test suite runs). Needs CIFAR-10 und
 # %%
 import os
 import sys
+import tempfile
 
 import torch
 from torch.utils.data import DataLoader, Subset
@@ -68,7 +69,9 @@ except ImportError:
     NasExperiment = None
 
 if NasExperiment is not None:
-    experiment = NasExperiment(space, evaluator, strategy)
+    # The experiment directory holds the supernet checkpoints (a rerun resumes from them).
+    workdir = tempfile.mkdtemp(prefix="nasx_darts_") if FAST else "nasx_experiments/darts_tutorial"
+    experiment = NasExperiment(space, evaluator, strategy, workdir=workdir)
     experiment.run()
     exported_arch = experiment.export_top_models(formatter="dict")[0]
 else:
