@@ -15,6 +15,7 @@ from nasx.space import InputChoice, LayerChoice, ModelSpace
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tutorials"))
+from darts_space import DartsLikeSpace  # noqa: E402, F401  (tutorials/darts_space.py, for the tests)
 
 FAST_TRAINER = dict(max_epochs=1, enable_progress_bar=False, logger=False, enable_checkpointing=False,
                     enable_model_summary=False, accelerator="cpu", devices=1, num_sanity_val_steps=0)
