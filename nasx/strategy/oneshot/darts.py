@@ -108,7 +108,7 @@ class DARTS(BaseOneShotStrategy):
         arch_optimizer.zero_grad()
         alphas = supernet.arch_parameters()
         if self.order == 1:
-            module.run_backward(module.loss(val_batch))
+            module.run_backward(module.loss(val_batch), inputs=alphas)
         else:
             w_opt = module.opts()[0]
             xi = self.unrolled_lr if self.unrolled_lr is not None else w_opt.param_groups[0]["lr"]

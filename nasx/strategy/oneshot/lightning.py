@@ -99,12 +99,17 @@ class OneShotModule(pl.LightningModule):
         with self._inner_logging(log):
             return loss_of(self.inner.training_step(batch, batch_idx))
 
-    def run_backward(self, loss: torch.Tensor) -> None:
-        """Backward through Lightning when attached to a trainer (precision, DDP), else plainly."""
+    def run_backward(self, loss: torch.Tensor, inputs: list[torch.Tensor] | None = None) -> None:
+        """Backward through Lightning when attached to a trainer (precision, DDP), else plainly.
+
+        ``inputs`` restricts the gradients computed: an architecture step that names only the
+        alphas skips every convolution's weight gradient (about half of a backward pass).
+        """
+        kwargs = {"inputs": inputs} if inputs else {}
         if self._trainer is not None:
-            self.manual_backward(loss)
+            self.manual_backward(loss, **kwargs)
         else:
-            loss.backward()
+            loss.backward(**kwargs)
 
     def opts(self) -> list[Any]:
         if self._trainer is not None:
@@ -146,8 +151,8 @@ class OneShotModule(pl.LightningModule):
         w_opt = opts[0]
         w_opt.zero_grad()
         loss = self.loss(train_batch, batch_idx, log=self._trainer is not None)
-        self.run_backward(loss)
         params = self.weight_params()
+        self.run_backward(loss, inputs=params)
         average_across_ranks([p.grad for p in params])
         if self._clip:
             nn.utils.clip_grad_norm_(params, self._clip)

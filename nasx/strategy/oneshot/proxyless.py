@@ -72,8 +72,8 @@ class Proxyless(BaseOneShotStrategy):
         extra = self.penalty(probs)
         if extra is not None and self.penalty_weight:
             loss = loss + self.penalty_weight * extra
-        module.run_backward(loss)
         alphas = supernet.arch_parameters()
+        module.run_backward(loss, inputs=alphas)
         average_across_ranks([a.grad for a in alphas])
         arch_optimizer.step()
         supernet.use_arch(supernet.state.arch)  # drop the gates
