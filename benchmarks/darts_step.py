@@ -4,15 +4,15 @@ memory, nasx's DARTS against a hand-written plain-PyTorch first-order DARTS of t
     PYTHONPATH=. python benchmarks/darts_step.py [--steps 5 --repeats 5 --width 8 --cells 5 --nodes 4 --batch 32 --size 32]
 
 Times are medians over ``--repeats`` runs of ``--steps`` steps, the variants interleaved in one
-process so machine load hits all alike. Peak memory is measured per variant in a fresh
-subprocess: peak RSS growth on CPU, ``torch.cuda.max_memory_allocated`` on GPU.
+process; the speed-up compares CPU time (robust to other processes on a shared machine). Peak
+memory is measured per variant in a fresh subprocess: growth of the peak resident set (VmHWM,
+reset before building the model) on CPU, ``torch.cuda.max_memory_allocated`` on GPU.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -153,46 +153,62 @@ def sync(device):
 
 
 def time_variants(args, device, names):
+    """Median seconds per step of each variant: wall clock and this process's CPU time.
+
+    CPU time is what to compare on a shared machine (other processes' load inflates wall time);
+    with one thread it is the work a step takes. On GPU only wall time (after a sync) means much.
+    """
     steppers = {n: VARIANTS[n](args, device) for n in names}
     train, val = batches(args, device)
     for s in steppers.values():  # warm-up (allocator, kernels)
         s(train, val)
-    times = {n: [] for n in names}
+    wall = {n: [] for n in names}
+    cpu = {n: [] for n in names}
     for _ in range(args.repeats):
         for n, s in steppers.items():
             sync(device)
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             for _ in range(args.steps):
                 s(train, val)
             sync(device)
-            times[n].append((time.perf_counter() - t) / args.steps)
-    return {n: statistics.median(v) for n, v in times.items()}
+            wall[n].append((time.perf_counter() - t) / args.steps)
+            cpu[n].append((time.process_time() - c) / args.steps)
+    return ({n: statistics.median(v) for n, v in wall.items()}, {n: statistics.median(v) for n, v in cpu.items()})
 
 
 def peak_memory(args, name, device):
     """Peak memory (MiB) of ``name``'s steps in a fresh process (growth over the idle process)."""
     cmd = [sys.executable, __file__, "--memory-of", name] + [f"--{k}={v}" for k, v in
-                                                            (("width", args.width), ("cells", args.cells), ("nodes", args.nodes), ("batch", args.batch), ("size", args.size))]
+                                                            (("width", args.width), ("cells", args.cells), ("nodes", args.nodes), ("batch", args.batch), ("size", args.size), ("threads", args.threads))]
     out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
     if out.returncode:
         raise RuntimeError(out.stderr[-2000:])
     return json.loads(out.stdout.strip().splitlines()[-1])["peak_mib"]
 
 
+def _rss_mib(field: str) -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
 def _measure_memory(args, name, device):
+    """Print the peak memory growth of 3 steps of ``name`` over the process before building it."""
     torch.manual_seed(0)
     train, val = batches(args, device)
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
         base = torch.cuda.memory_allocated() / 2**20
+    else:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # reset the peak resident set size (VmHWM) to the current one
+        base = _rss_mib("VmRSS")
     step = VARIANTS[name](args, device)
     for _ in range(3):
         step(train, val)
-    if device.type == "cuda":
-        peak = torch.cuda.max_memory_allocated() / 2**20
-    else:
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = torch.cuda.max_memory_allocated() / 2**20 if device.type == "cuda" else _rss_mib("VmHWM")
     print(json.dumps({"peak_mib": peak - base}))
 
 
@@ -205,25 +221,25 @@ def main():
     p.add_argument("--nodes", type=int, default=4)
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--size", type=int, default=32, help="image height and width")
+    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (1: CPU time = work)")
     p.add_argument("--variants", default=",".join(VARIANTS))
     p.add_argument("--no-memory", action="store_true")
     p.add_argument("--memory-of", default=None, help=argparse.SUPPRESS)
     args = p.parse_args()
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    torch.set_num_threads(args.threads)
     if args.memory_of:
         return _measure_memory(args, args.memory_of, device)
     names = args.variants.split(",")
     print(f"device={device} threads={torch.get_num_threads()} width={args.width} cells={args.cells} "
           f"nodes={args.nodes} batch={args.batch} size={args.size}; median of {args.repeats} x {args.steps} steps")
-    times = time_variants(args, device, names)
-    ref = times["plain"] if "plain" in times else None
+    wall, cpu = time_variants(args, device, names)
+    ref = "plain" if "plain" in names else None
+    print(f"{'variant':28s} {'wall s/step':>11s} {'cpu s/step':>10s} {'speed-up (cpu)':>14s} {'peak MiB':>9s}")
     for n in names:
-        line = f"{n:28s} {times[n]:8.3f} s/step"
-        if ref:
-            line += f"   speed-up vs plain {ref / times[n]:5.2f}x"
-        if not args.no_memory:
-            line += f"   peak memory {peak_memory(args, n, device):8.1f} MiB"
-        print(line, flush=True)
+        speedup = f"{cpu[ref] / cpu[n]:13.2f}x" if ref else "-"
+        mem = "-" if args.no_memory else f"{peak_memory(args, n, device):9.1f}"
+        print(f"{n:28s} {wall[n]:11.3f} {cpu[n]:10.3f} {speedup:>14s} {mem:>9s}", flush=True)
 
 
 if __name__ == "__main__":
