@@ -196,6 +196,11 @@ def _rss_mib(field: str) -> float:
 
 def _measure_memory(args, name, device):
     """Print the peak memory growth of 3 steps of ``name`` over the process before building it."""
+    # Import what any variant needs first, so import-time memory (Lightning, torchmetrics) is
+    # part of the baseline, not of a variant's peak.
+    import nasx.evaluator.supervised  # noqa: F401
+    import nasx.strategy.oneshot.lightning  # noqa: F401
+
     torch.manual_seed(0)
     train, val = batches(args, device)
     if device.type == "cuda":

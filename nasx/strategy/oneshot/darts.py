@@ -18,6 +18,7 @@ import torch.nn.functional as F
 
 from .base import BaseOneShotStrategy
 from .distributed import average_across_ranks
+from .supernet import softmax_weights
 from .topk import top_k_archs
 
 
@@ -157,7 +158,7 @@ class GumbelDARTS(DARTS):
         return F.gumbel_softmax(alpha, tau=self.temperature, hard=self.hard, dim=-1)
 
     def before_validation(self, module: Any) -> None:
-        module.supernet.use_mixture(lambda key, alpha: alpha.softmax(-1))
+        module.supernet.use_mixture(softmax_weights)
 
     def on_epoch_end(self, module: Any) -> None:
         self.temperature = max(self.min_temperature, self.temperature * self.temperature_decay)

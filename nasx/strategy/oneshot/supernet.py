@@ -38,6 +38,11 @@ from .state import ArchState
 MIXED_TYPES = (MixedLayer, MixedInput, MixedRepeat, MixedCell)
 
 
+def softmax_weights(key: str, alpha: torch.Tensor) -> torch.Tensor:
+    """DARTS's mixture weights: ``softmax(alpha)`` over the candidates."""
+    return alpha.softmax(-1)
+
+
 def _param_name(key: str) -> str:
     # ParameterDict keys may not contain '.'; labels may contain '/' (kept as is).
     return key.replace(".", "__dot__")
@@ -91,7 +96,7 @@ class Supernet(nn.Module):
         self.model = _convert(copy.deepcopy(space), self.state, tuple(none_ops))
         self._check_coverage()
         self.arch_params = nn.ParameterDict()
-        self.weight_fn: Callable[[str, torch.Tensor], torch.Tensor] = lambda key, alpha: alpha.softmax(-1)
+        self.weight_fn: Callable[[str, torch.Tensor], torch.Tensor] = softmax_weights
         if alphas:
             for key, n in self._alpha_sizes().items():
                 self.arch_params[_param_name(key)] = nn.Parameter(init_std * torch.randn(n))
