@@ -4,8 +4,8 @@ The evaluator's LightningModule (its criterion, metrics, optimizer config) gets 
 its model; this wrapper alternates, per training batch ``{'train': ..., 'val': ...}``, an
 architecture step on the validation batch (delegated to the strategy) and a weight step on the
 training batch, with Lightning's manual optimisation. Under DDP, gradients are averaged by hand
-(DDP's own bucketed sync is switched off), so architecture parameters get identical updates and
-stay identical on every rank however many backward passes a step makes.
+(DDP's own reducer is kept out of every backward), so architecture parameters get identical
+updates and stay identical on every rank however many backward passes a step makes.
 """
 from __future__ import annotations
 
@@ -107,6 +107,12 @@ class OneShotModule(pl.LightningModule):
         """
         kwargs = {"inputs": inputs} if inputs else {}
         if self._trainer is not None:
+            ddp = self.trainer.model
+            if isinstance(ddp, nn.parallel.DistributedDataParallel):
+                # Lightning re-enables DDP's reducer after every forward; a search step makes
+                # several backward passes over different parameters, so we average gradients
+                # ourselves (average_across_ranks) and keep the reducer out of it.
+                ddp.require_backward_grad_sync = False
             self.manual_backward(loss, **kwargs)
         else:
             loss.backward(**kwargs)
@@ -134,11 +140,6 @@ class OneShotModule(pl.LightningModule):
         return [p for p in self.supernet.model_parameters() if p.requires_grad]
 
     # -- steps ----------------------------------------------------------------------------
-    def on_train_start(self) -> None:
-        ddp = self.trainer.model if self._trainer is not None else None
-        if isinstance(ddp, nn.parallel.DistributedDataParallel):
-            ddp.require_backward_grad_sync = False  # we average gradients ourselves
-
     def search_step(self, train_batch: Any, val_batch: Any, batch_idx: int = 0) -> torch.Tensor:
         """One architecture step (after warm-up) then one weight step; returns the weight loss."""
         if self.strategy.channels_last:
