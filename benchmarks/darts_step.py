@@ -117,7 +117,7 @@ def nasx_stepper(args, device, **options):
     none_ops = options.pop("none_ops", None)
     strategy = DARTS(**options)
     space = DartsLikeSpace(width=args.width, num_cells=args.cells, num_nodes=args.nodes)
-    supernet = Supernet(space, checkpoint=strategy.checkpoint_edges,
+    supernet = Supernet(space, checkpoint=strategy.checkpoint_edges, partial_channels=strategy.partial_channels,
                         **({"none_ops": none_ops} if none_ops is not None else {})).to(device)
     if strategy.channels_last:
         supernet.to(memory_format=torch.channels_last)
@@ -137,6 +137,7 @@ VARIANTS = {
     "nasx channels_last=False": lambda a, d: nasx_stepper(a, d, channels_last=False),
     "nasx without none-skip": lambda a, d: nasx_stepper(a, d, none_ops=()),
     "nasx checkpoint_edges": lambda a, d: nasx_stepper(a, d, checkpoint_edges=True),
+    "nasx partial_channels=2": lambda a, d: nasx_stepper(a, d, partial_channels=2),
 }
 
 

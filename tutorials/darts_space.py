@@ -81,6 +81,12 @@ class OpFactory:
     def __call__(self, node: int, op_index: int, input_index: int | None) -> nn.Module:
         return make_op(self.name, self.c, node, op_index, input_index, self.reduction)
 
+    def partial(self, k: int) -> OpFactory:
+        """The same op on ``1/k`` of the channels (PC-DARTS's partial-channel supernet edges)."""
+        if self.c % k:
+            raise ValueError(f"{self.c} channels cannot be split in {k} parts")
+        return OpFactory(self.name, self.c // k, self.reduction)
+
 
 class Preprocess(nn.Module):
     """Bring both cell inputs to [B, c, H, W]: FactorizedReduce s0 after a reduction, else ReLU-1x1-BN."""

@@ -34,6 +34,8 @@ class BaseOneShotStrategy:
             it speeds up convolutions on CPU and on GPU tensor cores).
         precision: Lightning precision; ``'auto'`` picks ``'bf16-mixed'`` on a GPU that supports it.
         checkpoint_edges: activation checkpointing of mixed edges (less memory, more compute).
+        partial_channels: PC-DARTS partial-channel cell edges (DARTS family; op factories must
+            offer ``.partial(k)``); 1 = off.
         seed: seeds the path sampling (identical on every DDP rank) and the data split.
     """
 
@@ -43,13 +45,14 @@ class BaseOneShotStrategy:
 
     def __init__(self, *, warmup_epochs: int = 0, gradient_clip_val: float | None = 5.0,
                  log_arch_every: int = 50, channels_last: bool = True, precision: str = "auto",
-                 checkpoint_edges: bool = False, seed: int = 0):
+                 checkpoint_edges: bool = False, partial_channels: int = 1, seed: int = 0):
         self.warmup_epochs = warmup_epochs
         self.gradient_clip_val = gradient_clip_val
         self.log_arch_every = log_arch_every
         self.channels_last = channels_last
         self.precision = precision
         self.checkpoint_edges = checkpoint_edges
+        self.partial_channels = partial_channels
         self.seed = seed
         self.supernet: Supernet | None = None
         self.module = None
@@ -83,7 +86,7 @@ class BaseOneShotStrategy:
     # -- the run --------------------------------------------------------------------------
     def build_supernet(self, model_space: nn.Module) -> Supernet:
         return Supernet(model_space, mode=self.supernet_mode, alphas=self.needs_alphas,
-                        checkpoint=self.checkpoint_edges)
+                        checkpoint=self.checkpoint_edges, partial_channels=self.partial_channels)
 
     def run(self, model_space: nn.Module, evaluator: Any, workdir: pathlib.Path | None = None) -> None:
         """Train the supernet of ``model_space`` with ``evaluator`` (a Lightning evaluator).

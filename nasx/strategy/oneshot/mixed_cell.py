@@ -6,6 +6,11 @@ Edge ``(i, j)`` holds one module per op value, built with ``cell.op_factories[va
 ``'<cell>/edge_<i>_<j>'``; in path mode node i sums the ops that the arch's ``<cell>/op_<i>_<k>``
 and ``<cell>/input_<i>_<k>`` pick. Export keeps, per node, the ``num_ops_per_node`` incoming edges
 whose strongest non-'none' op weighs most, as DARTS does.
+
+With ``partial_channels=K`` (PC-DARTS, Xu et al. ICLR 2020) each edge's ops see only the first
+C/K channels (built by ``factory.partial(K)``, a method op factories may offer) and the others
+bypass the edge, followed by a channel shuffle: less memory and compute per search step. Such a
+supernet searches only; the exported arch is rebuilt and trained from scratch.
 """
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from typing import Any
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 from nasx.space.cell import Cell
 
@@ -20,10 +26,26 @@ from .mixed import NONE_OPS, _call, weighted_sum
 from .state import ArchState, gated
 
 
+def channel_shuffle(x: torch.Tensor, groups: int) -> torch.Tensor:
+    """Interleave ``groups`` channel groups: [B, C, H, W] -> [B, C, H, W] (ShuffleNet, PC-DARTS)."""
+    b, c, h, w = x.shape
+    return x.view(b, groups, c // groups, h, w).transpose(1, 2).reshape(b, c, h, w)
+
+
+def _partial_factory(label: str, value: Any, factory: Any, k: int) -> Any:
+    if not hasattr(factory, "partial"):
+        raise TypeError(
+            f"partial_channels={k} needs op factories that can build ops on 1/{k} of the channels: "
+            f"cell {label!r} op {value!r} is {type(factory).__name__} without a .partial(k) method "
+            "(see tutorials/darts_space.py's OpFactory)"
+        )
+    return factory.partial(k)
+
+
 class MixedCell(nn.Module):
     """Replaces a :class:`~nasx.space.Cell` inside a supernet (see the module docstring)."""
 
-    def __init__(self, cell: Cell, state: ArchState, none_ops: tuple[str, ...] = NONE_OPS):
+    def __init__(self, cell: Cell, state: ArchState, none_ops: tuple[str, ...] = NONE_OPS, partial_channels: int = 1):
         super().__init__()
         self.label = cell.label
         self.num_nodes, self.num_ops_per_node = cell.num_nodes, cell.num_ops_per_node
@@ -31,11 +53,14 @@ class MixedCell(nn.Module):
         self.values = list(cell.op_factories)
         self.preprocessor = cell.preprocessor
         self.postprocessor = cell.postprocessor
+        self.partial_channels = partial_channels
+        factories = cell.op_factories
+        if partial_channels > 1:
+            factories = {v: _partial_factory(cell.label, v, f, partial_channels) for v, f in factories.items()}
         self.edges = nn.ModuleDict()
         for i in self.node_indices:
             for j in range(i):
-                self.edges[f"{i}_{j}"] = nn.ModuleDict(
-                    {str(v): f(i, 0, j) for v, f in cell.op_factories.items()})
+                self.edges[f"{i}_{j}"] = nn.ModuleDict({str(v): f(i, 0, j) for v, f in factories.items()})
         self.__dict__["_state"] = state
         self._skip = [isinstance(v, str) and v in none_ops for v in self.values]
 
@@ -69,13 +94,23 @@ class MixedCell(nn.Module):
     def _mixed_node(self, i: int, states: list[torch.Tensor], st: ArchState) -> torch.Tensor:
         node = None
         for j in range(i):
-            run = [(k, _call(self.op(i, j, v), states[j]))
-                   for k, v in enumerate(self.values) if not self._skip[k]]
+            x = states[j]  # [B, C, H, W]
+            if self.partial_channels > 1:  # PC-DARTS: ops see C/K channels, the rest bypass
+                x, bypass = x[:, : x.shape[1] // self.partial_channels], x[:, x.shape[1] // self.partial_channels:]
+            run = [(k, _call(self.op(i, j, v), x)) for k, v in enumerate(self.values) if not self._skip[k]]
             edge = weighted_sum(st.weight(self.edge_key(i, j)), run, st)
+            if self.partial_channels > 1:
+                if edge.shape[-1] != bypass.shape[-1]:  # a stride-2 edge: pool the bypass too
+                    bypass = F.max_pool2d(bypass, 2, 2, ceil_mode=True)
+                edge = channel_shuffle(torch.cat([edge, bypass], 1), self.partial_channels)
             node = edge if node is None else node + edge
         return node
 
     def _path_node(self, i: int, states: list[torch.Tensor], st: ArchState) -> torch.Tensor:
+        if self.partial_channels > 1:
+            raise RuntimeError(
+                f"cell {self.label!r} has partial-channel edges (a DARTS search option): it runs as a "
+                "mixture only; rebuild the exported arch with model_context to run one path")
         node = None
         for k in range(self.num_ops_per_node):
             op_label, in_label = f"{self.label}/op_{i}_{k}", f"{self.label}/input_{i}_{k}"

@@ -48,25 +48,25 @@ def _param_name(key: str) -> str:
     return key.replace(".", "__dot__")
 
 
-def _convert(module: nn.Module, state: ArchState, none_ops: tuple[str, ...]) -> nn.Module:
+def _convert(module: nn.Module, state: ArchState, none_ops: tuple[str, ...], partial: int = 1) -> nn.Module:
     """Return ``module`` with every choice below it (and itself) replaced by a mixed module."""
     if isinstance(module, LayerChoice):
-        cands = [(v, _convert(m, state, none_ops)) for v, m in module.candidates()]
+        cands = [(v, _convert(m, state, none_ops, partial)) for v, m in module.candidates()]
         return MixedLayer(module.label, cands, state, none_ops)
     if isinstance(module, InputChoice):
         return MixedInput(module.label, module.n_candidates, module.n_chosen, module.reduction,
                           module.choice.grid(), state)
     if isinstance(module, Cell):
-        mixed = MixedCell(module, state, none_ops)
+        mixed = MixedCell(module, state, none_ops, partial)
         for name, child in list(mixed._modules.items()):
-            mixed._modules[name] = _convert(child, state, none_ops)
+            mixed._modules[name] = _convert(child, state, none_ops, partial)
         return mixed
     if isinstance(module, Repeat) and isinstance(module.depth_choice, Categorical):
-        blocks = [_convert(b, state, none_ops) for b in module.blocks]
+        blocks = [_convert(b, state, none_ops, partial) for b in module.blocks]
         return MixedRepeat(module.label, module.depth_choice.values, blocks, state)
     for name, child in list(module._modules.items()):
         if child is not None:
-            module._modules[name] = _convert(child, state, none_ops)
+            module._modules[name] = _convert(child, state, none_ops, partial)
     return module
 
 
@@ -81,10 +81,12 @@ class Supernet(nn.Module):
         alphas: create architecture parameters at all (ENAS and RandomOneShot need none).
         none_ops: op names that output zeros (skipped in mixtures, never exported by cells).
         checkpoint: recompute mixed candidates in backward (activation checkpointing).
+        partial_channels: PC-DARTS's K for cell edges (mixture mode only; see ``mixed_cell``).
     """
 
     def __init__(self, space: nn.Module, mode: str = "mixture", alphas: bool = True,
-                 none_ops: tuple[str, ...] = NONE_OPS, checkpoint: bool = False, init_std: float = 1e-3):
+                 none_ops: tuple[str, ...] = NONE_OPS, checkpoint: bool = False, init_std: float = 1e-3,
+                 partial_channels: int = 1):
         super().__init__()
         if mode not in ("mixture", "path"):
             raise ValueError(f"Supernet mode must be 'mixture' or 'path', got {mode!r}")
@@ -93,7 +95,9 @@ class Supernet(nn.Module):
         self.__dict__["source_space"] = space  # not a submodule: used to rebuild fixed models
         self.state = ArchState()
         self.state.checkpoint = checkpoint
-        self.model = _convert(copy.deepcopy(space), self.state, tuple(none_ops))
+        if partial_channels < 1 or (partial_channels > 1 and mode != "mixture"):
+            raise ValueError(f"partial_channels must be >= 1 and needs mode='mixture', got {partial_channels} with {mode!r}")
+        self.model = _convert(copy.deepcopy(space), self.state, tuple(none_ops), partial_channels)
         self._check_coverage()
         self.arch_params = nn.ParameterDict()
         self.weight_fn: Callable[[str, torch.Tensor], torch.Tensor] = softmax_weights

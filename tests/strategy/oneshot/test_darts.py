@@ -66,3 +66,22 @@ def test_gumbel_temperature_anneals():
     s.on_epoch_end(None)
     s.on_epoch_end(None)
     assert s.temperature == pytest.approx(0.3)
+
+
+def test_partial_channel_darts_runs_on_a_darts_space():
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from nasx.space import search_space
+
+    from .toys import DartsLikeSpace, classification
+
+    torch.manual_seed(0)
+    data = TensorDataset(torch.randn(32, 3, 16, 16), torch.randint(0, 10, (32,)))
+    ev = classification(train_dataloaders=DataLoader(data, batch_size=8), max_epochs=1, accelerator="cpu",
+                        enable_progress_bar=False, logger=False, enable_checkpointing=False)
+    s = DARTS(arc_learning_rate=1e-2, partial_channels=2)
+    space = DartsLikeSpace(width=4, num_cells=3, num_nodes=2)
+    with pytest.warns(UserWarning, match="split 50/50"):
+        s.run(space, ev)
+    search_space(space).validate(s.export_top_models()[0])
+    assert s.module.step_index == 2
