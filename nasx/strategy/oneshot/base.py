@@ -37,6 +37,13 @@ class BaseOneShotStrategy:
         partial_channels: PC-DARTS partial-channel cell edges (DARTS family; op factories must
             offer ``.partial(k)``); 1 = off.
         seed: seeds the path sampling (identical on every DDP rank) and the data split.
+
+    Subclasses implement the hooks below; ``run`` does the rest. Example (any subclass):
+
+        >>> from nasx.strategy import RandomOneShot
+        >>> s = RandomOneShot(warmup_epochs=1, log_arch_every=10)
+        >>> s.is_one_shot, s.channels_last
+        (True, True)
     """
 
     is_one_shot = True

@@ -61,7 +61,30 @@ def to_channels_last(batch: Any) -> Any:
 
 
 class OneShotModule(pl.LightningModule):
-    """Wraps the evaluator's module around a supernet and runs a one-shot strategy's steps."""
+    """Wraps the evaluator's module around a supernet and runs a one-shot strategy's steps.
+
+    Strategies build it in ``run``; it also works without a trainer (benchmarks, tests):
+
+        >>> import torch, torch.nn as nn
+        >>> from nasx.evaluator import Classification
+        >>> from nasx.space import LayerChoice, ModelSpace
+        >>> from nasx.strategy import DARTS
+        >>> from nasx.strategy.oneshot import Supernet
+        >>> class Net(ModelSpace):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.op = LayerChoice([nn.Linear(4, 2), nn.Sequential(nn.Linear(4, 2), nn.Tanh())], label='op')
+        ...     def forward(self, x):
+        ...         return self.op(x)
+        >>> strategy = DARTS(arc_learning_rate=0.1)
+        >>> module = OneShotModule(Classification().module, Supernet(Net()), strategy)
+        >>> _ = module.configure_optimizers()
+        >>> batch = (torch.randn(8, 4), torch.randint(0, 2, (8,)))
+        >>> before = module.supernet.alpha('op').detach().clone()
+        >>> loss = module.search_step(batch, batch)
+        >>> module.step_index, bool((module.supernet.alpha('op') != before).any())
+        (1, True)
+    """
 
     def __init__(self, inner: pl.LightningModule, supernet: Supernet, strategy: Any):
         super().__init__()
@@ -74,7 +97,6 @@ class OneShotModule(pl.LightningModule):
         self.__dict__["supernet"] = supernet  # already registered as inner.model: not twice
         self.__dict__["strategy"] = strategy  # not a module: hooks only
         self.extra = strategy.extra_modules()  # e.g. the ENAS controller (checkpointed with the rest)
-        self._clip = strategy.gradient_clip_val
         # Search steps done (one arch + one weight step each); checkpointed, so a resumed run
         # continues the same path-sampling stream. (Lightning's global_step counts both optimizers.)
         self.register_buffer("search_steps", torch.zeros((), dtype=torch.long))
@@ -155,8 +177,8 @@ class OneShotModule(pl.LightningModule):
         params = self.weight_params()
         self.run_backward(loss, inputs=params)
         average_across_ranks([p.grad for p in params])
-        if self._clip:
-            nn.utils.clip_grad_norm_(params, self._clip)
+        if self.strategy.gradient_clip_val:
+            nn.utils.clip_grad_norm_(params, self.strategy.gradient_clip_val)
         w_opt.step()
         self.search_steps += 1
         return loss.detach()
