@@ -1,4 +1,5 @@
-"""Search strategies: multi-trial (Random, GridSearch, RegularizedEvolution, PolicyGradient, TPE).
+"""Search strategies: multi-trial (Random, GridSearch, RegularizedEvolution, PolicyGradient, TPE)
+and one-shot (DARTS, GumbelDARTS, ENAS, RandomOneShot, Proxyless).
 
 Every name loads lazily on first use (``from nasx.strategy import Random``), so importing one
 strategy never imports another's dependencies (Optuna, Lightning).
@@ -6,6 +7,9 @@ strategy never imports another's dependencies (Optuna, Lightning).
     >>> from nasx.strategy import Random
     >>> Random(seed=0).seed
     0
+    >>> from nasx.strategy import DARTS
+    >>> DARTS.is_one_shot
+    True
 """
 from __future__ import annotations
 
@@ -23,6 +27,12 @@ _LAZY_NAMES = {
     "TPE": "nasx.strategy.tpe",
     "Filter": "nasx.strategy.filters",
     "ParamCountFilter": "nasx.strategy.filters",
+    # one-shot
+    "DARTS": "nasx.strategy.oneshot.darts",
+    "GumbelDARTS": "nasx.strategy.oneshot.darts",
+    "ENAS": "nasx.strategy.oneshot.enas",
+    "RandomOneShot": "nasx.strategy.oneshot.random_oneshot",
+    "Proxyless": "nasx.strategy.oneshot.proxyless",
 }
 
 __all__ = list(_LAZY_NAMES)

@@ -1,0 +1,252 @@
+"""Benchmark: seconds per DARTS search step (one architecture step + one weight step) and peak
+memory, nasx's DARTS against a hand-written plain-PyTorch first-order DARTS of the same network.
+
+    PYTHONPATH=. python benchmarks/darts_step.py [--steps 5 --repeats 5 --width 8 --cells 5 --nodes 4 --batch 32 --size 32]
+
+Times are medians over ``--repeats`` runs of ``--steps`` steps, the variants interleaved in one
+process; the speed-up compares CPU time (robust to other processes on a shared machine). Peak
+memory is measured per variant in a fresh subprocess: growth of the peak resident set (VmHWM,
+reset before building the model) on CPU, ``torch.cuda.max_memory_allocated`` on GPU.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tutorials"))
+from darts_space import OP_NAMES, DartsLikeSpace, KeepPrevious, Preprocess, make_op  # noqa: E402
+
+# ---------------------------------------------------------------------------------------------
+# The plain reference: DARTS as one would write it by hand in PyTorch (MixedOp over all ops,
+# alphas as two parameters, first-order alternating steps).
+
+
+class PlainMixedOp(nn.Module):
+    def __init__(self, c: int, i: int, j: int, reduction: bool):
+        super().__init__()
+        self.ops = nn.ModuleList(make_op(name, c, i, 0, j, reduction) for name in OP_NAMES)
+
+    def forward(self, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return sum(wk * op(x) for wk, op in zip(w, self.ops, strict=False))
+
+
+class PlainCell(nn.Module):
+    def __init__(self, c_pp: int, c_p: int, c: int, reduction: bool, prev_reduction: bool, nodes: int):
+        super().__init__()
+        self.pre = Preprocess(c_pp, c_p, c, prev_reduction)
+        self.post = KeepPrevious()
+        self.nodes = nodes
+        self.edges = nn.ModuleList(PlainMixedOp(c, i, j, reduction) for i in range(2, 2 + nodes) for j in range(i))
+
+    def forward(self, s0, s1, weights):  # weights [n_edges, n_ops]
+        states, e = self.pre([s0, s1]), 0
+        for i in range(2, 2 + self.nodes):
+            node = 0
+            for j in range(i):
+                node = node + self.edges[e](states[j], weights[e])
+                e += 1
+            states.append(node)
+        return self.post(torch.cat(states[2:], 1), [s0, s1])
+
+
+class PlainDarts(nn.Module):
+    def __init__(self, width: int, num_cells: int, nodes: int, num_classes: int = 10):
+        super().__init__()
+        c_stem = 3 * width
+        self.stem = nn.Sequential(nn.Conv2d(3, c_stem, 3, padding=1, bias=False), nn.BatchNorm2d(c_stem))
+        c_pp, c_p, c, prev_red = c_stem, c_stem, width, False
+        self.cells, self.reduction = nn.ModuleList(), []
+        for i in range(num_cells):
+            red = i in (num_cells // 3, 2 * num_cells // 3) and i > 0
+            c = c * 2 if red else c
+            self.cells.append(PlainCell(c_pp, c_p, c, red, prev_red, nodes))
+            self.reduction.append(red)
+            c_pp, c_p, prev_red = c_p, nodes * c, red
+        self.classifier = nn.Linear(c_p, num_classes)
+        n_edges = sum(range(2, 2 + nodes))
+        self.alpha_normal = nn.Parameter(1e-3 * torch.randn(n_edges, len(OP_NAMES)))
+        self.alpha_reduce = nn.Parameter(1e-3 * torch.randn(n_edges, len(OP_NAMES)))
+
+    def weights(self):
+        return [p for n, p in self.named_parameters() if not n.startswith("alpha")]
+
+    def forward(self, x):
+        wn, wr = F.softmax(self.alpha_normal, -1), F.softmax(self.alpha_reduce, -1)
+        s0 = s1 = self.stem(x)
+        for cell, red in zip(self.cells, self.reduction, strict=False):
+            s0, s1 = cell(s0, s1, wr if red else wn)
+        return self.classifier(F.adaptive_avg_pool2d(s1, 1).flatten(1))
+
+
+def plain_stepper(args, device, channels_last=False):
+    net = PlainDarts(args.width, args.cells, args.nodes).to(device)
+    if channels_last:
+        net = net.to(memory_format=torch.channels_last)
+    w_opt = torch.optim.Adam(net.weights(), lr=1e-3)
+    a_opt = torch.optim.Adam([net.alpha_normal, net.alpha_reduce], lr=3e-4, betas=(0.5, 0.999), weight_decay=1e-3)
+
+    def step(train, val):
+        (xt, yt), (xv, yv) = train, val
+        if channels_last:
+            xt, xv = xt.contiguous(memory_format=torch.channels_last), xv.contiguous(memory_format=torch.channels_last)
+        a_opt.zero_grad()
+        F.cross_entropy(net(xv), yv).backward()
+        a_opt.step()
+        w_opt.zero_grad()
+        F.cross_entropy(net(xt), yt).backward()
+        nn.utils.clip_grad_norm_(net.weights(), 5.0)
+        w_opt.step()
+    return step
+
+
+def nasx_stepper(args, device, **options):
+    from nasx.evaluator import Classification
+    from nasx.strategy import DARTS
+    from nasx.strategy.oneshot.lightning import OneShotModule
+    from nasx.strategy.oneshot.supernet import Supernet
+
+    none_ops = options.pop("none_ops", None)
+    strategy = DARTS(**options)
+    space = DartsLikeSpace(width=args.width, num_cells=args.cells, num_nodes=args.nodes)
+    supernet = Supernet(space, checkpoint=strategy.checkpoint_edges, partial_channels=strategy.partial_channels,
+                        **({"none_ops": none_ops} if none_ops is not None else {})).to(device)
+    if strategy.channels_last:
+        supernet.to(memory_format=torch.channels_last)
+    strategy.supernet = supernet
+    module = OneShotModule(Classification(learning_rate=1e-3).module, supernet, strategy)
+    module.configure_optimizers()
+
+    def step(train, val):
+        module.search_step(train, val)
+    return step
+
+
+VARIANTS = {
+    "plain": lambda a, d: plain_stepper(a, d),
+    "plain+channels_last": lambda a, d: plain_stepper(a, d, channels_last=True),
+    "nasx (defaults)": lambda a, d: nasx_stepper(a, d),
+    "nasx channels_last=False": lambda a, d: nasx_stepper(a, d, channels_last=False),
+    "nasx without none-skip": lambda a, d: nasx_stepper(a, d, none_ops=()),
+    "nasx checkpoint_edges": lambda a, d: nasx_stepper(a, d, checkpoint_edges=True),
+    "nasx partial_channels=2": lambda a, d: nasx_stepper(a, d, partial_channels=2),
+}
+
+
+def batches(args, device):
+    g = torch.Generator().manual_seed(0)
+    mk = lambda: (torch.randn(args.batch, 3, args.size, args.size, generator=g).to(device),  # noqa: E731
+                  torch.randint(0, 10, (args.batch,), generator=g).to(device))
+    return mk(), mk()
+
+
+def sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def time_variants(args, device, names):
+    """Median seconds per step of each variant: wall clock and this process's CPU time.
+
+    CPU time is what to compare on a shared machine (other processes' load inflates wall time);
+    with one thread it is the work a step takes. On GPU only wall time (after a sync) means much.
+    """
+    steppers = {n: VARIANTS[n](args, device) for n in names}
+    train, val = batches(args, device)
+    for s in steppers.values():  # warm-up (allocator, kernels)
+        s(train, val)
+    wall = {n: [] for n in names}
+    cpu = {n: [] for n in names}
+    for _ in range(args.repeats):
+        for n, s in steppers.items():
+            sync(device)
+            t, c = time.perf_counter(), time.process_time()
+            for _ in range(args.steps):
+                s(train, val)
+            sync(device)
+            wall[n].append((time.perf_counter() - t) / args.steps)
+            cpu[n].append((time.process_time() - c) / args.steps)
+    return ({n: statistics.median(v) for n, v in wall.items()}, {n: statistics.median(v) for n, v in cpu.items()})
+
+
+def peak_memory(args, name, device):
+    """Peak memory (MiB) of ``name``'s steps in a fresh process (growth over the idle process)."""
+    cmd = [sys.executable, __file__, "--memory-of", name] + [f"--{k}={v}" for k, v in
+                                                            (("width", args.width), ("cells", args.cells), ("nodes", args.nodes), ("batch", args.batch), ("size", args.size), ("threads", args.threads))]
+    out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    if out.returncode:
+        raise RuntimeError(out.stderr[-2000:])
+    return json.loads(out.stdout.strip().splitlines()[-1])["peak_mib"]
+
+
+def _rss_mib(field: str) -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+def _measure_memory(args, name, device):
+    """Print the peak memory growth of 3 steps of ``name`` over the process before building it."""
+    # Import what any variant needs first, so import-time memory (Lightning, torchmetrics) is
+    # part of the baseline, not of a variant's peak.
+    import nasx.evaluator.supervised  # noqa: F401
+    import nasx.strategy.oneshot.lightning  # noqa: F401
+
+    torch.manual_seed(0)
+    train, val = batches(args, device)
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated() / 2**20
+    else:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # reset the peak resident set size (VmHWM) to the current one
+        base = _rss_mib("VmRSS")
+    step = VARIANTS[name](args, device)
+    for _ in range(3):
+        step(train, val)
+    peak = torch.cuda.max_memory_allocated() / 2**20 if device.type == "cuda" else _rss_mib("VmHWM")
+    print(json.dumps({"peak_mib": peak - base}))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, default=5)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--width", type=int, default=8)
+    p.add_argument("--cells", type=int, default=5)
+    p.add_argument("--nodes", type=int, default=4)
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--size", type=int, default=32, help="image height and width")
+    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (1: CPU time = work)")
+    p.add_argument("--variants", default=",".join(VARIANTS))
+    p.add_argument("--no-memory", action="store_true")
+    p.add_argument("--memory-of", default=None, help=argparse.SUPPRESS)
+    args = p.parse_args()
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    torch.set_num_threads(args.threads)
+    if args.memory_of:
+        return _measure_memory(args, args.memory_of, device)
+    names = args.variants.split(",")
+    print(f"device={device} threads={torch.get_num_threads()} width={args.width} cells={args.cells} "
+          f"nodes={args.nodes} batch={args.batch} size={args.size}; median of {args.repeats} x {args.steps} steps")
+    wall, cpu = time_variants(args, device, names)
+    ref = "plain" if "plain" in names else None
+    print(f"{'variant':28s} {'wall s/step':>11s} {'cpu s/step':>10s} {'speed-up (cpu)':>14s} {'peak MiB':>9s}")
+    for n in names:
+        speedup = f"{cpu[ref] / cpu[n]:13.2f}x" if ref else "-"
+        mem = "-" if args.no_memory else f"{peak_memory(args, n, device):9.1f}"
+        print(f"{n:28s} {wall[n]:11.3f} {cpu[n]:10.3f} {speedup:>14s} {mem:>9s}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

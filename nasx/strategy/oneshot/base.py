@@ -1,0 +1,178 @@
+"""BaseOneShotStrategy: what every one-shot strategy shares (the run loop, trainer set-up,
+checkpoint/resume, export), leaving the architecture step and the path choice to subclasses."""
+from __future__ import annotations
+
+import copy
+import logging
+import pathlib
+from typing import Any
+
+import torch
+import torch.nn as nn
+
+from .data import search_loaders
+from .supernet import Supernet
+
+_log = logging.getLogger(__name__)
+
+
+def _has_cuda_bf16() -> bool:
+    return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+
+
+class BaseOneShotStrategy:
+    """Trains a weight-sharing supernet with a Lightning evaluator, then exports archs.
+
+    Args:
+        warmup_epochs: epochs of weight steps only, before architecture steps start.
+        gradient_clip_val: clip the weight gradients' norm (Trainer-level clipping does not apply
+            to manual optimisation, so a ``gradient_clip_val`` in the evaluator's trainer kwargs is
+            moved here).
+        log_arch_every: log the architecture probabilities to the Lightning logger every n steps
+            (0: never).
+        channels_last: use channels-last memory format for 4-D inputs and weights (default: on,
+            it speeds up convolutions on CPU and on GPU tensor cores).
+        precision: Lightning precision; ``'auto'`` picks ``'bf16-mixed'`` on a GPU that supports it.
+        checkpoint_edges: activation checkpointing of mixed edges (less memory, more compute).
+        partial_channels: PC-DARTS partial-channel cell edges (DARTS family; op factories must
+            offer ``.partial(k)``); 1 = off.
+        seed: seeds the path sampling (identical on every DDP rank) and the data split.
+
+    Subclasses implement the hooks below; ``run`` does the rest. Example (any subclass):
+
+        >>> from nasx.strategy import RandomOneShot
+        >>> s = RandomOneShot(warmup_epochs=1, log_arch_every=10)
+        >>> s.is_one_shot, s.channels_last
+        (True, True)
+    """
+
+    is_one_shot = True
+    supernet_mode = "mixture"
+    needs_alphas = True
+
+    def __init__(self, *, warmup_epochs: int = 0, gradient_clip_val: float | None = 5.0,
+                 log_arch_every: int = 50, channels_last: bool = True, precision: str = "auto",
+                 checkpoint_edges: bool = False, partial_channels: int = 1, seed: int = 0):
+        self.warmup_epochs = warmup_epochs
+        self.gradient_clip_val = gradient_clip_val
+        self.log_arch_every = log_arch_every
+        self.channels_last = channels_last
+        self.precision = precision
+        self.checkpoint_edges = checkpoint_edges
+        self.partial_channels = partial_channels
+        self.seed = seed
+        self.supernet: Supernet | None = None
+        self.module = None
+
+    # -- hooks for subclasses -------------------------------------------------------------
+    def extra_modules(self) -> nn.Module:
+        """Modules trained beside the supernet (e.g. an RL controller); checkpointed with it."""
+        return nn.ModuleDict()
+
+    def configure_arch_optimizer(self, module: Any) -> torch.optim.Optimizer | None:
+        return None
+
+    def arch_step(self, module: Any, train_batch: Any, val_batch: Any, arch_optimizer: Any) -> None:
+        """Update the architecture from a validation batch (no-op for RandomOneShot)."""
+
+    def before_weight_step(self, module: Any) -> None:
+        """Set the supernet's mode for the weight step (mixture, or a sampled path)."""
+
+    def before_validation(self, module: Any) -> None:
+        """Set the supernet's mode for validation batches."""
+
+    def on_epoch_end(self, module: Any) -> None:
+        """Per-epoch schedules (e.g. a Gumbel temperature)."""
+
+    def export_probs(self) -> dict[str, dict[Any, float]]:
+        return self._need_supernet().export_probs()
+
+    def export_top_models(self, top_k: int = 1) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    # -- the run --------------------------------------------------------------------------
+    def build_supernet(self, model_space: nn.Module) -> Supernet:
+        return Supernet(model_space, mode=self.supernet_mode, alphas=self.needs_alphas,
+                        checkpoint=self.checkpoint_edges, partial_channels=self.partial_channels)
+
+    def run(self, model_space: nn.Module, evaluator: Any, workdir: pathlib.Path | None = None) -> None:
+        """Train the supernet of ``model_space`` with ``evaluator`` (a Lightning evaluator).
+
+        With ``workdir``, checkpoints go to ``workdir/checkpoints`` and a run finding
+        ``last.ckpt`` there resumes from it (optimizer states, arch weights, epoch, step).
+        """
+        from pytorch_lightning.utilities import CombinedLoader
+
+        from .lightning import OneShotModule
+
+        module = getattr(evaluator, "module", None)
+        if module is None:
+            raise TypeError(
+                f"one-shot strategies need a Lightning evaluator (Classification, Regression, Lightning); "
+                f"got {type(evaluator).__name__}, which has no .module"
+            )
+        self.supernet = self.build_supernet(model_space)
+        self.space = model_space
+        train, val = search_loaders(evaluator, self.seed)
+        self.val_loader = val
+        if self.channels_last:
+            self.supernet.to(memory_format=torch.channels_last)
+        self.module = OneShotModule(copy.deepcopy(module), self.supernet, self)
+        trainer = self._build_trainer(evaluator, workdir)
+        ckpt = None
+        if workdir is not None and (pathlib.Path(workdir) / "checkpoints" / "last.ckpt").exists():
+            ckpt = str(pathlib.Path(workdir) / "checkpoints" / "last.ckpt")
+            _log.info("resuming one-shot search from %s", ckpt)
+        loaders = CombinedLoader({"train": train, "val": val}, mode="max_size_cycle")
+        trainer.fit(self.module, train_dataloaders=loaders, val_dataloaders=val, ckpt_path=ckpt)
+        self.trainer = trainer
+        self.after_fit()
+
+    def after_fit(self) -> None:
+        """Work after training (RandomOneShot searches the trained supernet here)."""
+
+    def _build_trainer(self, evaluator: Any, workdir: pathlib.Path | None):
+        """The evaluator's trainer spec, adjusted for one-shot training (see :meth:`run`)."""
+        import pytorch_lightning as pl
+
+        spec = getattr(evaluator, "trainer", None)
+        kwargs = dict(getattr(spec, "kwargs", {}) or {})
+        overrides: dict[str, Any] = {}
+        if kwargs.get("gradient_clip_val") is not None:
+            # Lightning refuses trainer-level clipping with manual optimisation: we clip ourselves.
+            self.gradient_clip_val = kwargs["gradient_clip_val"]
+            overrides["gradient_clip_val"] = None
+        if self.precision != "auto":
+            overrides["precision"] = self.precision
+        elif "precision" not in kwargs and _has_cuda_bf16() and kwargs.get("accelerator", "auto") in ("auto", "gpu", "cuda"):
+            overrides["precision"] = "bf16-mixed"
+        callbacks = spec.fresh_callbacks() if hasattr(spec, "fresh_callbacks") else list(kwargs.get("callbacks") or [])
+        if workdir is not None:
+            from pytorch_lightning.callbacks import ModelCheckpoint
+
+            workdir = pathlib.Path(workdir)
+            overrides.setdefault("default_root_dir", str(workdir))
+            overrides["enable_checkpointing"] = True
+            callbacks = [c for c in callbacks if not isinstance(c, ModelCheckpoint)]
+            callbacks.append(ModelCheckpoint(dirpath=workdir / "checkpoints", save_last=True, save_top_k=0))
+        overrides["callbacks"] = callbacks
+        if kwargs.get("strategy") == "ddp":
+            # Steps touch different parameters (sampled paths, two optimizers); OneShotModule
+            # averages gradients itself, so DDP only has to start the processes.
+            from pytorch_lightning.strategies import DDPStrategy
+
+            overrides["strategy"] = DDPStrategy(find_unused_parameters=True)
+        if hasattr(spec, "build"):
+            return spec.build(**overrides)
+        return pl.Trainer(**{**kwargs, **overrides})
+
+    def _need_supernet(self) -> Supernet:
+        if self.supernet is None:
+            raise RuntimeError(f"{type(self).__name__} has not run yet: call run(space, evaluator) first")
+        return self.supernet
+
+    def subnet(self, arch: dict[str, Any]) -> nn.Module:
+        """The fixed model of ``arch`` with the trained supernet's weights inherited."""
+        from .inherit import subnet
+
+        return subnet(self._need_supernet(), arch)

@@ -1,0 +1,176 @@
+"""ENAS (Pham et al., ICML 2018): an LSTM controller samples paths through shared weights and
+learns by REINFORCE from the sampled path's validation reward."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+import torch.nn as nn
+
+from nasx.space import SearchSpace
+
+from .base import BaseOneShotStrategy
+from .distributed import average_across_ranks
+from .sampling import batch_reward, split_batch, step_generator
+
+
+class Controller(nn.Module):
+    """Autoregressive LSTM policy over a search space: one softmax head per label, over the label's
+    ``grid()`` values; the embedding of each decision feeds the next step.
+
+    Example:
+        >>> from nasx.space import Categorical, SearchSpace
+        >>> c = Controller(SearchSpace(op=Categorical(['a', 'b'], label='op')), hidden=8)
+        >>> arch, log_prob, entropy = c.sample(torch.Generator().manual_seed(0))
+        >>> arch['op'] in ('a', 'b'), log_prob.shape
+        (True, torch.Size([]))
+    """
+
+    def __init__(self, space: SearchSpace, hidden: int = 64, temperature: float = 5.0, tanh_constant: float = 2.5):
+        super().__init__()
+        self.labels = list(space)
+        self.grids = [space[label].grid() for label in self.labels]
+        self.temperature, self.tanh_constant = temperature, tanh_constant
+        self.start = nn.Parameter(torch.zeros(1, hidden))
+        self.lstm = nn.LSTMCell(hidden, hidden)
+        self.heads = nn.ModuleList(nn.Linear(hidden, len(g)) for g in self.grids)
+        self.embeddings = nn.ModuleList(nn.Embedding(len(g), hidden) for g in self.grids)
+
+    def _logits(self, h: torch.Tensor, i: int) -> torch.Tensor:
+        logits = self.heads[i](h).squeeze(0) / self.temperature  # [n values]
+        return self.tanh_constant * torch.tanh(logits) if self.tanh_constant else logits
+
+    def sample(self, generator: torch.Generator | None = None, greedy: bool = False,
+               forced: dict[str, Any] | None = None) -> tuple[dict[str, Any], torch.Tensor, torch.Tensor]:
+        """``(arch, sum of log-probs, sum of entropies)``; ``forced`` scores a given arch instead."""
+        x, state = self.start, None
+        arch, log_prob, entropy = {}, self.start.new_zeros(()), self.start.new_zeros(())
+        for i, label in enumerate(self.labels):
+            state = self.lstm(x, state)
+            dist = torch.distributions.Categorical(logits=self._logits(state[0], i))
+            if forced is not None:
+                index = self.grids[i].index(forced[label])
+            elif greedy:
+                index = int(dist.probs.argmax())
+            else:
+                index = int(torch.multinomial(dist.probs.detach().float().cpu(), 1, generator=generator))
+            idx = torch.tensor(index, device=self.start.device)
+            log_prob = log_prob + dist.log_prob(idx)
+            entropy = entropy + dist.entropy()
+            arch[label] = self.grids[i][index]
+            x = self.embeddings[i](idx.view(1))
+        return arch, log_prob, entropy
+
+
+class ENAS(BaseOneShotStrategy):
+    """ENAS: a controller samples a path per weight step; every arch step it samples a path,
+    scores it on a validation batch and takes a REINFORCE step with a moving-average baseline.
+
+    Args:
+        arc_learning_rate: the controller's Adam learning rate (paper: 3.5e-4).
+        entropy_weight: bonus on the policy's entropy (keeps it exploring).
+        baseline_decay: decay of the reward's moving average.
+        ctrl_steps_aggregate: sampled paths per arch step (their gradients are averaged).
+        reward_fn: ``(supernet, val_batch) -> float``; default: accuracy for class logits, else
+            negative MSE, on ``(inputs, target)`` batches.
+
+    Example:
+        >>> from nasx.strategy import ENAS
+        >>> ENAS(arc_learning_rate=3.5e-4).is_one_shot
+        True
+    """
+
+    supernet_mode = "path"
+    needs_alphas = False
+
+    def __init__(self, arc_learning_rate: float = 3.5e-4, entropy_weight: float = 1e-4, baseline_decay: float = 0.95,
+                 ctrl_steps_aggregate: int = 1, hidden: int = 64, reward_fn: Any = None,
+                 gradient_clip_val: float | None = 5.0, **kwargs: Any):
+        super().__init__(gradient_clip_val=gradient_clip_val, **kwargs)
+        self.arc_learning_rate, self.entropy_weight = arc_learning_rate, entropy_weight
+        self.baseline_decay, self.ctrl_steps_aggregate = baseline_decay, ctrl_steps_aggregate
+        self.hidden, self.reward_fn = hidden, reward_fn
+        self.controller: Controller | None = None
+        self.baseline: float | None = None
+
+    def build_supernet(self, model_space: nn.Module):
+        supernet = super().build_supernet(model_space)
+        self.controller = Controller(supernet.search_space, hidden=self.hidden)
+        return supernet
+
+    def extra_modules(self) -> nn.Module:
+        return nn.ModuleDict({"controller": self.controller})
+
+    def configure_arch_optimizer(self, module: Any) -> torch.optim.Optimizer:
+        return torch.optim.Adam(self.controller.parameters(), lr=self.arc_learning_rate)
+
+    def _reward(self, supernet: nn.Module, batch: Any) -> float:
+        if self.reward_fn is not None:
+            return float(self.reward_fn(supernet, batch))
+        x, y = split_batch(batch)
+        with torch.no_grad():
+            return batch_reward(supernet(x), y)
+
+    def arch_step(self, module: Any, train_batch: Any, val_batch: Any, arch_optimizer: Any) -> None:
+        supernet, step = module.supernet, module.step_index
+        arch_optimizer.zero_grad()
+        for n in range(self.ctrl_steps_aggregate):
+            arch, log_prob, entropy = self.controller.sample(step_generator(self.seed, step, 1 + n))
+            supernet.use_arch(arch)
+            reward = torch.tensor(self._reward(supernet, val_batch))
+            average_across_ranks([reward])  # every rank sees the same reward and baseline
+            reward = float(reward)
+            self.baseline = reward if self.baseline is None else (
+                self.baseline_decay * self.baseline + (1 - self.baseline_decay) * reward)
+            loss = -(reward - self.baseline) * log_prob - self.entropy_weight * entropy
+            (loss / self.ctrl_steps_aggregate).backward()
+        params = [p for p in self.controller.parameters() if p.grad is not None]
+        average_across_ranks([p.grad for p in params])
+        arch_optimizer.step()
+
+    def before_weight_step(self, module: Any) -> None:
+        step = module.step_index
+        with torch.no_grad():
+            arch, _, _ = self.controller.sample(step_generator(self.seed, step))
+        module.supernet.use_arch(arch)
+
+    def before_validation(self, module: Any) -> None:
+        with torch.no_grad():
+            module.supernet.use_arch(self.controller.sample(greedy=True)[0])
+
+    @torch.no_grad()
+    def export_probs(self) -> dict[str, dict[Any, float]]:
+        """Per label, the controller's probabilities along its greedy decoding."""
+        c = self._need_controller()
+        x, state, out = c.start, None, {}
+        for i, label in enumerate(c.labels):
+            state = c.lstm(x, state)
+            probs = c._logits(state[0], i).softmax(-1)
+            out[label] = {_key(v): float(p) for v, p in zip(c.grids[i], probs, strict=False)}
+            x = c.embeddings[i](probs.argmax().view(1))
+        return out
+
+    @torch.no_grad()
+    def export_top_models(self, top_k: int = 1) -> list[dict[str, Any]]:
+        """The greedy decoding first, then the most probable distinct sampled archs."""
+        c = self._need_controller()
+        best = c.sample(greedy=True)[0]
+        scored = {repr(best): (math.inf, best)}
+        gen = torch.Generator().manual_seed(self.seed)
+        for _ in range(max(0, 20 * (top_k - 1))):
+            arch, log_prob, _ = c.sample(gen)
+            scored.setdefault(repr(arch), (float(log_prob), arch))
+        ranked = sorted(scored.values(), key=lambda t: -t[0])
+        return [arch for _, arch in ranked[:top_k]]
+
+    def _need_controller(self) -> Controller:
+        if self.controller is None:
+            raise RuntimeError("ENAS has not run yet: call run(space, evaluator) first")
+        return self.controller
+
+
+def _key(value: Any) -> Any:
+    if isinstance(value, list):
+        return value[0] if len(value) == 1 else tuple(value)
+    return value

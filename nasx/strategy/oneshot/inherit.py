@@ -1,0 +1,89 @@
+"""Copy supernet weights into the fixed model of one arch (``space.freeze(arch)``).
+
+The fixed model has the supernet's module tree except at choices: a LayerChoice child
+``name.<value>.w`` becomes ``name.w``, a Repeat keeps its first ``depth`` blocks, and a cell op
+``ops.<n>.<k>.w`` comes from the edge the arch picks, ``edges.<i>_<j>.<value>.w``.
+
+    >>> import torch.nn as nn
+    >>> from nasx.space import LayerChoice, ModelSpace
+    >>> from nasx.strategy.oneshot import Supernet
+    >>> class Net(ModelSpace):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.op = LayerChoice([nn.Linear(2, 2), nn.Linear(2, 2, bias=False)], label='op')
+    >>> supernet = Supernet(Net())
+    >>> fixed_state_keys(supernet, {'op': 1})
+    {'op.1.weight': 'op.weight'}
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn as nn
+
+from .mixed import MixedInput, MixedLayer, MixedRepeat
+from .mixed_cell import MixedCell
+from .supernet import Supernet
+
+
+def _own_state(module: nn.Module) -> list[str]:
+    names = [n for n, p in module._parameters.items() if p is not None]
+    names += [n for n, b in module._buffers.items() if b is not None and n not in module._non_persistent_buffers_set]
+    return names
+
+
+def _map(module: nn.Module, src: str, dst: str, arch: dict[str, Any], out: dict[str, str]) -> None:
+    if isinstance(module, MixedLayer):
+        value = arch[module.label]
+        _map(module.candidate(value), f"{src}{value}.", dst, arch, out)
+        return
+    if isinstance(module, MixedInput):
+        return
+    if isinstance(module, MixedRepeat):
+        for i in range(arch[module.label]):
+            _map(module._modules[str(i)], f"{src}{i}.", f"{dst}{i}.", arch, out)
+        return
+    if isinstance(module, MixedCell):
+        for name in ("preprocessor", "postprocessor"):
+            _map(module._modules[name], f"{src}{name}.", f"{dst}{name}.", arch, out)
+        for n, i in enumerate(module.node_indices):
+            for k in range(module.num_ops_per_node):
+                value, (j,) = arch[f"{module.label}/op_{i}_{k}"], arch[f"{module.label}/input_{i}_{k}"]
+                _map(module.op(i, j, value), f"{src}edges.{i}_{j}.{value}.", f"{dst}ops.{n}.{k}.", arch, out)
+        return
+    for name in _own_state(module):
+        out[src + name] = dst + name
+    for name, child in module._modules.items():
+        if child is not None:
+            _map(child, f"{src}{name}.", f"{dst}{name}.", arch, out)
+
+
+def fixed_state_keys(supernet: Supernet, arch: dict[str, Any]) -> dict[str, str]:
+    """``{supernet.model state key: fixed-model state key}`` for ``arch``."""
+    arch = supernet.search_space.validate(arch)
+    out: dict[str, str] = {}
+    _map(supernet.model, "", "", arch, out)
+    return out
+
+
+def inherit_weights(supernet: Supernet, model: nn.Module, arch: dict[str, Any], strict: bool = True) -> nn.Module:
+    """Load the supernet's weights for ``arch`` into ``model`` (built by ``space.freeze(arch)``
+    or under ``model_context(arch)``) and return it. ``strict`` requires every key to match."""
+    mapping = fixed_state_keys(supernet, arch)
+    src = supernet.model.state_dict()
+    state = {dst: src[s].detach().clone() for s, dst in mapping.items()}
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    if strict and (missing or unexpected):
+        raise KeyError(
+            f"supernet weights do not fit the fixed model of this arch: missing {missing[:5]!r}, "
+            f"unexpected {unexpected[:5]!r}; was the model built from the same space and arch?"
+        )
+    return model
+
+
+def subnet(supernet: Supernet, arch: dict[str, Any]) -> nn.Module:
+    """``space.freeze(arch)`` with the supernet's weights for ``arch`` loaded into it."""
+    model = supernet.source_space.freeze(arch)
+    device = next(iter(supernet.model.parameters()), torch.empty(0)).device
+    return inherit_weights(supernet, model.to(device), arch)

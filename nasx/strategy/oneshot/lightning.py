@@ -1,0 +1,214 @@
+"""OneShotModule: the Lightning module that trains a supernet with the evaluator's own module.
+
+The evaluator's LightningModule (its criterion, metrics, optimizer config) gets the supernet as
+its model; this wrapper alternates, per training batch ``{'train': ..., 'val': ...}``, an
+architecture step on the validation batch (delegated to the strategy) and a weight step on the
+training batch, with Lightning's manual optimisation. Under DDP, gradients are averaged by hand
+(DDP's own reducer is kept out of every backward), so architecture parameters get identical
+updates and stay identical on every rank however many backward passes a step makes.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import pytorch_lightning as pl
+import torch
+import torch.nn as nn
+
+from .distributed import average_across_ranks
+from .supernet import Supernet
+
+
+def split_optimizer_config(conf: Any) -> tuple[torch.optim.Optimizer, list[Any]]:
+    """The (single) optimizer and its LR schedulers from any ``configure_optimizers`` return value."""
+    schedulers: list[Any] = []
+    if isinstance(conf, dict):
+        sched = conf.get("lr_scheduler")
+        if sched is not None:
+            schedulers.append(sched["scheduler"] if isinstance(sched, dict) else sched)
+        conf = conf["optimizer"]
+    if isinstance(conf, (list, tuple)):
+        if len(conf) == 2 and isinstance(conf[0], (list, tuple)):
+            schedulers += [s["scheduler"] if isinstance(s, dict) else s for s in conf[1]]
+            conf = conf[0]
+        if len(conf) != 1:
+            raise ValueError(f"one-shot search needs exactly one weight optimizer, the evaluator's module configured {len(conf)}")
+        conf = conf[0]
+        if isinstance(conf, dict):
+            return split_optimizer_config(conf)
+    if not isinstance(conf, torch.optim.Optimizer):
+        raise TypeError(f"configure_optimizers returned {type(conf).__name__}, expected an optimizer")
+    return conf, schedulers
+
+
+def loss_of(output: Any) -> torch.Tensor:
+    """The loss from a ``training_step`` result (a tensor or a dict with 'loss')."""
+    if isinstance(output, dict):
+        return output["loss"]
+    return output
+
+
+def to_channels_last(batch: Any) -> Any:
+    """4-D tensors of a batch in channels-last memory format (others unchanged)."""
+    if torch.is_tensor(batch):
+        return batch.contiguous(memory_format=torch.channels_last) if batch.dim() == 4 else batch
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(to_channels_last(b) for b in batch)
+    if isinstance(batch, dict):
+        return {k: to_channels_last(v) for k, v in batch.items()}
+    return batch
+
+
+class OneShotModule(pl.LightningModule):
+    """Wraps the evaluator's module around a supernet and runs a one-shot strategy's steps.
+
+    Strategies build it in ``run``; it also works without a trainer (benchmarks, tests):
+
+        >>> import torch, torch.nn as nn
+        >>> from nasx.evaluator import Classification
+        >>> from nasx.space import LayerChoice, ModelSpace
+        >>> from nasx.strategy import DARTS
+        >>> from nasx.strategy.oneshot import Supernet
+        >>> class Net(ModelSpace):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.op = LayerChoice([nn.Linear(4, 2), nn.Sequential(nn.Linear(4, 2), nn.Tanh())], label='op')
+        ...     def forward(self, x):
+        ...         return self.op(x)
+        >>> strategy = DARTS(arc_learning_rate=0.1)
+        >>> module = OneShotModule(Classification().module, Supernet(Net()), strategy)
+        >>> _ = module.configure_optimizers()
+        >>> batch = (torch.randn(8, 4), torch.randint(0, 2, (8,)))
+        >>> before = module.supernet.alpha('op').detach().clone()
+        >>> loss = module.search_step(batch, batch)
+        >>> module.step_index, bool((module.supernet.alpha('op') != before).any())
+        (1, True)
+    """
+
+    def __init__(self, inner: pl.LightningModule, supernet: Supernet, strategy: Any):
+        super().__init__()
+        self.automatic_optimization = False
+        self.inner = inner
+        if hasattr(inner, "set_model"):
+            inner.set_model(supernet)
+        else:
+            inner.model = supernet
+        self.__dict__["supernet"] = supernet  # already registered as inner.model: not twice
+        self.__dict__["strategy"] = strategy  # not a module: hooks only
+        self.extra = strategy.extra_modules()  # e.g. the ENAS controller (checkpointed with the rest)
+        # Search steps done (one arch + one weight step each); checkpointed, so a resumed run
+        # continues the same path-sampling stream. (Lightning's global_step counts both optimizers.)
+        self.register_buffer("search_steps", torch.zeros((), dtype=torch.long))
+        self._schedulers: list[Any] = []
+        self._raw_optimizers: list[torch.optim.Optimizer] = []
+
+    # -- plumbing --------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _inner_logging(self, enabled: bool = True):
+        """Route the inner module's ``self.log`` to this module (or silence it)."""
+        quiet = lambda *args, **kwargs: None  # noqa: E731
+        self.inner.__dict__["log"] = self.log if enabled else quiet
+        self.inner.__dict__["log_dict"] = self.log_dict if enabled else quiet
+        try:
+            yield
+        finally:
+            self.inner.__dict__.pop("log", None)
+            self.inner.__dict__.pop("log_dict", None)
+
+    def loss(self, batch: Any, batch_idx: int = 0, log: bool = False) -> torch.Tensor:
+        """The evaluator module's training loss of the supernet (current mode) on ``batch``."""
+        with self._inner_logging(log):
+            return loss_of(self.inner.training_step(batch, batch_idx))
+
+    def run_backward(self, loss: torch.Tensor, inputs: list[torch.Tensor] | None = None) -> None:
+        """Backward through Lightning when attached to a trainer (precision, DDP), else plainly.
+
+        ``inputs`` restricts the gradients computed: an architecture step that names only the
+        alphas skips every convolution's weight gradient (about half of a backward pass).
+        """
+        kwargs = {"inputs": inputs} if inputs else {}
+        if self._trainer is not None:
+            ddp = self.trainer.model
+            if isinstance(ddp, nn.parallel.DistributedDataParallel):
+                # Lightning re-enables DDP's reducer after every forward; a search step makes
+                # several backward passes over different parameters, so we average gradients
+                # ourselves (average_across_ranks) and keep the reducer out of it.
+                ddp.require_backward_grad_sync = False
+            self.manual_backward(loss, **kwargs)
+        else:
+            loss.backward(**kwargs)
+
+    def opts(self) -> list[Any]:
+        if self._trainer is not None:
+            opts = self.optimizers()
+            return list(opts) if isinstance(opts, (list, tuple)) else [opts]
+        return self._raw_optimizers
+
+    def configure_optimizers(self) -> list[torch.optim.Optimizer]:
+        if hasattr(self.inner, "make_optimizer"):  # nasx's supervised modules: weights only
+            w_opt, self._schedulers = self.inner.make_optimizer(self.supernet.model_parameters()), []
+        else:
+            w_opt, self._schedulers = split_optimizer_config(self.inner.configure_optimizers())
+        # The evaluator's optimizer sees all parameters; keep only model weights in it.
+        arch_ids = {id(p) for p in self.supernet.arch_parameters()} | {id(p) for p in self.extra.parameters()}
+        for group in w_opt.param_groups:
+            group["params"] = [p for p in group["params"] if id(p) not in arch_ids]
+        a_opt = self.strategy.configure_arch_optimizer(self)
+        self._raw_optimizers = [w_opt] + ([a_opt] if a_opt is not None else [])
+        return self._raw_optimizers
+
+    def weight_params(self) -> list[nn.Parameter]:
+        return [p for p in self.supernet.model_parameters() if p.requires_grad]
+
+    # -- steps ----------------------------------------------------------------------------
+    def search_step(self, train_batch: Any, val_batch: Any, batch_idx: int = 0) -> torch.Tensor:
+        """One architecture step (after warm-up) then one weight step; returns the weight loss."""
+        if self.strategy.channels_last:
+            train_batch, val_batch = to_channels_last(train_batch), to_channels_last(val_batch)
+        opts = self.opts()
+        warm = self._trainer is not None and self.current_epoch < self.strategy.warmup_epochs
+        if not warm:
+            self.strategy.arch_step(self, train_batch, val_batch, opts[1] if len(opts) > 1 else None)
+        self.strategy.before_weight_step(self)
+        w_opt = opts[0]
+        w_opt.zero_grad()
+        loss = self.loss(train_batch, batch_idx, log=self._trainer is not None)
+        params = self.weight_params()
+        self.run_backward(loss, inputs=params)
+        average_across_ranks([p.grad for p in params])
+        if self.strategy.gradient_clip_val:
+            nn.utils.clip_grad_norm_(params, self.strategy.gradient_clip_val)
+        w_opt.step()
+        self.search_steps += 1
+        return loss.detach()
+
+    @property
+    def step_index(self) -> int:
+        """Index of the current search step (0-based)."""
+        return int(self.search_steps)
+
+    def training_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
+        step = self.step_index
+        loss = self.search_step(batch["train"], batch["val"], batch_idx)
+        every = self.strategy.log_arch_every
+        if every and step % every == 0 and self.logger is not None:
+            probs = self.strategy.export_probs()
+            self.logger.log_metrics({f"arch/{label}/{value}": p for label, d in probs.items() for value, p in d.items()},
+                                    step=step)
+        return loss
+
+    def on_train_epoch_end(self) -> None:
+        for sched in self._schedulers:
+            sched.step()
+        self.strategy.on_epoch_end(self)
+
+    def validation_step(self, batch: Any, batch_idx: int) -> Any:
+        self.strategy.before_validation(self)
+        if self.strategy.channels_last:
+            batch = to_channels_last(batch)
+        with self._inner_logging(True):
+            return self.inner.validation_step(batch, batch_idx)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self.supernet(*args, **kwargs)

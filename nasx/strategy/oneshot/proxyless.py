@@ -1,0 +1,102 @@
+"""ProxylessNAS (Cai et al., ICLR 2019): binarised paths, so only the sampled path is computed and
+memory stays near that of one model; architecture gradients come from binary gates."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from .base import BaseOneShotStrategy
+from .distributed import average_across_ranks
+from .sampling import step_generator
+
+
+class Proxyless(BaseOneShotStrategy):
+    """Sample one path per step from softmax(alpha) per label; the arch step passes the gradient
+    ``<dL/d out, out_k>`` of every alternative k to the alphas (recomputed one at a time).
+
+    Args:
+        arc_learning_rate: Adam learning rate of the alphas.
+        cost: ``{label: {value: cost}}`` (e.g. latency in ms or MFLOPs of each candidate); adds
+            ``penalty_weight * expected cost`` (differentiable in the alphas) to the arch loss.
+        cost_fn: ``(probs: dict[label, Tensor]) -> Tensor``, a custom differentiable penalty
+            (a profiler's estimate); added like ``cost``.
+        penalty_weight: weight of the penalty.
+
+    Example:
+        >>> from nasx.strategy import Proxyless
+        >>> Proxyless(cost={'op': {'big': 3.0, 'small': 1.0}}, penalty_weight=0.1).is_one_shot
+        True
+    """
+
+    supernet_mode = "path"
+
+    def __init__(self, arc_learning_rate: float = 1e-3, arc_weight_decay: float = 0.0,
+                 cost: dict[str, dict[Any, float]] | None = None,
+                 cost_fn: Callable[[dict[str, torch.Tensor]], torch.Tensor] | None = None,
+                 penalty_weight: float = 0.0, gradient_clip_val: float | None = 5.0, **kwargs: Any):
+        super().__init__(gradient_clip_val=gradient_clip_val, **kwargs)
+        self.arc_learning_rate, self.arc_weight_decay = arc_learning_rate, arc_weight_decay
+        self.cost, self.cost_fn, self.penalty_weight = cost or {}, cost_fn, penalty_weight
+
+    def configure_arch_optimizer(self, module: Any) -> torch.optim.Optimizer:
+        return torch.optim.Adam(module.supernet.arch_parameters(), lr=self.arc_learning_rate,
+                                betas=(0.0, 0.999), weight_decay=self.arc_weight_decay)
+
+    def _probs(self, supernet: Any) -> dict[str, torch.Tensor]:
+        return {label: a.softmax(-1) for label, a in supernet.alphas().items()}
+
+    def _sample(self, supernet: Any, probs: dict[str, torch.Tensor], gen: torch.Generator) -> dict[str, Any]:
+        space = supernet.search_space
+        return {label: space[label].grid()[int(torch.multinomial(probs[label].detach().float().cpu(), 1, generator=gen))]
+                for label in space}
+
+    def penalty(self, probs: dict[str, torch.Tensor]) -> torch.Tensor | None:
+        """Expected cost under the current probabilities (None without a cost model)."""
+        terms = []
+        for label, table in self.cost.items():
+            grid = self._need_supernet().search_space[label].grid()
+            costs = torch.tensor([float(table[_key(v)]) for v in grid], device=probs[label].device)
+            terms.append((probs[label] * costs).sum())
+        if self.cost_fn is not None:
+            terms.append(self.cost_fn(probs))
+        return sum(terms) if terms else None
+
+    def arch_step(self, module: Any, train_batch: Any, val_batch: Any, arch_optimizer: Any) -> None:
+        supernet, step = module.supernet, self._step(module)
+        arch_optimizer.zero_grad()
+        probs = self._probs(supernet)
+        supernet.use_arch(self._sample(supernet, probs, step_generator(self.seed, step, 1)), gates=probs)
+        loss = module.loss(val_batch)
+        extra = self.penalty(probs)
+        if extra is not None and self.penalty_weight:
+            loss = loss + self.penalty_weight * extra
+        alphas = supernet.arch_parameters()
+        module.run_backward(loss, inputs=alphas)
+        average_across_ranks([a.grad for a in alphas])
+        arch_optimizer.step()
+        supernet.use_arch(supernet.state.arch)  # drop the gates
+
+    def _step(self, module: Any) -> int:
+        return module.step_index
+
+    def before_weight_step(self, module: Any) -> None:
+        supernet, step = module.supernet, self._step(module)
+        with torch.no_grad():
+            supernet.use_arch(self._sample(supernet, self._probs(supernet), step_generator(self.seed, step)))
+
+    def before_validation(self, module: Any) -> None:
+        module.supernet.use_arch(module.supernet.export())
+
+    def export_top_models(self, top_k: int = 1) -> list[dict[str, Any]]:
+        from .topk import top_k_archs
+
+        supernet = self._need_supernet()
+        return top_k_archs(supernet.export(), supernet.export_probs(), supernet.search_space, top_k)
+
+
+def _key(value: Any) -> Any:
+    if isinstance(value, list):
+        return value[0] if len(value) == 1 else tuple(value)
+    return value

@@ -1,0 +1,142 @@
+"""RandomOneShot (SPOS, Guo et al. 2020): train the supernet on uniformly sampled paths, then
+search it: score archs with inherited weights on validation data, optionally proposed by any
+multi-trial strategy (``Random``, ``RegularizedEvolution``, ...)."""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import torch
+import torch.nn as nn
+
+from .base import BaseOneShotStrategy
+from .sampling import batch_reward, split_batch, step_rng
+
+
+class RandomOneShot(BaseOneShotStrategy):
+    """Uniform path sampling over shared weights (SPOS), then a search of the trained supernet.
+
+    Args:
+        search_strategy: a multi-trial strategy (``setup``/``propose``/``tell``) that proposes the
+            archs to score after training; None scores ``num_samples`` uniformly random archs.
+        num_samples: archs scored after training.
+        eval_batches: validation batches per scored arch (None: all).
+        bn_recalibration_batches: training-mode forwards on validation data before scoring an arch,
+            to re-estimate BatchNorm statistics for that path (SPOS does this; 0: off).
+        reward_fn: ``(model, batch) -> float``; default accuracy (class logits) or negative MSE.
+
+    Example:
+        >>> from nasx.strategy import RandomOneShot
+        >>> RandomOneShot(num_samples=50).is_one_shot
+        True
+    """
+
+    supernet_mode = "path"
+    needs_alphas = False
+
+    def __init__(self, search_strategy: Any = None, num_samples: int = 20, eval_batches: int | None = 4,
+                 bn_recalibration_batches: int = 0, reward_fn: Any = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.search_strategy, self.num_samples = search_strategy, num_samples
+        self.eval_batches, self.bn_recalibration_batches, self.reward_fn = eval_batches, bn_recalibration_batches, reward_fn
+        self.results: list[tuple[float, dict[str, Any]]] = []
+
+    def before_weight_step(self, module: Any) -> None:
+        step = module.step_index
+        module.supernet.use_arch(module.supernet.search_space.sample(step_rng(self.seed, step)))
+
+    def before_validation(self, module: Any) -> None:
+        # A fixed random path per validation run (same on every rank).
+        module.supernet.use_arch(module.supernet.search_space.sample(step_rng(self.seed, -1)))
+
+    def after_fit(self) -> None:
+        if self.num_samples:
+            self.search(self.search_strategy, self.num_samples)
+
+    @torch.no_grad()
+    def score(self, arch: dict[str, Any], loader: Any = None) -> float:
+        """Mean reward of ``arch`` on validation batches, with the supernet's shared weights."""
+        supernet = self._need_supernet()
+        loader = loader if loader is not None else self.val_loader
+        device = next(supernet.parameters()).device
+        supernet.use_arch(arch)
+        was_training = supernet.training
+        if self.bn_recalibration_batches:
+            supernet.train()
+            for m in supernet.modules():
+                if isinstance(m, nn.modules.batchnorm._BatchNorm):
+                    m.reset_running_stats()
+                    m.momentum = None  # cumulative average over the recalibration batches
+            for i, batch in enumerate(loader):
+                if i >= self.bn_recalibration_batches:
+                    break
+                supernet(_to(split_batch(batch)[0], device))
+        supernet.eval()
+        total, n = 0.0, 0
+        for i, batch in enumerate(loader):
+            if self.eval_batches is not None and i >= self.eval_batches:
+                break
+            batch = _to(batch, device)
+            if self.reward_fn is not None:
+                total += float(self.reward_fn(supernet, batch))
+            else:
+                x, y = split_batch(batch)
+                total += batch_reward(supernet(x), y)
+            n += 1
+        supernet.train(was_training)
+        return total / max(n, 1)
+
+    def search(self, strategy: Any = None, num_samples: int = 20) -> list[tuple[float, dict[str, Any]]]:
+        """Score ``num_samples`` archs on the trained supernet; ``strategy`` (multi-trial) proposes
+        them, else they are drawn uniformly. Returns ``[(metric, arch)]`` best first."""
+        supernet = self._need_supernet()
+        space = supernet.search_space
+        results = []
+        if strategy is None:
+            rng = step_rng(self.seed, -2)
+            archs, seen = [], set()
+            for arch in [space.default()] + [space.sample(rng) for _ in range(4 * num_samples)]:
+                if repr(arch) not in seen and len(archs) < min(num_samples, space.size):
+                    seen.add(repr(arch))
+                    archs.append(arch)
+            results = [(self.score(a), a) for a in archs]
+        else:
+            from nasx.trial import Trial
+
+            strategy.setup(space, trials=(), direction="maximize")
+            for i in range(num_samples):
+                arch = strategy.propose()
+                if arch is None:
+                    break
+                start = time.time()
+                metric = self.score(arch)
+                end = time.time()
+                strategy.tell(Trial(id=i, arch=arch, status="succeeded", metric=metric, metrics={"default": metric},
+                                    intermediates=[], start_time=start, end_time=end, duration=end - start, error=None))
+                results.append((metric, arch))
+        self.results = sorted(results, key=lambda t: -t[0])
+        return self.results
+
+    def export_probs(self) -> dict[str, dict[Any, float]]:
+        """Uniform: RandomOneShot learns no architecture distribution."""
+        space = self._need_supernet().search_space
+        return {label: {_key(v): 1.0 / len(c) for v in c.grid()} for label, c in space.items()}
+
+    def export_top_models(self, top_k: int = 1) -> list[dict[str, Any]]:
+        if not self.results:
+            self.search(self.search_strategy, max(self.num_samples, top_k))
+        return [arch for _, arch in self.results[:top_k]]
+
+
+def _to(batch: Any, device: torch.device) -> Any:
+    if torch.is_tensor(batch):
+        return batch.to(device)
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(_to(b, device) for b in batch)
+    return batch
+
+
+def _key(value: Any) -> Any:
+    if isinstance(value, list):
+        return value[0] if len(value) == 1 else tuple(value)
+    return value

@@ -1,0 +1,204 @@
+"""Supernet: a model space whose choices are replaced by mixed modules, plus its arch weights.
+
+Architecture weights are ``nn.Parameter``s named ``arch_params.<key>`` (one per label, shared by
+every module with that label; cells add one per edge), apart from the model weights under
+``model.``: ``supernet.arch_parameters()`` and ``supernet.model_parameters()`` split them.
+
+    >>> import torch, torch.nn as nn
+    >>> from nasx.space import LayerChoice, ModelSpace
+    >>> class Net(ModelSpace):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.op = LayerChoice({'lin': nn.Linear(4, 4), 'id': nn.Identity()}, label='op')
+    ...     def forward(self, x):
+    ...         return self.op(x)
+    >>> net = Supernet(Net())
+    >>> [name for name, _ in net.named_parameters()]
+    ['model.op.lin.weight', 'model.op.lin.bias', 'arch_params.op']
+    >>> net.use_arch({'op': 'id'})
+    >>> torch.equal(net(torch.ones(1, 4)), torch.ones(1, 4))
+    True
+"""
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+import torch.nn as nn
+
+from nasx.space import Cell, InputChoice, LayerChoice, Repeat, search_space
+from nasx.space.choice import Categorical
+
+from .mixed import NONE_OPS, MixedInput, MixedLayer, MixedRepeat
+from .mixed_cell import MixedCell
+from .state import ArchState
+
+MIXED_TYPES = (MixedLayer, MixedInput, MixedRepeat, MixedCell)
+
+
+def softmax_weights(key: str, alpha: torch.Tensor) -> torch.Tensor:
+    """DARTS's mixture weights: ``softmax(alpha)`` over the candidates."""
+    return alpha.softmax(-1)
+
+
+def _param_name(key: str) -> str:
+    # ParameterDict keys may not contain '.'; labels may contain '/' (kept as is).
+    return key.replace(".", "__dot__")
+
+
+def _convert(module: nn.Module, state: ArchState, none_ops: tuple[str, ...], partial: int = 1) -> nn.Module:
+    """Return ``module`` with every choice below it (and itself) replaced by a mixed module."""
+    if isinstance(module, LayerChoice):
+        cands = [(v, _convert(m, state, none_ops, partial)) for v, m in module.candidates()]
+        return MixedLayer(module.label, cands, state, none_ops)
+    if isinstance(module, InputChoice):
+        return MixedInput(module.label, module.n_candidates, module.n_chosen, module.reduction,
+                          module.choice.grid(), state)
+    if isinstance(module, Cell):
+        mixed = MixedCell(module, state, none_ops, partial)
+        for name, child in list(mixed._modules.items()):
+            mixed._modules[name] = _convert(child, state, none_ops, partial)
+        return mixed
+    if isinstance(module, Repeat) and isinstance(module.depth_choice, Categorical):
+        blocks = [_convert(b, state, none_ops, partial) for b in module.blocks]
+        return MixedRepeat(module.label, module.depth_choice.values, blocks, state)
+    for name, child in list(module._modules.items()):
+        if child is not None:
+            module._modules[name] = _convert(child, state, none_ops, partial)
+    return module
+
+
+class Supernet(nn.Module):
+    """A weight-sharing supernet built from a model space.
+
+    Args:
+        space: the model space (deep-copied; the original is left as it is).
+        mode: ``'mixture'`` (DARTS family: alphas per LayerChoice/InputChoice/Repeat label over its
+            candidates, and per cell edge over ops) or ``'path'`` (alphas per label over the
+            label's ``grid()`` values, for Proxyless).
+        alphas: create architecture parameters at all (ENAS and RandomOneShot need none).
+        none_ops: op names that output zeros (skipped in mixtures, never exported by cells).
+        checkpoint: recompute mixed candidates in backward (activation checkpointing).
+        partial_channels: PC-DARTS's K for cell edges (mixture mode only; see ``mixed_cell``).
+    """
+
+    def __init__(self, space: nn.Module, mode: str = "mixture", alphas: bool = True,
+                 none_ops: tuple[str, ...] = NONE_OPS, checkpoint: bool = False, init_std: float = 1e-3,
+                 partial_channels: int = 1):
+        super().__init__()
+        if mode not in ("mixture", "path"):
+            raise ValueError(f"Supernet mode must be 'mixture' or 'path', got {mode!r}")
+        self.mode = mode
+        self.search_space = search_space(space)
+        self.__dict__["source_space"] = space  # not a submodule: used to rebuild fixed models
+        self.state = ArchState()
+        self.state.checkpoint = checkpoint
+        if partial_channels < 1 or (partial_channels > 1 and mode != "mixture"):
+            raise ValueError(f"partial_channels must be >= 1 and needs mode='mixture', got {partial_channels} with {mode!r}")
+        self.model = _convert(copy.deepcopy(space), self.state, tuple(none_ops), partial_channels)
+        self._check_coverage()
+        self.arch_params = nn.ParameterDict()
+        self.weight_fn: Callable[[str, torch.Tensor], torch.Tensor] = softmax_weights
+        if alphas:
+            for key, n in self._alpha_sizes().items():
+                self.arch_params[_param_name(key)] = nn.Parameter(init_std * torch.randn(n))
+
+    # -- structure ---------------------------------------------------------------------------
+    def mixed_modules(self) -> Iterator[tuple[str, nn.Module]]:
+        for name, m in self.model.named_modules():
+            if isinstance(m, MIXED_TYPES):
+                yield name, m
+
+    def _check_coverage(self) -> None:
+        covered = set()
+        for _, m in self.mixed_modules():
+            if isinstance(m, MixedCell):
+                covered |= {f"{m.label}/{kind}_{i}_{k}" for i in m.node_indices
+                            for k in range(m.num_ops_per_node) for kind in ("op", "input")}
+            else:
+                covered.add(m.label)
+        missing = [label for label in self.search_space if label not in covered]
+        if missing:
+            raise NotImplementedError(
+                f"one-shot strategies cannot share weights over label(s) {missing!r}: they support "
+                "LayerChoice, InputChoice, Repeat and Cell; value choices (nasx.choice, Mutable* layers) "
+                "change weight shapes. Express them as a LayerChoice, or use a multi-trial strategy"
+            )
+
+    def _alpha_sizes(self) -> dict[str, int]:
+        if self.mode == "path":
+            return {label: len(c) for label, c in self.search_space.items()}
+        sizes: dict[str, int] = {}
+        for _, m in self.mixed_modules():
+            items = m.alpha_keys() if isinstance(m, MixedCell) else [(m.label, m.alpha_size())]
+            for key, n in items:
+                if sizes.setdefault(key, n) != n:
+                    raise ValueError(f"label {key!r} is shared by choices with {sizes[key]} and {n} candidates")
+        return sizes
+
+    def arch_parameters(self) -> list[nn.Parameter]:
+        return list(self.arch_params.values())
+
+    def model_parameters(self) -> list[nn.Parameter]:
+        return list(self.model.parameters())
+
+    def alpha(self, key: str) -> nn.Parameter:
+        return self.arch_params[_param_name(key)]
+
+    def alphas(self) -> dict[str, nn.Parameter]:
+        return {key.replace("__dot__", "."): p for key, p in self.arch_params.items()}
+
+    # -- running ---------------------------------------------------------------------------
+    def use_mixture(self, weight_fn: Callable[[str, torch.Tensor], torch.Tensor] | None = None) -> None:
+        """Run every candidate, weighted by ``weight_fn(key, alpha)`` (default: softmax)."""
+        if weight_fn is not None:
+            self.weight_fn = weight_fn
+        self.state.arch = None
+        self.state.gates = {}
+
+    def use_arch(self, arch: dict[str, Any], gates: dict[str, torch.Tensor] | None = None) -> None:
+        """Run only the paths ``arch`` picks (validated); ``gates`` carry Proxyless gradients."""
+        self.state.arch = self.search_space.validate(arch)
+        self.state.gates = dict(gates or {})
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        if not self.state.path_mode:
+            # Recomputed each forward so gradients reach the alphas: {key: [n] weights}.
+            self.state.weights = {k: self.weight_fn(k, a) for k, a in self.alphas().items()}
+        return self.model(*args, **kwargs)
+
+    # -- export ----------------------------------------------------------------------------
+    @torch.no_grad()
+    def probs(self) -> dict[str, torch.Tensor]:
+        """Softmax of every alpha, detached, on CPU: ``{key: [n]}``."""
+        return {k: a.detach().float().softmax(-1).cpu() for k, a in self.alphas().items()}
+
+    def export(self) -> dict[str, Any]:
+        """The arch the alphas favour (mixture mode: DARTS rules; path mode: argmax per label)."""
+        probs = self.probs()
+        if self.mode == "path":
+            return {label: c.grid()[int(probs[label].argmax())] for label, c in self.search_space.items()}
+        arch: dict[str, Any] = {}
+        for _, m in self.mixed_modules():
+            arch.update(m.export(probs) if isinstance(m, MixedCell) else m.export(probs[m.label]))
+        return self.search_space.validate({k: arch[k] for k in self.search_space})
+
+    def export_probs(self) -> dict[str, dict[Any, float]]:
+        """``{label: {value: probability}}`` (values of InputChoices are input indices)."""
+        probs = self.probs()
+        if self.mode == "path":
+            return {label: {_key(v): float(p) for v, p in zip(c.grid(), probs[label], strict=False)}
+                    for label, c in self.search_space.items()}
+        out: dict[str, dict[Any, float]] = {}
+        for _, m in self.mixed_modules():
+            out.update(m.export_probs(probs) if isinstance(m, MixedCell) else m.export_probs(probs[m.label]))
+        return out
+
+
+def _key(value: Any) -> Any:
+    """A dict key for a grid value: input choices' one-element lists become their index."""
+    if isinstance(value, list):
+        return value[0] if len(value) == 1 else tuple(value)
+    return value

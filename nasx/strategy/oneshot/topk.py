@@ -1,0 +1,65 @@
+"""The k most probable archs under independent per-label probabilities, best first.
+
+The first arch is the strategy's own export (e.g. DARTS's cell rule); the next ones change the
+labels whose runner-up values lose least probability. Labels are treated as independent.
+
+    >>> from nasx.space import Categorical, SearchSpace
+    >>> space = SearchSpace(a=Categorical([0, 1], label='a'), b=Categorical(['x', 'y'], label='b'))
+    >>> top_k_archs({'a': 0, 'b': 'x'}, {'a': {0: .9, 1: .1}, 'b': {'x': .6, 'y': .4}}, space, 3)
+    [{'a': 0, 'b': 'x'}, {'a': 0, 'b': 'y'}, {'a': 1, 'b': 'x'}]
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from typing import Any
+
+
+def _as_value(label: str, key: Any, choice: Any) -> Any:
+    grid = choice.grid()
+    if grid and isinstance(grid[0], list):  # input choice: probs are keyed by input index
+        return [key] if not isinstance(key, tuple) else list(key)
+    return key
+
+
+def top_k_archs(best: dict[str, Any], probs: dict[str, dict[Any, float]], space: Any, k: int) -> list[dict[str, Any]]:
+    """``best`` first, then archs differing in a few labels, by decreasing joint log-probability."""
+    if k < 1:
+        raise ValueError(f"top_k must be >= 1, got {k}")
+    # For each label, the cost (log-prob loss) of switching from the best value to each other value.
+    moves: list[tuple[float, str, Any]] = []
+    for label, dist in probs.items():
+        if label not in best or label not in space:
+            continue
+        best_value = space[label].validate(best[label])
+        p_best = max(dist.get(_key(best_value), 1e-12), 1e-12)
+        for key, p in dist.items():
+            value = space[label].validate(_as_value(label, key, space[label]))
+            if value != best_value:
+                moves.append((math.log(p_best) - math.log(max(p, 1e-12)), label, value))
+    moves.sort(key=lambda m: m[0])
+    out, seen = [dict(best)], {repr(sorted(best.items()))}
+    # Best-first over subsets of moves (at most one move per label).
+    heap: list[tuple[float, tuple[int, ...]]] = [(m[0], (i,)) for i, m in enumerate(moves[:64])]
+    heapq.heapify(heap)
+    while heap and len(out) < k:
+        cost, picked = heapq.heappop(heap)
+        labels = [moves[i][1] for i in picked]
+        if len(set(labels)) == len(labels):
+            arch = dict(best)
+            for i in picked:
+                arch[moves[i][1]] = moves[i][2]
+            key = repr(sorted(arch.items()))
+            if key not in seen:
+                seen.add(key)
+                out.append(arch)
+        last = picked[-1]
+        for j in range(last + 1, min(len(moves), last + 8)):
+            heapq.heappush(heap, (cost + moves[j][0], (*picked, j)))
+    return out
+
+
+def _key(value: Any) -> Any:
+    if isinstance(value, list):
+        return value[0] if len(value) == 1 else tuple(value)
+    return value

@@ -1,0 +1,51 @@
+"""Weight inheritance: supernet keys map to the fixed model's keys; values are copied."""
+import pytest
+import torch
+
+from nasx.space import model_context
+from nasx.strategy.oneshot import Supernet, fixed_state_keys, inherit_weights
+
+from .toys import DartsLikeSpace
+
+
+def arch_of(space_kwargs, seed=0):
+    from nasx.space import search_space
+
+    return search_space(DartsLikeSpace(**space_kwargs)).sample(seed=seed)
+
+
+def test_cell_keys_map_edge_ops_to_node_ops():
+    kw = dict(width=4, num_cells=3, num_nodes=2)
+    supernet = Supernet(DartsLikeSpace(**kw))
+    arch = arch_of(kw)
+    arch.update({"normal/op_2_0": "sep_conv_3x3", "normal/input_2_0": [1]})
+    mapping = fixed_state_keys(supernet, arch)
+    assert mapping["cells.0.edges.2_1.sep_conv_3x3.1.weight"] == "cells.0.ops.0.0.1.weight"
+    assert mapping["stem.0.weight"] == "stem.0.weight"
+    assert mapping["cells.0.preprocessor.pre1.1.weight"] == "cells.0.preprocessor.pre1.1.weight"
+    assert not any(k.startswith("cells.0.edges.2_0.sep_conv") for k in mapping if "op_2_1" not in k
+                   and arch["normal/op_2_1"] != "sep_conv_3x3")
+
+
+def test_inherited_model_has_the_supernet_tensors_and_all_keys():
+    kw = dict(width=4, num_cells=3, num_nodes=2)
+    supernet = Supernet(DartsLikeSpace(**kw))
+    arch = arch_of(kw, seed=3)
+    with model_context(arch):
+        fixed = DartsLikeSpace(**kw)
+    inherit_weights(supernet, fixed, arch)
+    src = supernet.model.state_dict()
+    dst = fixed.state_dict()
+    mapping = fixed_state_keys(supernet, arch)
+    assert set(mapping.values()) == set(dst)  # every fixed key is filled
+    for s, d in mapping.items():
+        assert torch.equal(src[s], dst[d])
+
+
+def test_mismatched_model_is_refused():
+    kw = dict(width=4, num_cells=3, num_nodes=2)
+    supernet = Supernet(DartsLikeSpace(**kw))
+    with model_context(arch_of(kw, seed=1)):
+        other = DartsLikeSpace(width=8, num_cells=3, num_nodes=2)
+    with pytest.raises((KeyError, RuntimeError)):
+        inherit_weights(supernet, other, arch_of(kw, seed=1))

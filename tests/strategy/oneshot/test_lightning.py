@@ -1,0 +1,70 @@
+"""OneShotModule through Lightning: checkpoint/resume, arch-weight logging, trainer adjustments."""
+import csv
+
+import pytest
+import torch
+
+from nasx.strategy import DARTS
+from nasx.strategy.oneshot.lightning import split_optimizer_config
+
+from .toys import ToySpace, toy_evaluator
+
+STEPS_PER_EPOCH = 16  # 512 samples / batch 32
+
+
+def test_checkpoint_then_resume_continues_training(tmp_path):
+    torch.manual_seed(0)
+    first = DARTS(arc_learning_rate=3e-2)
+    first.run(ToySpace(), toy_evaluator(epochs=1), workdir=tmp_path)
+    ckpt = tmp_path / "checkpoints" / "last.ckpt"
+    assert ckpt.exists()
+    saved = torch.load(ckpt, weights_only=False)
+    alpha_key = next(k for k in saved["state_dict"] if k.endswith("arch_params.op"))
+    assert len(saved["optimizer_states"]) == 2  # weights and architecture
+
+    second = DARTS(arc_learning_rate=3e-2)
+    second.run(ToySpace(), toy_evaluator(epochs=2), workdir=tmp_path)
+    assert second.module.step_index == 2 * STEPS_PER_EPOCH  # one epoch restored, one trained
+    assert second.trainer.global_step == 2 * 2 * STEPS_PER_EPOCH  # Lightning counts both optimizers
+    resumed = torch.load(ckpt, weights_only=False)
+    assert resumed["epoch"] == saved["epoch"] + 1
+    assert not torch.equal(resumed["state_dict"][alpha_key], saved["state_dict"][alpha_key])
+
+
+def test_arch_probabilities_are_logged_every_n_steps(tmp_path):
+    from pytorch_lightning.loggers import CSVLogger, TensorBoardLogger
+
+    s = DARTS(arc_learning_rate=3e-2, log_arch_every=4)
+    csv_logger = CSVLogger(tmp_path, name="csv")
+    tb_logger = TensorBoardLogger(tmp_path, name="tb")
+    s.run(ToySpace(), toy_evaluator(epochs=1, logger=[csv_logger, tb_logger]))
+    rows = list(csv.DictReader(open(f"{csv_logger.log_dir}/metrics.csv")))
+    logged = [r for r in rows if r.get("arch/op/linear")]
+    assert [int(r["step"]) for r in logged] == [0, 4, 8, 12]
+    assert {"arch/op/noise", "arch/pick/0", "arch/pick/1"} <= set(rows[0])
+    assert list((tmp_path / "tb").rglob("events.out.tfevents.*"))
+
+
+def test_trainer_gradient_clip_is_applied_by_the_strategy():
+    s = DARTS()
+    trainer = s._build_trainer(toy_evaluator(gradient_clip_val=0.5), None)
+    assert s.gradient_clip_val == 0.5 and not trainer.gradient_clip_val
+    assert trainer.precision in ("32-true", "32")  # 'auto' picks bf16 only on a GPU
+
+
+def test_non_lightning_evaluator_is_refused():
+    from nasx.evaluator import FunctionalEvaluator
+
+    with pytest.raises(TypeError, match="Lightning evaluator"):
+        DARTS().run(ToySpace(), FunctionalEvaluator(lambda model: 0.0))
+
+
+def test_optimizer_configs_of_every_shape_are_understood():
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.1)
+    sched = torch.optim.lr_scheduler.StepLR(opt, 1)
+    assert split_optimizer_config(opt) == (opt, [])
+    assert split_optimizer_config([opt]) == (opt, [])
+    assert split_optimizer_config(([opt], [sched])) == (opt, [sched])
+    assert split_optimizer_config({"optimizer": opt, "lr_scheduler": {"scheduler": sched}}) == (opt, [sched])
+    with pytest.raises(ValueError, match="exactly one"):
+        split_optimizer_config([opt, opt])
