@@ -18,14 +18,11 @@ import tempfile
 import torch
 from torch.utils.data import DataLoader, Subset
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from darts_space import DartsLikeSpace  # noqa: E402  (swap: from nasx.hub import DARTS as DartsSpace)
-
-from nasx.datasets import cifar10  # noqa: E402
-from nasx.evaluator import Classification  # noqa: E402
-from nasx.space import model_context  # noqa: E402
-from nasx.strategy import DARTS  # noqa: E402
+from nasx.datasets import cifar10
+from nasx.evaluator import Classification
+from nasx.hub import DARTS as DartsSpace
+from nasx.space import model_context
+from nasx.strategy import DARTS
 
 FAST = "--fast" in sys.argv or os.environ.get("NASX_TUTORIAL_FAST") == "1"
 torch.manual_seed(0)
@@ -33,26 +30,27 @@ torch.manual_seed(0)
 if FAST:  # the (smaller, quicker to decode) test split, a few hundred images
     data = cifar10("test")
     search_data, retrain_data, eval_data = Subset(data, range(128)), Subset(data, range(128, 256)), Subset(data, range(256, 384))
-    config = dict(width=4, num_cells=3, num_nodes=2)
+    config = dict(width=4, num_cells=3)
     final_config = config
     search_epochs, retrain_epochs, batch_size = 1, 1, 64
 else:
     train, test = cifar10("train"), cifar10("test")
     search_data, retrain_data, eval_data = Subset(train, range(10_000)), train, test
-    config = dict(width=8, num_cells=5, num_nodes=4)
-    final_config = dict(width=16, num_cells=8, num_nodes=4)
+    config = dict(width=8, num_cells=5)
+    final_config = dict(width=16, num_cells=8)
     search_epochs, retrain_epochs, batch_size = 3, 5, 64
 
 search_loader = DataLoader(search_data, batch_size=batch_size, shuffle=True)
 
 # %% [markdown]
 # ## 2. Space, evaluator, strategy
-# The model space is the (local, small) DARTS space: normal and reduction cells whose edges
-# choose among sep_conv_3x3, max_pool_3x3, skip_connect and none. The Lightning evaluator brings
+# The model space is the hub's DARTS space (NNI's labels: ``normal/op_2_0``, ``normal/input_2_0``,
+# ...): normal and reduction cells whose edges choose among the seven DARTS operations. Fixed
+# ``width`` and ``num_cells`` (ints, not tuples) make it a cell-only space, as one-shot search needs. The Lightning evaluator brings
 # the loss, metric and weight optimizer; DARTS brings the architecture optimizer.
 
 # %%
-space = DartsLikeSpace(**config)
+space = DartsSpace(**config)
 evaluator = Classification(learning_rate=1e-3, weight_decay=3e-4, train_dataloaders=search_loader,
                            max_epochs=search_epochs, accelerator="auto", devices=1)
 strategy = DARTS(arc_learning_rate=3e-4, gradient_clip_val=5.0)
@@ -85,7 +83,7 @@ print("normal/op_2_0 weights:", strategy.export_probs()["normal/op_2_0"])
 
 # %%
 with model_context(exported_arch):
-    final_model = DartsLikeSpace(**final_config)
+    final_model = DartsSpace(**final_config)
 
 retrain = Classification(learning_rate=1e-3, weight_decay=3e-4,
                          train_dataloaders=DataLoader(retrain_data, batch_size=batch_size, shuffle=True),

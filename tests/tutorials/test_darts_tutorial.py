@@ -9,7 +9,6 @@ import pytest
 TUTORIAL = Path(__file__).resolve().parents[2] / "tutorials" / "darts.py"
 
 
-@pytest.mark.slow
 def test_darts_tutorial_fast_mode(monkeypatch, capsys):
     from nasx.datasets import find_data_dir
 

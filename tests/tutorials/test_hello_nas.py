@@ -22,7 +22,6 @@ def _has_fashion_mnist() -> bool:
     return True
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(not _has_fashion_mnist(), reason="Fashion-MNIST is not installed (Debian package dataset-fashion-mnist)")
 def test_hello_nas_fast_mode(tmp_path):
     env = {**os.environ, "NASX_FAST": "1",
