@@ -10,8 +10,7 @@
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ._lazy import lazy_attributes
 
 __version__ = "0.1.0"
 
@@ -35,16 +34,4 @@ _SUBPACKAGES = ("space", "strategy", "evaluator", "hub", "experiment", "datasets
 __all__ = ["__version__", *_LAZY_NAMES, *_SUBPACKAGES]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY_NAMES:
-        value = getattr(importlib.import_module(_LAZY_NAMES[name]), name)
-    elif name in _SUBPACKAGES:
-        value = importlib.import_module(f"nasx.{name}")
-    else:
-        raise AttributeError(f"module 'nasx' has no attribute {name!r}")
-    globals()[name] = value  # later lookups skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY_NAMES, globals(), submodules=_SUBPACKAGES)

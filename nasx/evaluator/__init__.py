@@ -11,8 +11,7 @@ pytorch_lightning only when first used.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from nasx._lazy import lazy_attributes
 
 from .base import Evaluator, normalize_metric
 from .functional import FunctionalEvaluator
@@ -32,13 +31,4 @@ _LAZY_NAMES = {
 __all__ = ["Evaluator", "FunctionalEvaluator", "normalize_metric", *_LAZY_NAMES]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY_NAMES:
-        value = getattr(importlib.import_module(_LAZY_NAMES[name]), name)
-        globals()[name] = value  # later lookups skip __getattr__
-        return value
-    raise AttributeError(f"module 'nasx.evaluator' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY_NAMES, globals())

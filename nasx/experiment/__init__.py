@@ -8,8 +8,7 @@ Names load lazily so ``import nasx.experiment`` stays cheap.
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from nasx._lazy import lazy_attributes
 
 _LAZY_NAMES = {
     "NasExperiment": "nasx.experiment.experiment",
@@ -23,13 +22,4 @@ _LAZY_NAMES = {
 __all__ = list(_LAZY_NAMES)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY_NAMES:
-        value = getattr(importlib.import_module(_LAZY_NAMES[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'nasx.experiment' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY_NAMES, globals())

@@ -13,8 +13,7 @@ strategy never imports another's dependencies (Optuna, Lightning).
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from nasx._lazy import lazy_attributes
 
 # Public name -> module that defines it (each branch adds its own strategies here).
 _LAZY_NAMES = {
@@ -38,13 +37,4 @@ _LAZY_NAMES = {
 __all__ = list(_LAZY_NAMES)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY_NAMES:
-        value = getattr(importlib.import_module(_LAZY_NAMES[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'nasx.strategy' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY_NAMES, globals())

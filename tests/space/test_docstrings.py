@@ -8,7 +8,7 @@ import pytest
 import nasx
 import nasx.space
 
-MODULES = ["nasx"] + [f"nasx.space.{m.name}" for m in pkgutil.iter_modules(nasx.space.__path__)]
+MODULES = ["nasx", "nasx._lazy"] + [f"nasx.space.{m.name}" for m in pkgutil.iter_modules(nasx.space.__path__)]
 
 
 @pytest.mark.parametrize("name", MODULES)
