@@ -3,11 +3,10 @@
 Keeps ``import nasx`` and ``import nasx.strategy`` cheap: Lightning, Optuna and the hub load
 only when a name that needs them is used.
 
-    >>> import types
     >>> ns = {}
-    >>> getattr_, dir_ = lazy_attributes("demo", {"sqrt": "math"}, ns, submodules=("json",))
-    >>> getattr_("sqrt")(9.0), getattr_("json").__name__, ns["sqrt"](4.0)
-    (3.0, 'json', 2.0)
+    >>> getattr_, dir_ = lazy_attributes("xml", {"sqrt": "math"}, ns, submodules=("dom",))
+    >>> getattr_("sqrt")(9.0), getattr_("dom").__name__, ns["sqrt"](4.0)
+    (3.0, 'xml.dom', 2.0)
 """
 from __future__ import annotations
 
