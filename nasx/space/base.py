@@ -44,6 +44,25 @@ class MutableModule(nn.Module, metaclass=_ConstructionHook):
 
     Subclasses implement :meth:`choices` (their own decisions) and :meth:`create_fixed_module`,
     which receives the constructor's arguments and returns the plain module an arch selects.
+
+    Example (a choice of activation, written from scratch):
+        >>> import torch.nn as nn
+        >>> from nasx.space import Categorical, ensure_frozen, model_context, search_space
+        >>> class Activation(MutableModule):
+        ...     OPTIONS = {'relu': nn.ReLU, 'tanh': nn.Tanh}
+        ...     def __init__(self, label):
+        ...         super().__init__()
+        ...         self.choice = Categorical(list(self.OPTIONS), label=label)
+        ...     @classmethod
+        ...     def create_fixed_module(cls, label):
+        ...         return cls.OPTIONS[ensure_frozen(Categorical(list(cls.OPTIONS), label=label))]()
+        ...     def choices(self):
+        ...         return [self.choice]
+        >>> list(search_space(Activation('act')))
+        ['act']
+        >>> with model_context({'act': 'tanh'}):
+        ...     Activation('act')
+        Tanh()
     """
 
     @classmethod

@@ -21,7 +21,13 @@ def _check_reduction(reduction: str) -> str:
 
 def reduce_inputs(tensors: list[torch.Tensor], reduction: str) -> Any:
     """Combine the chosen tensors: one tensor passes through; several are summed, averaged or
-    concatenated on dim 1; ``'none'`` returns the list as it is."""
+    concatenated on dim 1; ``'none'`` returns the list as it is.
+
+    Example:
+        >>> import torch
+        >>> reduce_inputs([torch.ones(1, 2), torch.zeros(1, 2)], 'concat').shape
+        torch.Size([1, 4])
+    """
     if reduction == "none":
         return tensors
     if not tensors:
@@ -69,7 +75,13 @@ class ChosenInputs(nn.Module):
 
 
 class ChosenInputList(ChosenInputs):
-    """The fixed form of an InputChoice with ``reduction='none'``: the chosen tensors, as a list."""
+    """The fixed form of an InputChoice with ``reduction='none'``: the chosen tensors, as a list.
+
+    Example:
+        >>> import torch
+        >>> len(ChosenInputList([0, 2], 'none')([torch.ones(1), torch.zeros(1), torch.ones(1)]))
+        2
+    """
 
     def forward(self, candidate_inputs: list[torch.Tensor]) -> list[torch.Tensor]:  # type: ignore[override]
         return [candidate_inputs[i] for i in self.chosen]
