@@ -1,12 +1,19 @@
 """Benchmark: seconds per DARTS search step (one architecture step + one weight step) and peak
 memory, nasx's DARTS against a hand-written plain-PyTorch first-order DARTS of the same network.
 
-    PYTHONPATH=. python benchmarks/darts_step.py [--steps 5 --repeats 5 --width 8 --cells 5 --nodes 4 --batch 32 --size 32]
+    PYTHONPATH=. python benchmarks/darts_step.py [--space hub|local --steps 5 --repeats 5 --width 8 --cells 5 --batch 16 --size 32]
+
+``--space hub`` (the default) searches ``nasx.hub.DARTS(width, num_cells)``: NNI's DARTS space,
+7 ops per edge, 4 nodes per cell. ``--space local`` searches the tutorials' small DARTS-like
+space (4 ops, ``--nodes`` nodes). The plain reference builds the same network by hand (the ops
+themselves come from the space's op modules) and checks it has as many weights as nasx's supernet.
 
 Times are medians over ``--repeats`` runs of ``--steps`` steps, the variants interleaved in one
 process; the speed-up compares CPU time (robust to other processes on a shared machine). Peak
 memory is measured per variant in a fresh subprocess: growth of the peak resident set (VmHWM,
-reset before building the model) on CPU, ``torch.cuda.max_memory_allocated`` on GPU.
+reset before building the model) on CPU, ``torch.cuda.max_memory_allocated`` on GPU. Variants a
+space cannot run (e.g. partial channels without ``.partial(k)`` op factories) are skipped with
+the reason printed.
 """
 from __future__ import annotations
 
@@ -23,29 +30,85 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tutorials"))
-from darts_space import OP_NAMES, DartsLikeSpace, KeepPrevious, Preprocess, make_op  # noqa: E402
+import darts_space  # noqa: E402
+
+from nasx.hub import DARTS as HubDarts  # noqa: E402
+from nasx.hub.nds import CellPreprocessor  # noqa: E402
+from nasx.hub.ops import OPS  # noqa: E402
+from nasx.space import Cell  # noqa: E402
+from nasx.strategy.oneshot.mixed import NONE_OPS  # noqa: E402
+
+# ---------------------------------------------------------------------------------------------
+# The two spaces: how nasx builds each, and what the plain reference needs to build the same
+# network by hand (op names, one op on one edge, the cell preprocessor, where the reductions are).
+
+
+class LocalSpace:
+    """tutorials/darts_space.py: 4 ops (sep_conv_3x3, max_pool_3x3, skip_connect, none)."""
+
+    op_names = darts_space.OP_NAMES
+
+    @staticmethod
+    def nasx_space(args):
+        return darts_space.DartsLikeSpace(width=args.width, num_cells=args.cells, num_nodes=args.nodes)
+
+    @staticmethod
+    def make_op(name, c, reduction, input_index):
+        return darts_space.make_op(name, c, 0, 0, input_index, reduction)
+
+    preprocess = darts_space.Preprocess
+
+    @staticmethod
+    def reductions(num_cells):
+        return [i in (num_cells // 3, 2 * num_cells // 3) and i > 0 for i in range(num_cells)]
+
+
+class HubSpace:
+    """nasx.hub.DARTS: the 7 DARTS ops, 4 nodes per cell, 3 stages starting with a reduction."""
+
+    op_names = tuple(HubDarts.DARTS_OPS)
+
+    @staticmethod
+    def nasx_space(args):
+        return HubDarts(width=args.width, num_cells=args.cells)
+
+    @staticmethod
+    def make_op(name, c, reduction, input_index):
+        # DARTS: in a reduction cell, edges leaving the two cell inputs have stride 2.
+        return OPS[name](c, 2 if reduction and input_index < 2 else 1, True)
+
+    preprocess = CellPreprocessor
+
+    @staticmethod
+    def reductions(num_cells):
+        per_stage = [(s + 1) * num_cells // 3 - s * num_cells // 3 for s in range(3)]  # NNI's split
+        return [stage > 0 and i == 0 for stage, n in enumerate(per_stage) for i in range(n)]
+
+
+SPACES = {"hub": HubSpace, "local": LocalSpace}
+DEFAULTS = {"hub": dict(width=8, cells=5, nodes=4, batch=16), "local": dict(width=8, cells=5, nodes=4, batch=32)}
 
 # ---------------------------------------------------------------------------------------------
 # The plain reference: DARTS as one would write it by hand in PyTorch (MixedOp over all ops,
-# alphas as two parameters, first-order alternating steps).
+# every node fed by every earlier node, alphas as two parameters, first-order alternating steps).
 
 
 class PlainMixedOp(nn.Module):
-    def __init__(self, c: int, i: int, j: int, reduction: bool):
+    def __init__(self, ops: list[nn.Module]):
         super().__init__()
-        self.ops = nn.ModuleList(make_op(name, c, i, 0, j, reduction) for name in OP_NAMES)
+        self.ops = nn.ModuleList(ops)
 
-    def forward(self, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:  # w: [n_ops]
         return sum(wk * op(x) for wk, op in zip(w, self.ops, strict=False))
 
 
 class PlainCell(nn.Module):
-    def __init__(self, c_pp: int, c_p: int, c: int, reduction: bool, prev_reduction: bool, nodes: int):
+    def __init__(self, space, pre: nn.Module, c: int, reduction: bool, nodes: int):
         super().__init__()
-        self.pre = Preprocess(c_pp, c_p, c, prev_reduction)
-        self.post = KeepPrevious()
+        self.pre = pre
         self.nodes = nodes
-        self.edges = nn.ModuleList(PlainMixedOp(c, i, j, reduction) for i in range(2, 2 + nodes) for j in range(i))
+        self.edges = nn.ModuleList(PlainMixedOp([space.make_op(name, c, reduction, j) for name in space.op_names])
+                                   for i in range(2, 2 + nodes) for j in range(i))
 
     def forward(self, s0, s1, weights):  # weights [n_edges, n_ops]
         states, e = self.pre([s0, s1]), 0
@@ -55,26 +118,24 @@ class PlainCell(nn.Module):
                 node = node + self.edges[e](states[j], weights[e])
                 e += 1
             states.append(node)
-        return self.post(torch.cat(states[2:], 1), [s0, s1])
+        return s1, torch.cat(states[2:], 1)  # the next cell's two inputs
 
 
 class PlainDarts(nn.Module):
-    def __init__(self, width: int, num_cells: int, nodes: int, num_classes: int = 10):
+    def __init__(self, space, width: int, num_cells: int, nodes: int, num_classes: int = 10):
         super().__init__()
         c_stem = 3 * width
         self.stem = nn.Sequential(nn.Conv2d(3, c_stem, 3, padding=1, bias=False), nn.BatchNorm2d(c_stem))
         c_pp, c_p, c, prev_red = c_stem, c_stem, width, False
-        self.cells, self.reduction = nn.ModuleList(), []
-        for i in range(num_cells):
-            red = i in (num_cells // 3, 2 * num_cells // 3) and i > 0
+        self.cells, self.reduction = nn.ModuleList(), space.reductions(num_cells)
+        for red in self.reduction:
             c = c * 2 if red else c
-            self.cells.append(PlainCell(c_pp, c_p, c, red, prev_red, nodes))
-            self.reduction.append(red)
+            self.cells.append(PlainCell(space, space.preprocess(c_pp, c_p, c, prev_red), c, red, nodes))
             c_pp, c_p, prev_red = c_p, nodes * c, red
         self.classifier = nn.Linear(c_p, num_classes)
         n_edges = sum(range(2, 2 + nodes))
-        self.alpha_normal = nn.Parameter(1e-3 * torch.randn(n_edges, len(OP_NAMES)))
-        self.alpha_reduce = nn.Parameter(1e-3 * torch.randn(n_edges, len(OP_NAMES)))
+        self.alpha_normal = nn.Parameter(1e-3 * torch.randn(n_edges, len(space.op_names)))
+        self.alpha_reduce = nn.Parameter(1e-3 * torch.randn(n_edges, len(space.op_names)))
 
     def weights(self):
         return [p for n, p in self.named_parameters() if not n.startswith("alpha")]
@@ -87,8 +148,12 @@ class PlainDarts(nn.Module):
         return self.classifier(F.adaptive_avg_pool2d(s1, 1).flatten(1))
 
 
+def plain_network(args):
+    return PlainDarts(SPACES[args.space], args.width, args.cells, args.nodes)
+
+
 def plain_stepper(args, device, channels_last=False):
-    net = PlainDarts(args.width, args.cells, args.nodes).to(device)
+    net = plain_network(args).to(device)
     if channels_last:
         net = net.to(memory_format=torch.channels_last)
     w_opt = torch.optim.Adam(net.weights(), lr=1e-3)
@@ -107,18 +172,26 @@ def plain_stepper(args, device, channels_last=False):
         w_opt.step()
     return step
 
+# ---------------------------------------------------------------------------------------------
+# nasx: the DARTS strategy's supernet and search step, driven without a Lightning trainer.
+
+
+def nasx_supernet(args, strategy, none_ops=None):
+    from nasx.strategy.oneshot.supernet import Supernet
+
+    return Supernet(SPACES[args.space].nasx_space(args), checkpoint=strategy.checkpoint_edges,
+                    partial_channels=strategy.partial_channels,
+                    **({"none_ops": none_ops} if none_ops is not None else {}))
+
 
 def nasx_stepper(args, device, **options):
     from nasx.evaluator import Classification
     from nasx.strategy import DARTS
     from nasx.strategy.oneshot.lightning import OneShotModule
-    from nasx.strategy.oneshot.supernet import Supernet
 
     none_ops = options.pop("none_ops", None)
     strategy = DARTS(**options)
-    space = DartsLikeSpace(width=args.width, num_cells=args.cells, num_nodes=args.nodes)
-    supernet = Supernet(space, checkpoint=strategy.checkpoint_edges, partial_channels=strategy.partial_channels,
-                        **({"none_ops": none_ops} if none_ops is not None else {})).to(device)
+    supernet = nasx_supernet(args, strategy, none_ops).to(device)
     if strategy.channels_last:
         supernet.to(memory_format=torch.channels_last)
     strategy.supernet = supernet
@@ -139,6 +212,27 @@ VARIANTS = {
     "nasx checkpoint_edges": lambda a, d: nasx_stepper(a, d, checkpoint_edges=True),
     "nasx partial_channels=2": lambda a, d: nasx_stepper(a, d, partial_channels=2),
 }
+
+
+def why_unsupported(args, name: str) -> str | None:
+    """Why variant ``name`` cannot (or need not) run on ``--space`` (None: it can)."""
+    factories = {v: f for m in SPACES[args.space].nasx_space(args).modules() if isinstance(m, Cell)
+                 for v, f in m.op_factories.items()}
+    if "partial_channels" in name and not all(hasattr(f, "partial") for f in factories.values()):
+        kind = type(next(iter(factories.values()))).__name__
+        return f"the space's op factories ({kind}) have no .partial(k): PC-DARTS cannot build ops on 1/k channels"
+    if "none-skip" in name and not any(v in NONE_OPS for v in factories):
+        return "the space has no 'none' op, so there is nothing to skip (= nasx defaults)"
+    return None
+
+
+def parameter_counts(args) -> tuple[int, int]:
+    """(plain, nasx) numbers of model weights (alphas not counted); they must be equal."""
+    from nasx.strategy import DARTS
+
+    plain = sum(p.numel() for p in plain_network(args).weights())
+    nasx = sum(p.numel() for p in nasx_supernet(args, DARTS()).model_parameters())
+    return plain, nasx
 
 
 def batches(args, device):
@@ -179,8 +273,8 @@ def time_variants(args, device, names):
 
 def peak_memory(args, name, device):
     """Peak memory (MiB) of ``name``'s steps in a fresh process (growth over the idle process)."""
-    cmd = [sys.executable, __file__, "--memory-of", name] + [f"--{k}={v}" for k, v in
-                                                            (("width", args.width), ("cells", args.cells), ("nodes", args.nodes), ("batch", args.batch), ("size", args.size), ("threads", args.threads))]
+    shape = ("space", "width", "cells", "nodes", "batch", "size", "threads")
+    cmd = [sys.executable, __file__, "--memory-of", name] + [f"--{k}={getattr(args, k)}" for k in shape]
     out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
     if out.returncode:
         raise RuntimeError(out.stderr[-2000:])
@@ -220,25 +314,42 @@ def _measure_memory(args, name, device):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--space", choices=sorted(SPACES), default="hub")
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--width", type=int, default=8)
-    p.add_argument("--cells", type=int, default=5)
-    p.add_argument("--nodes", type=int, default=4)
-    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--width", type=int, default=None, help="default: 8")
+    p.add_argument("--cells", type=int, default=None, help="default: 5")
+    p.add_argument("--nodes", type=int, default=None, help="nodes per cell (hub: always 4)")
+    p.add_argument("--batch", type=int, default=None, help="default: 16 (hub), 32 (local)")
     p.add_argument("--size", type=int, default=32, help="image height and width")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (1: CPU time = work)")
     p.add_argument("--variants", default=",".join(VARIANTS))
     p.add_argument("--no-memory", action="store_true")
     p.add_argument("--memory-of", default=None, help=argparse.SUPPRESS)
     args = p.parse_args()
+    for k, v in DEFAULTS[args.space].items():
+        if getattr(args, k) is None:
+            setattr(args, k, v)
+    if args.space == "hub" and args.nodes != 4:
+        p.error("the hub's DARTS space has 4 nodes per cell")
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     torch.set_num_threads(args.threads)
     if args.memory_of:
         return _measure_memory(args, args.memory_of, device)
-    names = args.variants.split(",")
-    print(f"device={device} threads={torch.get_num_threads()} width={args.width} cells={args.cells} "
-          f"nodes={args.nodes} batch={args.batch} size={args.size}; median of {args.repeats} x {args.steps} steps")
+    print(f"space={args.space} device={device} threads={torch.get_num_threads()} width={args.width} "
+          f"cells={args.cells} nodes={args.nodes} batch={args.batch} size={args.size}; "
+          f"median of {args.repeats} x {args.steps} steps")
+    n_plain, n_nasx = parameter_counts(args)
+    print(f"model parameters: plain {n_plain:,}, nasx supernet {n_nasx:,}")
+    if n_plain != n_nasx:
+        raise SystemExit("the plain reference is not the same network as nasx's supernet")
+    names = []
+    for n in args.variants.split(","):
+        reason = why_unsupported(args, n)
+        if reason:
+            print(f"skipping {n!r}: {reason}")
+        else:
+            names.append(n)
     wall, cpu = time_variants(args, device, names)
     ref = "plain" if "plain" in names else None
     print(f"{'variant':28s} {'wall s/step':>11s} {'cpu s/step':>10s} {'speed-up (cpu)':>14s} {'peak MiB':>9s}")
