@@ -282,8 +282,9 @@ _DOC_ARGS = """
 class DARTS(NDS):
     __doc__ = """The DARTS space (Liu et al., ICLR 2019): 4 nodes per cell, all nodes concatenated.
 
-    Its seven operations are NNI's ``DARTS_OPS`` in NNI's order (``none`` is left out, as in NNI:
-    one-shot strategies add it themselves). Archs such as
+    Its seven operations are NNI's ``DARTS_OPS`` in NNI's order. The paper's zero op ``none`` is
+    left out, as in NNI, and nasx's one-shot strategies do not add it: a DARTS search here weighs
+    the seven real ops, and keeps each node's two strongest incoming edges. Archs such as
     ``{'normal/op_2_0': 'sep_conv_3x3', 'normal/input_2_0': [1], ...}`` are NNI's.
     """ + _DOC_ARGS + """
     Example:
