@@ -11,13 +11,12 @@ from __future__ import annotations
 import argparse
 import io
 import os
-import statistics
 import tarfile
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
+from _timing import median_time
 
 from nasx import datasets as D
 from nasx.datasets import cifar
@@ -39,14 +38,6 @@ def reference_decode(archive: Path, split: str) -> np.ndarray:
                 images[pos] = np.asarray(img).transpose(2, 0, 1)
     return images
 
-
-def median_time(fn, repeats: int) -> tuple[float, object]:
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
 
 
 def main() -> None:

@@ -10,11 +10,10 @@ module copy, logging, metric objects). Medians of several runs, one torch thread
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import torch
 import torch.nn as nn
+from _timing import median_time
 from torch.utils.data import DataLoader, TensorDataset
 
 from nasx.evaluator import Classification
@@ -50,14 +49,6 @@ def plain_loop(model, train, val, epochs: int) -> float:
         acc = correct / total
     return acc
 
-
-def median_time(fn, repeats: int) -> tuple[float, float]:
-    times, result = [], 0.0
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from .arrays import ArrayImageDataset
-from .files import _check_split, _file_digest, _save_npy_atomic, download_file
+from .files import _cache_paths, _check_split, _save_npy_atomic, download_file
 from .locate import DataNotFoundError, _data_dir_candidates, cache_dir
 
 __all__ = ["CIFAR10_CLASSES", "CIFAR10_MEAN", "CIFAR10_STD", "cifar10"]
@@ -147,11 +147,8 @@ def _decode_cifar10(
 
 def _cifar10_from_archive(archive: Path, split: str) -> tuple[Path, Path]:
     """Paths of the cached (images, labels) ``.npy`` files, decoding the archive on a cache miss."""
-    stat = archive.stat()
-    tag = _file_digest(str(archive), stat.st_size, stat.st_mtime_ns)
-    folder = cache_dir() / "cifar10"
-    images_path = folder / f"cifar10-{split}-{tag}-images.npy"
-    labels_path = folder / f"cifar10-{split}-{tag}-labels.npy"
+    images_path, labels_path = _cache_paths(archive, "cifar10", split)
+    folder = images_path.parent
     if not (images_path.exists() and labels_path.exists()):
         log.info("decoding CIFAR-10 %s from %s (once; cached in %s)", split, archive, folder)
         images, labels = _decode_cifar10(archive, split)

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from .arrays import ArrayImageDataset
-from .files import _check_split, _file_digest, _save_npy_atomic, download_file
+from .files import _cache_paths, _check_split, _save_npy_atomic, download_file
 from .locate import DataNotFoundError, _data_dir_candidates, cache_dir
 
 __all__ = ["FASHION_MNIST_CLASSES", "fashion_mnist", "read_idx"]
@@ -118,11 +118,7 @@ def fashion_mnist(
         if not download:
             raise
         images_idx, labels_idx = _download_fashion_mnist(split)
-    stat = images_idx.stat()
-    tag = _file_digest(str(images_idx), stat.st_size, stat.st_mtime_ns)
-    folder = cache_dir() / "fashion-mnist"
-    images_path = folder / f"fashion-mnist-{split}-{tag}-images.npy"
-    labels_path = folder / f"fashion-mnist-{split}-{tag}-labels.npy"
+    images_path, labels_path = _cache_paths(images_idx, "fashion-mnist", split)
     if not (images_path.exists() and labels_path.exists()):
         images = read_idx(images_idx)  # (N, 28, 28) uint8
         labels = read_idx(labels_idx)  # (N,) uint8

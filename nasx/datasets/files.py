@@ -73,3 +73,14 @@ def _file_digest(path: str, size: int, mtime_ns: int) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()[:10]
+
+
+def _cache_paths(source: Path, dataset: str, split: str) -> tuple[Path, Path]:
+    """Where the decoded (images, labels) ``.npy`` of ``source`` live: keyed by its content digest,
+    so a changed source file never serves a stale cache."""
+    from .locate import cache_dir
+
+    stat = source.stat()
+    tag = _file_digest(str(source), stat.st_size, stat.st_mtime_ns)
+    folder = cache_dir() / dataset
+    return folder / f"{dataset}-{split}-{tag}-images.npy", folder / f"{dataset}-{split}-{tag}-labels.npy"
