@@ -1,8 +1,10 @@
 """Tests for nasx.datasets: data discovery, CIFAR-10 decode + cache, Fashion-MNIST IDX parsing."""
 
 import gzip
+import os
 import pickle
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -280,3 +282,16 @@ def test_pickled_dataset_needs_its_cache_files(tmp_path):
     paths[0].unlink()
     with pytest.raises(D.DataNotFoundError, match="NASX_CACHE_DIR"):
         pickle.loads(blob)
+
+
+def test_python_m_nasx_datasets_says_what_it_would_use(tmp_path):
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NASX_DATA_DIR": str(tmp_path), "NASX_CACHE_DIR": str(tmp_path / "cache"),
+           "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    out = subprocess.run([sys.executable, "-m", "nasx.datasets"], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert f"cache directory: {tmp_path / 'cache'}" in out.stdout
+    assert out.stdout.startswith(f"data directory: {tmp_path} ")  # NASX_DATA_DIR comes first
+    assert [line.split(":")[0] for line in out.stdout.splitlines()[2:]] == ["cifar10", "fashion_mnist"]
