@@ -1,4 +1,5 @@
 """Timing helper shared by the benchmark scripts (run as ``python benchmarks/<name>.py``)."""
+
 from __future__ import annotations
 
 import statistics

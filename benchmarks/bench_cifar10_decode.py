@@ -39,7 +39,6 @@ def reference_decode(archive: Path, split: str) -> np.ndarray:
     return images
 
 
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", default="test", choices=["train", "test"])

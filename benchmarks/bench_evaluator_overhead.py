@@ -50,7 +50,6 @@ def plain_loop(model, train, val, epochs: int) -> float:
     return acc
 
 
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=3)

@@ -1,7 +1,8 @@
 """Benchmark: seconds per DARTS search step (one architecture step + one weight step) and peak
 memory, nasx's DARTS against a hand-written plain-PyTorch first-order DARTS of the same network.
 
-    PYTHONPATH=. python benchmarks/darts_step.py [--space hub|local --steps 5 --repeats 5 --width 8 --cells 5 --batch 16 --size 32]
+    PYTHONPATH=. python benchmarks/darts_step.py [--space hub|local --steps 5 --repeats 5]
+        [--width 8 --cells 5 --batch 16 --size 32]
 
 ``--space hub`` (the default) searches ``nasx.hub.DARTS(width, num_cells)``: NNI's DARTS space,
 7 ops per edge, 4 nodes per cell. ``--space local`` searches the tutorials' small DARTS-like
@@ -15,6 +16,7 @@ reset before building the model) on CPU, ``torch.cuda.max_memory_allocated`` on 
 space cannot run (e.g. partial channels without ``.partial(k)`` op factories) are skipped with
 the reason printed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,7 +52,9 @@ class LocalSpace:
 
     @staticmethod
     def nasx_space(args):
-        return darts_space.DartsLikeSpace(width=args.width, num_cells=args.cells, num_nodes=args.nodes)
+        return darts_space.DartsLikeSpace(
+            width=args.width, num_cells=args.cells, num_nodes=args.nodes
+        )
 
     @staticmethod
     def make_op(name, c, reduction, input_index):
@@ -86,7 +90,10 @@ class HubSpace:
 
 
 SPACES = {"hub": HubSpace, "local": LocalSpace}
-DEFAULTS = {"hub": dict(width=8, cells=5, nodes=4, batch=16), "local": dict(width=8, cells=5, nodes=4, batch=32)}
+DEFAULTS = {
+    "hub": dict(width=8, cells=5, nodes=4, batch=16),
+    "local": dict(width=8, cells=5, nodes=4, batch=32),
+}
 
 # ---------------------------------------------------------------------------------------------
 # The plain reference: DARTS as one would write it by hand in PyTorch (MixedOp over all ops,
@@ -107,8 +114,11 @@ class PlainCell(nn.Module):
         super().__init__()
         self.pre = pre
         self.nodes = nodes
-        self.edges = nn.ModuleList(PlainMixedOp([space.make_op(name, c, reduction, j) for name in space.op_names])
-                                   for i in range(2, 2 + nodes) for j in range(i))
+        self.edges = nn.ModuleList(
+            PlainMixedOp([space.make_op(name, c, reduction, j) for name in space.op_names])
+            for i in range(2, 2 + nodes)
+            for j in range(i)
+        )
 
     def forward(self, s0, s1, weights):  # weights [n_edges, n_ops]
         states, e = self.pre([s0, s1]), 0
@@ -125,12 +135,16 @@ class PlainDarts(nn.Module):
     def __init__(self, space, width: int, num_cells: int, nodes: int, num_classes: int = 10):
         super().__init__()
         c_stem = 3 * width
-        self.stem = nn.Sequential(nn.Conv2d(3, c_stem, 3, padding=1, bias=False), nn.BatchNorm2d(c_stem))
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, c_stem, 3, padding=1, bias=False), nn.BatchNorm2d(c_stem)
+        )
         c_pp, c_p, c, prev_red = c_stem, c_stem, width, False
         self.cells, self.reduction = nn.ModuleList(), space.reductions(num_cells)
         for red in self.reduction:
             c = c * 2 if red else c
-            self.cells.append(PlainCell(space, space.preprocess(c_pp, c_p, c, prev_red), c, red, nodes))
+            self.cells.append(
+                PlainCell(space, space.preprocess(c_pp, c_p, c, prev_red), c, red, nodes)
+            )
             c_pp, c_p, prev_red = c_p, nodes * c, red
         self.classifier = nn.Linear(c_p, num_classes)
         n_edges = sum(range(2, 2 + nodes))
@@ -157,12 +171,17 @@ def plain_stepper(args, device, channels_last=False):
     if channels_last:
         net = net.to(memory_format=torch.channels_last)
     w_opt = torch.optim.Adam(net.weights(), lr=1e-3)
-    a_opt = torch.optim.Adam([net.alpha_normal, net.alpha_reduce], lr=3e-4, betas=(0.5, 0.999), weight_decay=1e-3)
+    a_opt = torch.optim.Adam(
+        [net.alpha_normal, net.alpha_reduce], lr=3e-4, betas=(0.5, 0.999), weight_decay=1e-3
+    )
 
     def step(train, val):
         (xt, yt), (xv, yv) = train, val
         if channels_last:
-            xt, xv = xt.contiguous(memory_format=torch.channels_last), xv.contiguous(memory_format=torch.channels_last)
+            xt, xv = (
+                xt.contiguous(memory_format=torch.channels_last),
+                xv.contiguous(memory_format=torch.channels_last),
+            )
         a_opt.zero_grad()
         F.cross_entropy(net(xv), yv).backward()
         a_opt.step()
@@ -170,7 +189,9 @@ def plain_stepper(args, device, channels_last=False):
         F.cross_entropy(net(xt), yt).backward()
         nn.utils.clip_grad_norm_(net.weights(), 5.0)
         w_opt.step()
+
     return step
+
 
 # ---------------------------------------------------------------------------------------------
 # nasx: the DARTS strategy's supernet and search step, driven without a Lightning trainer.
@@ -179,9 +200,12 @@ def plain_stepper(args, device, channels_last=False):
 def nasx_supernet(args, strategy, none_ops=None):
     from nasx.strategy.oneshot.supernet import Supernet
 
-    return Supernet(SPACES[args.space].nasx_space(args), checkpoint=strategy.checkpoint_edges,
-                    partial_channels=strategy.partial_channels,
-                    **({"none_ops": none_ops} if none_ops is not None else {}))
+    return Supernet(
+        SPACES[args.space].nasx_space(args),
+        checkpoint=strategy.checkpoint_edges,
+        partial_channels=strategy.partial_channels,
+        **({"none_ops": none_ops} if none_ops is not None else {}),
+    )
 
 
 def nasx_stepper(args, device, **options):
@@ -200,6 +224,7 @@ def nasx_stepper(args, device, **options):
 
     def step(train, val):
         module.search_step(train, val)
+
     return step
 
 
@@ -216,8 +241,12 @@ VARIANTS = {
 
 def why_unsupported(args, name: str) -> str | None:
     """Why variant ``name`` cannot (or need not) run on ``--space`` (None: it can)."""
-    factories = {v: f for m in SPACES[args.space].nasx_space(args).modules() if isinstance(m, Cell)
-                 for v, f in m.op_factories.items()}
+    factories = {
+        v: f
+        for m in SPACES[args.space].nasx_space(args).modules()
+        if isinstance(m, Cell)
+        for v, f in m.op_factories.items()
+    }
     if "partial_channels" in name and not all(hasattr(f, "partial") for f in factories.values()):
         kind = type(next(iter(factories.values()))).__name__
         return f"the space's op factories ({kind}) have no .partial(k): PC-DARTS cannot build ops on 1/k channels"
@@ -237,9 +266,14 @@ def parameter_counts(args) -> tuple[int, int]:
 
 def batches(args, device):
     g = torch.Generator().manual_seed(0)
-    mk = lambda: (torch.randn(args.batch, 3, args.size, args.size, generator=g).to(device),  # noqa: E731
-                  torch.randint(0, 10, (args.batch,), generator=g).to(device))
-    return mk(), mk()
+
+    def one_batch():
+        return (
+            torch.randn(args.batch, 3, args.size, args.size, generator=g).to(device),
+            torch.randint(0, 10, (args.batch,), generator=g).to(device),
+        )
+
+    return one_batch(), one_batch()
 
 
 def sync(device):
@@ -268,14 +302,21 @@ def time_variants(args, device, names):
             sync(device)
             wall[n].append((time.perf_counter() - t) / args.steps)
             cpu[n].append((time.process_time() - c) / args.steps)
-    return ({n: statistics.median(v) for n, v in wall.items()}, {n: statistics.median(v) for n, v in cpu.items()})
+    return (
+        {n: statistics.median(v) for n, v in wall.items()},
+        {n: statistics.median(v) for n, v in cpu.items()},
+    )
 
 
 def peak_memory(args, name, device):
     """Peak memory (MiB) of ``name``'s steps in a fresh process (growth over the idle process)."""
     shape = ("space", "width", "cells", "nodes", "batch", "size", "threads")
-    cmd = [sys.executable, __file__, "--memory-of", name] + [f"--{k}={getattr(args, k)}" for k in shape]
-    out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    cmd = [sys.executable, __file__, "--memory-of", name] + [
+        f"--{k}={getattr(args, k)}" for k in shape
+    ]
+    out = subprocess.run(
+        cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()}
+    )
     if out.returncode:
         raise RuntimeError(out.stderr[-2000:])
     return json.loads(out.stdout.strip().splitlines()[-1])["peak_mib"]
@@ -336,9 +377,11 @@ def main():
     torch.set_num_threads(args.threads)
     if args.memory_of:
         return _measure_memory(args, args.memory_of, device)
-    print(f"space={args.space} device={device} threads={torch.get_num_threads()} width={args.width} "
-          f"cells={args.cells} nodes={args.nodes} batch={args.batch} size={args.size}; "
-          f"median of {args.repeats} x {args.steps} steps")
+    print(
+        f"space={args.space} device={device} threads={torch.get_num_threads()} width={args.width} "
+        f"cells={args.cells} nodes={args.nodes} batch={args.batch} size={args.size}; "
+        f"median of {args.repeats} x {args.steps} steps"
+    )
     n_plain, n_nasx = parameter_counts(args)
     print(f"model parameters: plain {n_plain:,}, nasx supernet {n_nasx:,}")
     if n_plain != n_nasx:
@@ -352,7 +395,9 @@ def main():
             names.append(n)
     wall, cpu = time_variants(args, device, names)
     ref = "plain" if "plain" in names else None
-    print(f"{'variant':28s} {'wall s/step':>11s} {'cpu s/step':>10s} {'speed-up (cpu)':>14s} {'peak MiB':>9s}")
+    print(
+        f"{'variant':28s} {'wall s/step':>11s} {'cpu s/step':>10s} {'speed-up (cpu)':>14s} {'peak MiB':>9s}"
+    )
     for n in names:
         speedup = f"{cpu[ref] / cpu[n]:13.2f}x" if ref else "-"
         mem = "-" if args.no_memory else f"{peak_memory(args, n, device):9.1f}"

@@ -4,6 +4,7 @@ Run: PYTHONPATH=. python benchmarks/hub_sizes.py   (CPU, about a minute; no data
 Columns: parameters (M) and multiply-adds (M) measured by nasx.profiler, the published figure,
 and measured / published. DARTS-family CIFAR counts leave out the auxiliary head, as the papers do.
 """
+
 from __future__ import annotations
 
 import torch
@@ -32,16 +33,25 @@ PUBLISHED = {
 
 def main() -> None:
     torch.set_num_threads(1)
-    print(f"{'model':14s} {'params M':>9s} {'paper':>6s} {'ratio':>6s} {'MACs M':>8s} {'paper':>6s} {'ratio':>6s}  source")
+    print(
+        f"{'model':14s} {'params M':>9s} {'paper':>6s} {'ratio':>6s} {'MACs M':>8s} {'paper':>6s} {'ratio':>6s}  source"
+    )
     for name, (params_ref, macs_ref, shape, source) in PUBLISHED.items():
         model = load_searched_model(name)
         if name.startswith("spinenet"):
-            model = RetinaNet(model, num_classes=91)  # the paper's detector: 9 anchors, COCO classes
+            model = RetinaNet(
+                model, num_classes=91
+            )  # the paper's detector: 9 anchors, COCO classes
         params = sum(p.numel() for n, p in model.named_parameters() if "auxiliary" not in n)
         assert params <= count_parameters(model)
-        macs = f"{count_macs(model, shape) / 1e6:8.1f} {macs_ref / 1e6:6.0f} {count_macs(model, shape) / macs_ref:6.3f}" \
-            if macs_ref else f"{'-':>8s} {'-':>6s} {'-':>6s}"
-        print(f"{name:14s} {params / 1e6:9.3f} {params_ref / 1e6:6.1f} {params / params_ref:6.3f} {macs}  {source}")
+        macs = (
+            f"{count_macs(model, shape) / 1e6:8.1f} {macs_ref / 1e6:6.0f} {count_macs(model, shape) / macs_ref:6.3f}"
+            if macs_ref
+            else f"{'-':>8s} {'-':>6s} {'-':>6s}"
+        )
+        print(
+            f"{name:14s} {params / 1e6:9.3f} {params_ref / 1e6:6.1f} {params / params_ref:6.3f} {macs}  {source}"
+        )
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ scaling with the number of workers.
 Every figure is the median of ``--repeats`` runs. Targets (from the issue): sequential < 5 ms per
 trial; process pool < 200 ms per trial with near-linear scaling up to the number of cores.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -81,17 +82,28 @@ def calibrate(seconds: float = 0.05) -> int:
     return max(1, int(seconds / per_iter))
 
 
-def run_experiment(evaluator, n_trials: int, workers: int, execution: str | None = None) -> tuple[float, float, float]:
+def run_experiment(
+    evaluator, n_trials: int, workers: int, execution: str | None = None
+) -> tuple[float, float, float]:
     """(wall seconds, seconds until the first trial finished (worker start), trials/s over the
     second half of the trials (steady state, worker start excluded)) of one experiment."""
     with tempfile.TemporaryDirectory() as d:
-        exp = NasExperiment(TinySpace(), evaluator, Random(dedup=False, seed=0), workdir=d,
-                            max_trials=n_trials, max_concurrent_trials=workers, execution=execution)
+        exp = NasExperiment(
+            TinySpace(),
+            evaluator,
+            Random(dedup=False, seed=0),
+            workdir=d,
+            max_trials=n_trials,
+            max_concurrent_trials=workers,
+            execution=execution,
+        )
         t0 = time.time()
         exp.run()
         wall = time.time() - t0
         trials = exp.trials()
-        assert len(trials) == n_trials and all(t.status == "succeeded" for t in trials), exp.trial_table()
+        assert len(trials) == n_trials and all(t.status == "succeeded" for t in trials), (
+            exp.trial_table()
+        )
         ends = sorted(tr.end_time for tr in trials)
         half = n_trials // 2
         return wall, ends[0] - t0, (n_trials - 1 - half) / (ends[-1] - ends[half])
@@ -128,19 +140,29 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} CPU cores; medians of {args.repeats} runs")
 
     # 1. sequential
-    seq = median([run_experiment(trivial, args.trials, 1)[0] / args.trials for _ in range(args.repeats)])
+    seq = median(
+        [run_experiment(trivial, args.trials, 1)[0] / args.trials for _ in range(args.repeats)]
+    )
     ref = median([bare_loop(trivial, args.trials) / args.trials for _ in range(args.repeats)])
-    print(f"sequential: {seq * 1e3:.2f} ms per trivial trial (target < 5 ms); bare build+evaluate loop "
-          f"{ref * 1e3:.3f} ms; framework overhead {(seq - ref) * 1e3:.2f} ms per trial, ratio {seq / ref:.1f}x")
+    print(
+        f"sequential: {seq * 1e3:.2f} ms per trivial trial (target < 5 ms); bare build+evaluate loop "
+        f"{ref * 1e3:.3f} ms; framework overhead {(seq - ref) * 1e3:.2f} ms per trial, ratio {seq / ref:.1f}x"
+    )
 
     # 2. process pool, trivial trials
-    runs = [run_experiment(trivial, args.pool_trials, args.workers, "process") for _ in range(args.repeats)]
+    runs = [
+        run_experiment(trivial, args.pool_trials, args.workers, "process")
+        for _ in range(args.repeats)
+    ]
     wall = median([w for w, _, _ in runs])
     first = median([f for _, f, _ in runs])
     steady = median([1 / tp for _, _, tp in runs])
-    print(f"process pool ({args.workers} workers): {wall / args.pool_trials * 1e3:.1f} ms per trivial trial "
-          f"over {args.pool_trials} trials, worker start included (target < 200 ms); first result after "
-          f"{first:.2f} s; steady state {steady * 1e3:.2f} ms per trial; ratio to sequential {wall / args.pool_trials / seq:.1f}x")
+    print(
+        f"process pool ({args.workers} workers): {wall / args.pool_trials * 1e3:.1f} ms per trivial trial "
+        f"over {args.pool_trials} trials, worker start included (target < 200 ms); first result after "
+        f"{first:.2f} s; steady state {steady * 1e3:.2f} ms per trial; "
+        f"ratio to sequential {wall / args.pool_trials / seq:.1f}x"
+    )
 
     # 3. scaling with CPU-bound trials
     global WORK_ITERS
@@ -153,11 +175,15 @@ def main() -> None:
         runs = [run_experiment(cpu_work, n, workers, "process") for _ in range(args.repeats)]
         tp = median([n / w for w, _, _ in runs])
         tp_steady = median([t for _, _, t in runs])  # second half of the trials: workers started
-        raw = median([raw_pool_throughput(workers, n // 2, WORK_ITERS) for _ in range(args.repeats)])
+        raw = median(
+            [raw_pool_throughput(workers, n // 2, WORK_ITERS) for _ in range(args.repeats)]
+        )
         one, raw_one = one or tp_steady, raw_one or raw
-        line += (f"\n  {workers} worker(s): {tp:.1f} trials/s with worker start, {tp_steady:.1f} in steady "
-                 f"state = {tp_steady / one:.2f}x of 1 worker; reference concurrent.futures pool "
-                 f"{raw:.1f} tasks/s = {raw / raw_one:.2f}x of 1 process; nasx/reference {tp_steady / raw:.2f}")
+        line += (
+            f"\n  {workers} worker(s): {tp:.1f} trials/s with worker start, {tp_steady:.1f} in steady "
+            f"state = {tp_steady / one:.2f}x of 1 worker; reference concurrent.futures pool "
+            f"{raw:.1f} tasks/s = {raw / raw_one:.2f}x of 1 process; nasx/reference {tp_steady / raw:.2f}"
+        )
     print(line)
 
 

@@ -8,6 +8,7 @@
     >>> nasx.choice is nasx.space.choice
     True
 """
+
 from __future__ import annotations
 
 from ._lazy import lazy_attributes
@@ -29,7 +30,16 @@ _LAZY_NAMES = {
     "ensure_frozen": "nasx.space",
     "label_scope": "nasx.space",
 }
-_SUBPACKAGES = ("space", "strategy", "evaluator", "hub", "experiment", "datasets", "profiler", "trial")
+_SUBPACKAGES = (
+    "space",
+    "strategy",
+    "evaluator",
+    "hub",
+    "experiment",
+    "datasets",
+    "profiler",
+    "trial",
+)
 
 __all__ = ["__version__", *_LAZY_NAMES, *_SUBPACKAGES]
 

@@ -8,6 +8,7 @@ only when a name that needs them is used.
     >>> getattr_("sqrt")(9.0), getattr_("dom").__name__, ns["sqrt"](4.0)
     (3.0, 'xml.dom', 2.0)
 """
+
 from __future__ import annotations
 
 import importlib
@@ -16,7 +17,10 @@ from typing import Any
 
 
 def lazy_attributes(
-    package: str, names: Mapping[str, str], namespace: dict[str, Any], submodules: Iterable[str] = ()
+    package: str,
+    names: Mapping[str, str],
+    namespace: dict[str, Any],
+    submodules: Iterable[str] = (),
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """Module-level ``__getattr__`` and ``__dir__`` for ``package``.
 

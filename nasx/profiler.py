@@ -12,6 +12,7 @@ the MnasNet/MobileNet papers' "multiply-adds").
     >>> count_macs(net, (3, 4, 4))  # 8*16 outputs * 27 + 10 * 128
     4736
 """
+
 from __future__ import annotations
 
 import math

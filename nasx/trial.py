@@ -9,6 +9,7 @@ A trial is plain data shared by strategies (which learn from finished trials), t
     >>> Trial.from_dict(t.to_dict()) == t
     True
 """
+
 from __future__ import annotations
 
 import dataclasses

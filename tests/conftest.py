@@ -1,4 +1,5 @@
 """Shared test setup: one CPU thread (CI has 2 cores) and the location of the shared data."""
+
 import os
 from pathlib import Path
 
@@ -15,5 +16,7 @@ def shared_data_dir() -> Path:
     """``$NASX_DATA_DIR`` or ``../shared/data`` beside the repository; skip when absent."""
     path = Path(os.environ.get("NASX_DATA_DIR", REPO_ROOT.parent / "shared" / "data"))
     if not path.is_dir():
-        pytest.skip(f"shared data not found at {path} (set NASX_DATA_DIR to the folder of ../shared/data)")
+        pytest.skip(
+            f"shared data not found at {path} (set NASX_DATA_DIR to the folder of ../shared/data)"
+        )
     return path

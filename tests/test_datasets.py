@@ -288,10 +288,23 @@ def test_python_m_nasx_datasets_says_what_it_would_use(tmp_path):
     import subprocess
     import sys
 
-    env = {**os.environ, "NASX_DATA_DIR": str(tmp_path), "NASX_CACHE_DIR": str(tmp_path / "cache"),
-           "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    out = subprocess.run([sys.executable, "-m", "nasx.datasets"], env=env, capture_output=True, text=True, timeout=120)
+    env = {
+        **os.environ,
+        "NASX_DATA_DIR": str(tmp_path),
+        "NASX_CACHE_DIR": str(tmp_path / "cache"),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", "nasx.datasets"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert f"cache directory: {tmp_path / 'cache'}" in out.stdout
     assert out.stdout.startswith(f"data directory: {tmp_path} ")  # NASX_DATA_DIR comes first
-    assert [line.split(":")[0] for line in out.stdout.splitlines()[2:]] == ["cifar10", "fashion_mnist"]
+    assert [line.split(":")[0] for line in out.stdout.splitlines()[2:]] == [
+        "cifar10",
+        "fashion_mnist",
+    ]

@@ -2,6 +2,7 @@
 
 One walk over the package, so a new module is covered without editing a list.
 """
+
 import doctest
 import importlib
 import pkgutil
@@ -12,9 +13,18 @@ import nasx
 
 MODULES = ["nasx"] + sorted(m.name for m in pkgutil.walk_packages(nasx.__path__, prefix="nasx."))
 # Modules whose examples are the documentation users copy from: they must have some.
-MUST_HAVE_EXAMPLES = {"nasx.hub", "nasx.hub.ops", "nasx.hub.nds", "nasx.hub.genotypes", "nasx.hub.searched_archs",
-                      "nasx.hub.nasbench201", "nasx.hub.mnasnet", "nasx.hub.spinenet", "nasx.hub.pretrained",
-                      "nasx.profiler"}
+MUST_HAVE_EXAMPLES = {
+    "nasx.hub",
+    "nasx.hub.ops",
+    "nasx.hub.nds",
+    "nasx.hub.genotypes",
+    "nasx.hub.searched_archs",
+    "nasx.hub.nasbench201",
+    "nasx.hub.mnasnet",
+    "nasx.hub.spinenet",
+    "nasx.hub.pretrained",
+    "nasx.profiler",
+}
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -1,4 +1,5 @@
 """Tests for nasx.profiler against hand-computed counts and torchvision's published model sizes."""
+
 import torch.nn as nn
 import torchvision
 

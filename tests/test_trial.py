@@ -1,4 +1,5 @@
 """Trial: statuses, JSON round trip, canonical arch keys."""
+
 from __future__ import annotations
 
 import json
@@ -9,7 +10,14 @@ from nasx.trial import Trial, arch_key
 
 
 def test_json_round_trip():
-    t = Trial(3, {"a": [0, 1], "b": "x"}, "succeeded", metric=1.0, metrics={"default": 1.0}, intermediates=[0.5])
+    t = Trial(
+        3,
+        {"a": [0, 1], "b": "x"},
+        "succeeded",
+        metric=1.0,
+        metrics={"default": 1.0},
+        intermediates=[0.5],
+    )
     assert Trial.from_dict(json.loads(json.dumps(t.to_dict()))) == t
 
 
@@ -19,9 +27,12 @@ def test_unknown_status_is_refused():
 
 
 def test_finished_statuses():
-    assert [Trial(0, {}, s).finished for s in ("waiting", "running", "succeeded", "failed", "rejected")] == [
-        False, False, True, True, True]
+    assert [
+        Trial(0, {}, s).finished for s in ("waiting", "running", "succeeded", "failed", "rejected")
+    ] == [False, False, True, True, True]
 
 
 def test_arch_key_ignores_key_order():
-    assert arch_key({"a": 1, "b": [2]}) == arch_key({"b": [2], "a": 1}) != arch_key({"a": 2, "b": [2]})
+    assert (
+        arch_key({"a": 1, "b": [2]}) == arch_key({"b": [2], "a": 1}) != arch_key({"a": 2, "b": [2]})
+    )

@@ -29,7 +29,11 @@ torch.manual_seed(0)
 
 if FAST:  # the (smaller, quicker to decode) test split, a few hundred images
     data = cifar10("test")
-    search_data, retrain_data, eval_data = Subset(data, range(128)), Subset(data, range(128, 256)), Subset(data, range(256, 384))
+    search_data, retrain_data, eval_data = (
+        Subset(data, range(128)),
+        Subset(data, range(128, 256)),
+        Subset(data, range(256, 384)),
+    )
     config = dict(width=4, num_cells=3)
     final_config = config
     search_epochs, retrain_epochs, batch_size = 1, 1, 64
@@ -46,13 +50,20 @@ search_loader = DataLoader(search_data, batch_size=batch_size, shuffle=True)
 # ## 2. Space, evaluator, strategy
 # The model space is the hub's DARTS space (NNI's labels: ``normal/op_2_0``, ``normal/input_2_0``,
 # ...): normal and reduction cells whose edges choose among the seven DARTS operations. Fixed
-# ``width`` and ``num_cells`` (ints, not tuples) make it a cell-only space, as one-shot search needs. The Lightning evaluator brings
-# the loss, metric and weight optimizer; DARTS brings the architecture optimizer.
+# ``width`` and ``num_cells`` (ints, not tuples) make it a cell-only space, as one-shot search
+# needs. The Lightning evaluator brings the loss, metric and weight optimizer; DARTS brings the
+# architecture optimizer.
 
 # %%
 space = DartsSpace(**config)
-evaluator = Classification(learning_rate=1e-3, weight_decay=3e-4, train_dataloaders=search_loader,
-                           max_epochs=search_epochs, accelerator="auto", devices=1)
+evaluator = Classification(
+    learning_rate=1e-3,
+    weight_decay=3e-4,
+    train_dataloaders=search_loader,
+    max_epochs=search_epochs,
+    accelerator="auto",
+    devices=1,
+)
 strategy = DARTS(arc_learning_rate=3e-4, gradient_clip_val=5.0)
 
 # %% [markdown]
@@ -85,9 +96,14 @@ print("normal/op_2_0 weights:", strategy.export_probs()["normal/op_2_0"])
 with model_context(exported_arch):
     final_model = DartsSpace(**final_config)
 
-retrain = Classification(learning_rate=1e-3, weight_decay=3e-4,
-                         train_dataloaders=DataLoader(retrain_data, batch_size=batch_size, shuffle=True),
-                         val_dataloaders=DataLoader(eval_data, batch_size=256),
-                         max_epochs=retrain_epochs, accelerator="auto", devices=1)
+retrain = Classification(
+    learning_rate=1e-3,
+    weight_decay=3e-4,
+    train_dataloaders=DataLoader(retrain_data, batch_size=batch_size, shuffle=True),
+    val_dataloaders=DataLoader(eval_data, batch_size=256),
+    max_epochs=retrain_epochs,
+    accelerator="auto",
+    devices=1,
+)
 accuracy = retrain.evaluate(final_model)
 print(f"retrained accuracy: {accuracy:.3f}")

@@ -11,6 +11,7 @@ one-line change. Labels follow NNI's DARTS space: ``normal/op_2_0``, ``reduce/in
     >>> sorted(search_space(space))[:2]
     ['normal/input_2_0', 'normal/input_2_1']
 """
+
 from __future__ import annotations
 
 import torch
@@ -27,8 +28,12 @@ class SepConv(nn.Sequential):
     def __init__(self, c: int, stride: int, k: int = 3):
         layers = []
         for s in (stride, 1):
-            layers += [nn.ReLU(), nn.Conv2d(c, c, k, s, k // 2, groups=c, bias=False),
-                       nn.Conv2d(c, c, 1, bias=False), nn.BatchNorm2d(c, affine=False)]
+            layers += [
+                nn.ReLU(),
+                nn.Conv2d(c, c, k, s, k // 2, groups=c, bias=False),
+                nn.Conv2d(c, c, 1, bias=False),
+                nn.BatchNorm2d(c, affine=False),
+            ]
         super().__init__(*layers)
 
 
@@ -58,7 +63,9 @@ class Zero(nn.Module):
         return x[:, :, :: self.stride, :: self.stride].mul(0.0)
 
 
-def make_op(name: str, c: int, node: int, op_index: int, input_index: int | None, reduction: bool) -> nn.Module:
+def make_op(
+    name: str, c: int, node: int, op_index: int, input_index: int | None, reduction: bool
+) -> nn.Module:
     """One edge op; in a reduction cell, edges from the two cell inputs (0, 1) have stride 2."""
     stride = 2 if reduction and input_index is not None and input_index < 2 else 1
     if name == "sep_conv_3x3":
@@ -103,12 +110,16 @@ class Preprocess(nn.Module):
 class KeepPrevious(nn.Module):
     """Postprocessor: return (s1, this cell) so the next cell gets its two inputs."""
 
-    def forward(self, this_cell: torch.Tensor, inputs: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, this_cell: torch.Tensor, inputs: list[torch.Tensor]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         return inputs[-1], this_cell
 
 
 def _relu_conv_bn(c_in: int, c_out: int) -> nn.Sequential:
-    return nn.Sequential(nn.ReLU(), nn.Conv2d(c_in, c_out, 1, bias=False), nn.BatchNorm2d(c_out, affine=False))
+    return nn.Sequential(
+        nn.ReLU(), nn.Conv2d(c_in, c_out, 1, bias=False), nn.BatchNorm2d(c_out, affine=False)
+    )
 
 
 class DartsLikeSpace(ModelSpace):
@@ -123,11 +134,20 @@ class DartsLikeSpace(ModelSpace):
         op_names: edge operations (a subset of ``OP_NAMES``).
     """
 
-    def __init__(self, width: int = 8, num_cells: int = 3, num_nodes: int = 2, num_classes: int = 10,
-                 in_channels: int = 3, op_names: tuple[str, ...] = OP_NAMES):
+    def __init__(
+        self,
+        width: int = 8,
+        num_cells: int = 3,
+        num_nodes: int = 2,
+        num_classes: int = 10,
+        in_channels: int = 3,
+        op_names: tuple[str, ...] = OP_NAMES,
+    ):
         super().__init__()
         c_stem = 3 * width
-        self.stem = nn.Sequential(nn.Conv2d(in_channels, c_stem, 3, padding=1, bias=False), nn.BatchNorm2d(c_stem))
+        self.stem = nn.Sequential(
+            nn.Conv2d(in_channels, c_stem, 3, padding=1, bias=False), nn.BatchNorm2d(c_stem)
+        )
         c_pp, c_p, c = c_stem, c_stem, width
         self.cells = nn.ModuleList()
         prev_reduction = False
@@ -135,9 +155,17 @@ class DartsLikeSpace(ModelSpace):
             reduction = i in (num_cells // 3, 2 * num_cells // 3) and i > 0
             c = c * 2 if reduction else c
             ops = {name: OpFactory(name, c, reduction) for name in op_names}
-            self.cells.append(Cell(ops, num_nodes=num_nodes, num_ops_per_node=2, num_predecessors=2,
-                                   preprocessor=Preprocess(c_pp, c_p, c, prev_reduction),
-                                   postprocessor=KeepPrevious(), label="reduce" if reduction else "normal"))
+            self.cells.append(
+                Cell(
+                    ops,
+                    num_nodes=num_nodes,
+                    num_ops_per_node=2,
+                    num_predecessors=2,
+                    preprocessor=Preprocess(c_pp, c_p, c, prev_reduction),
+                    postprocessor=KeepPrevious(),
+                    label="reduce" if reduction else "normal",
+                )
+            )
             c_pp, c_p, prev_reduction = c_p, num_nodes * c, reduction
         self.pool = nn.AdaptiveAvgPool2d(1)
         self.classifier = nn.Linear(c_p, num_classes)

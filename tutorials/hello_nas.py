@@ -63,12 +63,16 @@ try:
 except DataNotFoundError as e:
     raise SystemExit(f"this tutorial needs Fashion-MNIST: {e}") from None
 search_train = as_tensors(train_split, 0, N_SEARCH_TRAIN)
-search_val = as_tensors(train_split, 50000, 50000 + N_SEARCH_VAL)  # held out from the search's training images
+search_val = as_tensors(
+    train_split, 50000, 50000 + N_SEARCH_VAL
+)  # held out from the search's training images
 final_train = as_tensors(train_split, 0, N_FINAL_TRAIN)
 test = as_tensors(test_split, 0, N_TEST)
-print(f"data: Fashion-MNIST ({len(train_split)} train / {len(test_split)} test images); search trains on "
-      f"{len(search_train)} and validates on {len(search_val)} held-out train images; the best arch is "
-      f"retrained on {len(final_train)} and tested on {len(test)} test images ({'fast' if FAST else 'full'} mode)")
+print(
+    f"data: Fashion-MNIST ({len(train_split)} train / {len(test_split)} test images); search trains on "
+    f"{len(search_train)} and validates on {len(search_val)} held-out train images; the best arch is "
+    f"retrained on {len(final_train)} and tested on {len(test)} test images ({'fast' if FAST else 'full'} mode)"
+)
 
 # %% [markdown]
 # ## The model space
@@ -81,30 +85,39 @@ print(f"data: Fashion-MNIST ({len(train_split)} train / {len(test_split)} test i
 
 # %%
 def conv_bn(c_in: int, c_out: int, kernel: int, groups: int = 1) -> nn.Sequential:
-    return nn.Sequential(nn.Conv2d(c_in, c_out, kernel, padding=kernel // 2, groups=groups, bias=False),
-                         nn.BatchNorm2d(c_out))
+    return nn.Sequential(
+        nn.Conv2d(c_in, c_out, kernel, padding=kernel // 2, groups=groups, bias=False),
+        nn.BatchNorm2d(c_out),
+    )
 
 
 class FashionSpace(ModelSpace):
     def __init__(self):
         super().__init__()
         width = nasx.choice("width", [8, 16, 24])
-        self.stem = LayerChoice({"conv3x3": conv_bn(1, width, 3), "conv5x5": conv_bn(1, width, 5)}, label="stem")
+        self.stem = LayerChoice(
+            {"conv3x3": conv_bn(1, width, 3), "conv5x5": conv_bn(1, width, 5)}, label="stem"
+        )
         self.act = LayerChoice({"relu": nn.ReLU(), "gelu": nn.GELU()}, label="act")
-        self.block = LayerChoice({
-            "conv3x3": conv_bn(width, width, 3),
-            "conv5x5": conv_bn(width, width, 5),
-            # depthwise 3x3 then pointwise 1x1: a separable convolution
-            "sepconv3x3": nn.Sequential(conv_bn(width, width, 3, groups=width), conv_bn(width, width, 1)),
-            "skip": nn.Identity(),
-        }, label="block")
+        self.block = LayerChoice(
+            {
+                "conv3x3": conv_bn(width, width, 3),
+                "conv5x5": conv_bn(width, width, 5),
+                # depthwise 3x3 then pointwise 1x1: a separable convolution
+                "sepconv3x3": nn.Sequential(
+                    conv_bn(width, width, 3, groups=width), conv_bn(width, width, 1)
+                ),
+                "skip": nn.Identity(),
+            },
+            label="block",
+        )
         self.pool = nn.MaxPool2d(2)
         self.head = nn.Linear(width * 7 * 7, 10)
 
-    def forward(self, x):                       # x: (B, 1, 28, 28)
-        x = self.pool(self.act(self.stem(x)))   # (B, W, 14, 14)
+    def forward(self, x):  # x: (B, 1, 28, 28)
+        x = self.pool(self.act(self.stem(x)))  # (B, W, 14, 14)
         x = self.pool(self.act(self.block(x)))  # (B, W, 7, 7)
-        return self.head(x.flatten(1))          # (B, 10) logits
+        return self.head(x.flatten(1))  # (B, 10) logits
 
 
 space = FashionSpace()
@@ -118,16 +131,23 @@ print("search space:", {label: c.grid() for label, c in nasx.search_space(space)
 # best of `sample_size` random members; the oldest member dies when a child joins.
 
 # %%
-trainer_kwargs = dict(max_epochs=1, accelerator="cpu", enable_progress_bar=False,
-                      logger=False, enable_checkpointing=False, enable_model_summary=False)
+trainer_kwargs = dict(
+    max_epochs=1,
+    accelerator="cpu",
+    enable_progress_bar=False,
+    logger=False,
+    enable_checkpointing=False,
+    enable_model_summary=False,
+)
 evaluator = Classification(
     learning_rate=3e-3,
     train_dataloaders=DataLoader(search_train, batch_size=32, shuffle=True),
     val_dataloaders=DataLoader(search_val, batch_size=500),
     **trainer_kwargs,
 )
-strategy = RegularizedEvolution(population_size=2 if FAST else 6, sample_size=2 if FAST else 3,
-                                mutation_prob=0.25, seed=0)
+strategy = RegularizedEvolution(
+    population_size=2 if FAST else 6, sample_size=2 if FAST else 3, mutation_prob=0.25, seed=0
+)
 
 # %% [markdown]
 # ## Run the search
@@ -138,11 +158,14 @@ strategy = RegularizedEvolution(population_size=2 if FAST else 6, sample_size=2 
 
 # %%
 workdir = tempfile.mkdtemp(prefix="hello_nas_") if FAST else "nasx_experiments/hello_nas"
-experiment = NasExperiment(space, evaluator, strategy, workdir=workdir,
-                           max_trials=4 if FAST else 30, resume=True)
+experiment = NasExperiment(
+    space, evaluator, strategy, workdir=workdir, max_trials=4 if FAST else 30, resume=True
+)
 start = time.time()
 experiment.run()
-print(f"search: {experiment.stop_reason} after {time.time() - start:.0f} s; experiment in {workdir}")
+print(
+    f"search: {experiment.stop_reason} after {time.time() - start:.0f} s; experiment in {workdir}"
+)
 print(experiment.trial_table())
 
 # %% [markdown]
@@ -156,8 +179,10 @@ print(experiment.trial_table())
 (best_arch,) = experiment.export_top_models(top_k=1)
 (model,) = experiment.export_top_models(top_k=1, formatter="instance")
 best = max(experiment.trials("succeeded"), key=lambda t: t.metric)
-print(f"best arch: {best_arch} (search accuracy {best.metric:.4f}, "
-      f"{sum(p.numel() for p in model.parameters())} parameters)")
+print(
+    f"best arch: {best_arch} (search accuracy {best.metric:.4f}, "
+    f"{sum(p.numel() for p in model.parameters())} parameters)"
+)
 
 retrain = Classification(
     learning_rate=3e-3,
@@ -166,4 +191,6 @@ retrain = Classification(
     **{**trainer_kwargs, "max_epochs": 1 if FAST else 2},
 )
 test_accuracy = retrain.evaluate(model)
-print(f"retrained best arch: test accuracy {test_accuracy:.4f} on {len(test)} Fashion-MNIST test images")
+print(
+    f"retrained best arch: test accuracy {test_accuracy:.4f} on {len(test)} Fashion-MNIST test images"
+)

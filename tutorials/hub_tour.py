@@ -47,8 +47,12 @@ print("DARTS-V2 reduce/op_3_0:", arch["reduce/op_3_0"], arch["reduce/input_3_0"]
 
 # %%
 print("available:", ", ".join(available_models()))
-darts_v2 = load_searched_model("darts-v2")  # pretrained=True would read verified weights from the cache
-print("DARTS-V2 (CIFAR, 36 channels, 20 cells):", count_parameters(darts_v2), "parameters")  # 3,349,342
+darts_v2 = load_searched_model(
+    "darts-v2"
+)  # pretrained=True would read verified weights from the cache
+print(
+    "DARTS-V2 (CIFAR, 36 channels, 20 cells):", count_parameters(darts_v2), "parameters"
+)  # 3,349,342
 
 # %% [markdown]
 # ## 4. NAS-Bench-201: the benchmark's strings are archs
@@ -64,8 +68,10 @@ print("NB201 logits:", tuple(nb201(torch.randn(2, 3, 32, 32)).shape))
 
 # %%
 a1 = load_searched_model("mnasnet-a1")
-print(f"MnasNet-A1: {count_parameters(a1) / 1e6:.2f}M params, "
-      f"{count_macs(a1, (3, 224, 224)) / 1e6:.0f}M MACs")  # paper: 3.9M, 312M
+print(
+    f"MnasNet-A1: {count_parameters(a1) / 1e6:.2f}M params, "
+    f"{count_macs(a1, (3, 224, 224)) / 1e6:.0f}M MACs"
+)  # paper: 3.9M, 312M
 print("MnasNet space decisions:", len(search_space(MnasNet())))
 
 backbone = load_searched_model("spinenet-49s").eval()

@@ -43,15 +43,19 @@ class SmallConvSpace(ModelSpace):
     def __init__(self, in_channels: int = 1, num_classes: int = 10):
         super().__init__()
         width = choice("width", [16, 32])
-        self.stem = nn.Sequential(nn.Conv2d(in_channels, width, 3, padding=1), nn.BatchNorm2d(width), nn.ReLU())
+        self.stem = nn.Sequential(
+            nn.Conv2d(in_channels, width, 3, padding=1), nn.BatchNorm2d(width), nn.ReLU()
+        )
         self.stages = Repeat(
             lambda i: nn.Sequential(
                 LayerChoice(
                     {
                         "conv3x3": nn.Conv2d(width, width, 3, padding=1),
                         "conv5x5": nn.Conv2d(width, width, 5, padding=2),
-                        "dwsep3x3": nn.Sequential(nn.Conv2d(width, width, 3, padding=1, groups=width),
-                                                  nn.Conv2d(width, width, 1)),
+                        "dwsep3x3": nn.Sequential(
+                            nn.Conv2d(width, width, 3, padding=1, groups=width),
+                            nn.Conv2d(width, width, 1),
+                        ),
                     },
                     label=f"stage{i}_op",
                 ),
@@ -63,7 +67,9 @@ class SmallConvSpace(ModelSpace):
             label="depth",
         )
         ops = {
-            "conv": lambda node, op, inp: nn.Sequential(nn.Conv2d(width, width, 3, padding=1), nn.ReLU()),
+            "conv": lambda node, op, inp: nn.Sequential(
+                nn.Conv2d(width, width, 3, padding=1), nn.ReLU()
+            ),
             "pool": lambda node, op, inp: nn.AvgPool2d(3, 1, 1),
             "skip": lambda node, op, inp: nn.Identity(),
         }
@@ -73,8 +79,8 @@ class SmallConvSpace(ModelSpace):
 
     def forward(self, x):
         x = self.stages(self.stem(x))
-        y = self.cell(x)                                          # (N, 2 * width, H, W)
-        y = self.skip([y, torch.cat([x, x], 1)])                  # pick the cell or a plain skip
+        y = self.cell(x)  # (N, 2 * width, H, W)
+        y = self.skip([y, torch.cat([x, x], 1)])  # pick the cell or a plain skip
         return self.classifier(F.adaptive_avg_pool2d(y, 1).flatten(1))
 
 

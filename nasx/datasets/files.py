@@ -83,4 +83,7 @@ def _cache_paths(source: Path, dataset: str, split: str) -> tuple[Path, Path]:
     stat = source.stat()
     tag = _file_digest(str(source), stat.st_size, stat.st_mtime_ns)
     folder = cache_dir() / dataset
-    return folder / f"{dataset}-{split}-{tag}-images.npy", folder / f"{dataset}-{split}-{tag}-labels.npy"
+    return (
+        folder / f"{dataset}-{split}-{tag}-images.npy",
+        folder / f"{dataset}-{split}-{tag}-labels.npy",
+    )

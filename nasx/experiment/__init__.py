@@ -6,6 +6,7 @@ Names load lazily so ``import nasx.experiment`` stays cheap.
     >>> NasExperiment.__name__
     'NasExperiment'
 """
+
 from __future__ import annotations
 
 from nasx._lazy import lazy_attributes

@@ -22,6 +22,7 @@ even by a segfault or ``SIGKILL``, fails only the trial it was running and is re
     >>> [r['metric'] for r in ex.wait()]
     [1.0]
 """
+
 from __future__ import annotations
 
 import os
@@ -68,8 +69,15 @@ class SequentialExecutor:
 def failed_result(job: dict[str, Any], error: str) -> dict[str, Any]:
     """The result of a trial that ended outside :func:`run_trial` (its process died, timed out)."""
     return {
-        "id": job["id"], "status": FAILED, "metric": None, "metrics": {}, "intermediates": [],
-        "start_time": None, "end_time": time.time(), "duration": None, "error": error,
+        "id": job["id"],
+        "status": FAILED,
+        "metric": None,
+        "metrics": {},
+        "intermediates": [],
+        "start_time": None,
+        "end_time": time.time(),
+        "duration": None,
+        "error": error,
     }
 
 
@@ -81,8 +89,12 @@ class _Worker:
         self.log = open(log_path, "ab")  # noqa: SIM115 - the worker's own stdout/stderr
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "nasx.experiment.worker", str(child.fileno()), str(os.getpid())],
-            pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
-            env=env, start_new_session=True,  # Ctrl-C in the terminal reaches the experiment only
+            pass_fds=(child.fileno(),),
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,  # Ctrl-C in the terminal reaches the experiment only
         )
         child.close()
         self.conn = Connection(os.dup(parent.fileno()))
@@ -124,8 +136,15 @@ class ProcessPoolExecutor:
         trial_timeout: seconds after which a trial's worker is killed and the trial failed.
     """
 
-    def __init__(self, builder: Any, evaluator: Any, capacity: int, log_dir: str | os.PathLike,
-                 threads_per_worker: int | None = None, trial_timeout: float | None = None):
+    def __init__(
+        self,
+        builder: Any,
+        evaluator: Any,
+        capacity: int,
+        log_dir: str | os.PathLike,
+        threads_per_worker: int | None = None,
+        trial_timeout: float | None = None,
+    ):
         import cloudpickle
 
         if capacity < 1:
@@ -134,7 +153,9 @@ class ProcessPoolExecutor:
         self.log_dir = Path(log_dir)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         threads = threads_per_worker or max(1, (os.cpu_count() or 1) // capacity)
-        self._setup = cloudpickle.dumps({"builder": builder, "evaluator": evaluator, "threads": threads})
+        self._setup = cloudpickle.dumps(
+            {"builder": builder, "evaluator": evaluator, "threads": threads}
+        )
         # Workers import what the main process can import (the script's folder, PYTHONPATH, ...).
         self._env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         self.trial_timeout = trial_timeout
@@ -195,19 +216,29 @@ class ProcessPoolExecutor:
             return []
         now = time.monotonic()
         results = []
-        for worker in [w for w in self._busy if w.conn not in ready and now - w.submitted >= self.trial_timeout]:
+        for worker in [
+            w for w in self._busy if w.conn not in ready and now - w.submitted >= self.trial_timeout
+        ]:
             self._busy.remove(worker)
             worker.stop()
-            results.append(failed_result(worker.job, f"TrialTimeout: trial {worker.job['id']} ran longer than "
-                                         f"trial_timeout ({self.trial_timeout:g} s); its worker was stopped"))
+            results.append(
+                failed_result(
+                    worker.job,
+                    f"TrialTimeout: trial {worker.job['id']} ran longer than "
+                    f"trial_timeout ({self.trial_timeout:g} s); its worker was stopped",
+                )
+            )
         return results
 
     def _died(self, worker: _Worker) -> dict[str, Any]:
         how = worker.exit_description()
         worker.stop()
         job = worker.job
-        return failed_result(job, f"WorkerDied: the worker process running trial {job['id']} {how} "
-                                  f"(output in {worker.log.name})")
+        return failed_result(
+            job,
+            f"WorkerDied: the worker process running trial {job['id']} {how} "
+            f"(output in {worker.log.name})",
+        )
 
     def shutdown(self) -> None:
         for worker in self._idle + self._busy:

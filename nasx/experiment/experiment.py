@@ -22,6 +22,7 @@ Example (sequential, in a temporary directory):
     >>> exp.stop_reason
     'the strategy has no more archs to propose'
 """
+
 from __future__ import annotations
 
 import datetime
@@ -94,9 +95,13 @@ class NasExperiment:
         trial_resources: dict[str, float] | None = None,
     ):
         if execution not in (None, "sequential", "process", "ray"):
-            raise ValueError(f"execution must be 'sequential', 'process' or 'ray', got {execution!r}")
+            raise ValueError(
+                f"execution must be 'sequential', 'process' or 'ray', got {execution!r}"
+            )
         if max_concurrent_trials < 1:
-            raise ValueError(f"max_concurrent_trials must be at least 1, got {max_concurrent_trials}")
+            raise ValueError(
+                f"max_concurrent_trials must be at least 1, got {max_concurrent_trials}"
+            )
         self.model_space = model_space
         self.evaluator = evaluator
         self.strategy = strategy
@@ -107,7 +112,9 @@ class NasExperiment:
         self.max_failed_trials = max_failed_trials
         self.trial_timeout = parse_duration(trial_timeout, "trial_timeout")
         if execution == "sequential" and self.trial_timeout is not None:
-            raise ValueError("trial_timeout needs trials in worker processes: use execution='process' (or 'ray')")
+            raise ValueError(
+                "trial_timeout needs trials in worker processes: use execution='process' (or 'ray')"
+            )
         self.execution = execution or self._default_execution()
         self.filter = _as_filter(filter)
         self.resume = resume
@@ -165,7 +172,9 @@ class NasExperiment:
             self.strategy.setup(space, list(self._trials.values()), direction=self.direction)
             builder = ModelBuilder.from_space(self.model_space)
             executor = self._make_executor(builder, store)
-            self._loop(space, store, executor, builder, queue=sorted(interrupted, key=lambda t: t.id))
+            self._loop(
+                space, store, executor, builder, queue=sorted(interrupted, key=lambda t: t.id)
+            )
         finally:
             if executor is not None:
                 executor.shutdown()
@@ -222,8 +231,13 @@ class NasExperiment:
                     trial = Trial(store.next_id(), arch, RUNNING, start_time=time.time())
                     try:
                         reason = self._check_filter(arch, builder)
-                    except Exception as e:  # e.g. the model cannot be built: the trial fails, the search goes on
-                        trial.status, trial.error = FAILED, f"the filter raised {type(e).__name__}: {e}"
+                    except (
+                        Exception
+                    ) as e:  # e.g. the model cannot be built: the trial fails, the search goes on
+                        trial.status, trial.error = (
+                            FAILED,
+                            f"the filter raised {type(e).__name__}: {e}",
+                        )
                         trial.end_time, trial.duration = trial.start_time, 0.0
                         store.add(trial)
                         self._trials[trial.id] = trial
@@ -246,7 +260,9 @@ class NasExperiment:
                     store.add(trial)
                 self._trials[trial.id] = trial
                 in_flight.add(trial.id)
-                executor.submit({"id": trial.id, "arch": trial.arch, "log_path": str(store.log_path(trial.id))})
+                executor.submit(
+                    {"id": trial.id, "arch": trial.arch, "log_path": str(store.log_path(trial.id))}
+                )
             if not in_flight:
                 break
             for result in executor.wait(timeout=1.0):
@@ -260,7 +276,15 @@ class NasExperiment:
         if result.get("log"):  # remote workers send their log back
             with open(store.log_path(trial.id), "a") as f:
                 f.write(result["log"])
-        for key in ("status", "metric", "metrics", "intermediates", "end_time", "duration", "error"):
+        for key in (
+            "status",
+            "metric",
+            "metrics",
+            "intermediates",
+            "end_time",
+            "duration",
+            "error",
+        ):
             setattr(trial, key, result[key])
         trial.start_time = result["start_time"] or trial.start_time
         store.update(trial)
@@ -284,7 +308,9 @@ class NasExperiment:
         try:
             return space.validate(arch)
         except InvalidArchError as e:
-            raise InvalidArchError(f"strategy {type(self.strategy).__name__} proposed an invalid arch {arch!r}: {e}") from None
+            raise InvalidArchError(
+                f"strategy {type(self.strategy).__name__} proposed an invalid arch {arch!r}: {e}"
+            ) from None
 
     def _check_filter(self, arch: dict[str, Any], builder) -> str | None:
         if self.filter is None:
@@ -312,7 +338,10 @@ class NasExperiment:
         store = TrialStore(self.workdir)
         try:
             stored = store.meta()
-            if stored.get("search_space") != meta["search_space"] or stored.get("space") != meta["space"]:
+            if (
+                stored.get("search_space") != meta["search_space"]
+                or stored.get("space") != meta["space"]
+            ):
                 raise ExperimentDirError(
                     f"{self.workdir} holds another experiment (space {stored.get('space')}, "
                     f"{len(stored.get('search_space', {}))} labels, strategy {stored.get('strategy')}), "
@@ -332,27 +361,49 @@ class NasExperiment:
         except BaseException:
             store.close()
             raise
-        if (not getattr(self.strategy, "seed_given", True) and stored.get("strategy") == meta["strategy"]
-                and stored.get("strategy_seed") is not None):
-            self.strategy.seed = stored["strategy_seed"]  # an unseeded strategy resumes its own sequence
+        if (
+            not getattr(self.strategy, "seed_given", True)
+            and stored.get("strategy") == meta["strategy"]
+            and stored.get("strategy_seed") is not None
+        ):
+            self.strategy.seed = stored[
+                "strategy_seed"
+            ]  # an unseeded strategy resumes its own sequence
         self._opened = True
         return store
 
     def _default_execution(self) -> str:
-        return "sequential" if self.max_concurrent_trials == 1 and self.trial_timeout is None else "process"
+        return (
+            "sequential"
+            if self.max_concurrent_trials == 1 and self.trial_timeout is None
+            else "process"
+        )
 
     def _make_executor(self, builder, store: TrialStore):
         if self.execution == "sequential":
             if self.max_concurrent_trials > 1:
-                raise ValueError("execution='sequential' runs one trial at a time; set max_concurrent_trials=1")
+                raise ValueError(
+                    "execution='sequential' runs one trial at a time; set max_concurrent_trials=1"
+                )
             return SequentialExecutor(builder, self.evaluator)
         if self.execution == "process":
-            return ProcessPoolExecutor(builder, self.evaluator, self.max_concurrent_trials, store.directory / "workers",
-                                       trial_timeout=self.trial_timeout)
+            return ProcessPoolExecutor(
+                builder,
+                self.evaluator,
+                self.max_concurrent_trials,
+                store.directory / "workers",
+                trial_timeout=self.trial_timeout,
+            )
         from .ray_execution import RayExecutor
 
-        return RayExecutor(builder, self.evaluator, self.max_concurrent_trials, address=self.ray_address,
-                           resources=self.trial_resources, trial_timeout=self.trial_timeout)
+        return RayExecutor(
+            builder,
+            self.evaluator,
+            self.max_concurrent_trials,
+            address=self.ray_address,
+            resources=self.trial_resources,
+            trial_timeout=self.trial_timeout,
+        )
 
     def _all_trials(self) -> list[Trial]:
         if TrialStore.exists(self.workdir):
@@ -379,7 +430,9 @@ def parse_duration(value: float | str | None, what: str = "max_duration") -> flo
         return float(value)
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", str(value))
     if not match:
-        raise ValueError(f"{what} must be seconds or a string like '30s', '10m', '2h', '1d'; got {value!r}")
+        raise ValueError(
+            f"{what} must be seconds or a string like '30s', '10m', '2h', '1d'; got {value!r}"
+        )
     return float(match.group(1)) * _DURATION_UNITS[match.group(2)]
 
 
@@ -390,10 +443,11 @@ def _as_filter(f: Any):
         from nasx.strategy.filters import Filter
 
         return Filter(f, on="arch")
-    raise TypeError(f"filter must be a nasx.strategy.filters.Filter or a function f(arch) -> bool, got {type(f).__name__}")
+    raise TypeError(
+        f"filter must be a nasx.strategy.filters.Filter or a function f(arch) -> bool, got {type(f).__name__}"
+    )
 
 
 def _default_workdir() -> Path:
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
     return Path("nasx_experiments") / stamp
-

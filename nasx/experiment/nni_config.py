@@ -9,6 +9,7 @@ without a nasx meaning (``training_service``, ``execution_engine``, ...) are acc
     >>> cfg.max_trial_number, cfg.max_experiment_duration
     (10, 3600.0)
 """
+
 from __future__ import annotations
 
 import types

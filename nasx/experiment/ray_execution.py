@@ -9,6 +9,7 @@ failed trial naming Ray's error.
     >>> RayExecutor.__name__
     'RayExecutor'
 """
+
 from __future__ import annotations
 
 import os
@@ -36,8 +37,15 @@ class RayExecutor:
         trial_timeout: seconds after which a trial's task is cancelled (forcefully) and the trial failed.
     """
 
-    def __init__(self, builder: Any, evaluator: Any, capacity: int, address: str | None = None,
-                 resources: dict[str, float] | None = None, trial_timeout: float | None = None):
+    def __init__(
+        self,
+        builder: Any,
+        evaluator: Any,
+        capacity: int,
+        address: str | None = None,
+        resources: dict[str, float] | None = None,
+        trial_timeout: float | None = None,
+    ):
         try:
             import ray
         except ImportError:
@@ -88,15 +96,25 @@ class RayExecutor:
             try:
                 results.append(self._ray.get(ref))
             except Exception as e:  # the task's process died, or Ray lost it
-                results.append(failed_result(job, f"WorkerDied: Ray could not run trial {job['id']}: {type(e).__name__}: {e}"))
+                results.append(
+                    failed_result(
+                        job,
+                        f"WorkerDied: Ray could not run trial {job['id']}: {type(e).__name__}: {e}",
+                    )
+                )
         if self.trial_timeout is not None:
             now = time.monotonic()
             for ref in [r for r, t in self._submitted.items() if now - t >= self.trial_timeout]:
                 self._ray.cancel(ref, force=True)
                 job = self._pending.pop(ref)
                 del self._submitted[ref]
-                results.append(failed_result(job, f"TrialTimeout: trial {job['id']} ran longer than trial_timeout "
-                                                  f"({self.trial_timeout:g} s); its Ray task was cancelled"))
+                results.append(
+                    failed_result(
+                        job,
+                        f"TrialTimeout: trial {job['id']} ran longer than trial_timeout "
+                        f"({self.trial_timeout:g} s); its Ray task was cancelled",
+                    )
+                )
         return results
 
     def shutdown(self) -> None:

@@ -16,6 +16,7 @@ and metrics that are not finite numbers, become a ``'failed'`` result carrying t
     >>> run_trial(builder, lambda model: float('nan'), {'id': 1, 'arch': {'act': 0}})['error']
     'ValueError: trial 1: the metric must be finite, got nan: the training probably diverged'
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -80,10 +81,14 @@ def call_evaluator(evaluator: Any, model: nn.Module, report: Callable[[Any], Non
         except (TypeError, ValueError):
             accepts_report = False
         return evaluator(model, report=report) if accepts_report else evaluator(model)
-    raise TypeError(f"the evaluator must have an evaluate(model, report) method or be callable, got {type(evaluator).__name__}")
+    raise TypeError(
+        f"the evaluator must have an evaluate(model, report) method or be callable, got {type(evaluator).__name__}"
+    )
 
 
-def run_trial(builder: Callable[[dict], nn.Module], evaluator: Any, job: dict[str, Any]) -> dict[str, Any]:
+def run_trial(
+    builder: Callable[[dict], nn.Module], evaluator: Any, job: dict[str, Any]
+) -> dict[str, Any]:
     """Build ``job['arch']``, evaluate it, return the result fields of the trial.
 
     ``job`` has ``id``, ``arch`` and optionally ``log_path`` (the trial's log file; without one the
@@ -113,9 +118,15 @@ def run_trial(builder: Callable[[dict], nn.Module], evaluator: Any, job: dict[st
             log.error("failed:\n%s", traceback.format_exc())
     end = time.time()
     result = {
-        "id": trial_id, "status": status, "metric": metric, "metrics": metrics,
-        "intermediates": intermediates, "start_time": start, "end_time": end,
-        "duration": end - start, "error": error,
+        "id": trial_id,
+        "status": status,
+        "metric": metric,
+        "metrics": metrics,
+        "intermediates": intermediates,
+        "start_time": start,
+        "end_time": end,
+        "duration": end - start,
+        "error": error,
     }
     if buffer is not None:
         result["log"] = buffer.getvalue()

@@ -22,6 +22,7 @@ commits.
     [(0, 'succeeded', 0.5)]
     >>> store.close()
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -52,7 +53,18 @@ CREATE TABLE IF NOT EXISTS trials (
     error TEXT
 );
 """
-_COLUMNS = ("id", "arch", "status", "metric", "metrics", "intermediates", "start_time", "end_time", "duration", "error")
+_COLUMNS = (
+    "id",
+    "arch",
+    "status",
+    "metric",
+    "metrics",
+    "intermediates",
+    "start_time",
+    "end_time",
+    "duration",
+    "error",
+)
 _JSON_COLUMNS = ("arch", "metrics", "intermediates")
 
 
@@ -68,7 +80,9 @@ class TrialStore:
         self._lock_file = None
         if lock:
             self._acquire_lock()
-        self._db = sqlite3.connect(self.directory / DB_NAME, isolation_level=None, check_same_thread=False)
+        self._db = sqlite3.connect(
+            self.directory / DB_NAME, isolation_level=None, check_same_thread=False
+        )
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
@@ -79,7 +93,9 @@ class TrialStore:
         """A new experiment in ``directory`` (created if needed); refuses to overwrite anything."""
         directory = Path(directory)
         if (directory / DB_NAME).exists():
-            raise ExperimentDirError(f"{directory} already holds an experiment ({directory / DB_NAME})")
+            raise ExperimentDirError(
+                f"{directory} already holds an experiment ({directory / DB_NAME})"
+            )
         if (directory / TRIALS_DIR).exists():
             raise ExperimentDirError(
                 f"{directory / TRIALS_DIR} exists but {directory} holds no nasx experiment database; "
@@ -140,7 +156,9 @@ class TrialStore:
         folder = self.trial_dir(trial.id)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "arch.json").write_text(json.dumps(trial.arch, indent=2) + "\n")
-        self._db.execute(f"INSERT INTO trials VALUES ({', '.join('?' * len(_COLUMNS))})", _row(trial))
+        self._db.execute(
+            f"INSERT INTO trials VALUES ({', '.join('?' * len(_COLUMNS))})", _row(trial)
+        )
 
     def update(self, trial: Trial) -> None:
         """Overwrite a trial's row with its new state (one write)."""

@@ -1,13 +1,14 @@
 """TrialTable: the trials of an experiment as rows, printable as a text table or saved as CSV.
 
-    >>> from nasx.trial import Trial
-    >>> table = TrialTable([Trial(0, {'k': 3}, 'succeeded', metric=0.5, duration=1.25),
-    ...                     Trial(1, {'k': 5}, 'failed', error='ValueError: bad\\ntraceback...')])
-    >>> print(table)
-    id  status     metric  duration  arch      error
-     0  succeeded  0.5     1.25      {"k": 3}
-     1  failed                       {"k": 5}  ValueError: bad
+>>> from nasx.trial import Trial
+>>> table = TrialTable([Trial(0, {'k': 3}, 'succeeded', metric=0.5, duration=1.25),
+...                     Trial(1, {'k': 5}, 'failed', error='ValueError: bad\\ntraceback...')])
+>>> print(table)
+id  status     metric  duration  arch      error
+ 0  succeeded  0.5     1.25      {"k": 3}
+ 1  failed                       {"k": 5}  ValueError: bad
 """
+
 from __future__ import annotations
 
 import csv
@@ -24,8 +25,12 @@ class TrialTable(list):
         """One dict per trial: id, status, metric, metrics, duration, arch, error (first line)."""
         return [
             {
-                "id": t.id, "status": t.status, "metric": t.metric, "metrics": t.metrics,
-                "duration": t.duration, "arch": t.arch,
+                "id": t.id,
+                "status": t.status,
+                "metric": t.metric,
+                "metrics": t.metrics,
+                "duration": t.duration,
+                "arch": t.arch,
                 "error": (t.error or "").splitlines()[0] if t.error else None,
             }
             for t in self
@@ -35,23 +40,56 @@ class TrialTable(list):
         """Write every trial (full error text, JSON arch and metrics) to a CSV file."""
         with open(path, "w", newline="") as f:
             writer = csv.writer(f)
-            writer.writerow(["id", "status", "metric", "metrics", "duration", "start_time", "end_time", "arch", "error"])
+            writer.writerow(
+                [
+                    "id",
+                    "status",
+                    "metric",
+                    "metrics",
+                    "duration",
+                    "start_time",
+                    "end_time",
+                    "arch",
+                    "error",
+                ]
+            )
             for t in self:
-                writer.writerow([t.id, t.status, t.metric, json.dumps(t.metrics), t.duration, t.start_time,
-                                 t.end_time, json.dumps(t.arch), t.error or ""])
+                writer.writerow(
+                    [
+                        t.id,
+                        t.status,
+                        t.metric,
+                        json.dumps(t.metrics),
+                        t.duration,
+                        t.start_time,
+                        t.end_time,
+                        json.dumps(t.arch),
+                        t.error or "",
+                    ]
+                )
 
     def __str__(self) -> str:
         cells = [list(COLUMNS)]
         for r in self.rows():
-            cells.append([
-                str(r["id"]), r["status"], _num(r["metric"]), _num(r["duration"]),
-                json.dumps(r["arch"]), _clip(r["error"] or "", 60),
-            ])
+            cells.append(
+                [
+                    str(r["id"]),
+                    r["status"],
+                    _num(r["metric"]),
+                    _num(r["duration"]),
+                    json.dumps(r["arch"]),
+                    _clip(r["error"] or "", 60),
+                ]
+            )
         widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
         lines = []
         for row in cells:
             first = row[0].rjust(widths[0]) if row is not cells[0] else row[0].ljust(widths[0])
-            lines.append("  ".join([first] + [c.ljust(w) for c, w in zip(row[1:], widths[1:], strict=True)]).rstrip())
+            lines.append(
+                "  ".join(
+                    [first] + [c.ljust(w) for c, w in zip(row[1:], widths[1:], strict=True)]
+                ).rstrip()
+            )
         return "\n".join(lines)
 
 

@@ -4,6 +4,7 @@ Receives one setup message (cloudpickled builder, evaluator, thread count) on th
 then runs jobs one at a time and sends each result back. While a trial runs, the process's
 stdout and stderr (file descriptors 1 and 2, so C-level output too) go to the trial's log file.
 """
+
 from __future__ import annotations
 
 import os

@@ -7,6 +7,7 @@ The hub imports only :mod:`nasx.space` (never strategies or evaluators).
     >>> 'normal/op_2_0' in search_space(DARTS())
     True
 """
+
 from .genotypes import Genotype, arch_to_genotype, genotype_to_arch
 from .mnasnet import MNASNET_A1, MOBILENET_V2, MnasNet
 from .nasbench201 import NasBench201, arch_to_nb201_string, nb201_string_to_arch

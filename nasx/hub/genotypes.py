@@ -13,6 +13,7 @@ edge of node 2) and ``normal/input_2_0`` (its input, a one-element list).
     >>> arch_to_genotype(arch) == g
     True
 """
+
 from __future__ import annotations
 
 import re
@@ -63,8 +64,10 @@ def merge_op_of(genotype: Genotype) -> str:
         'all'
     """
     for merge_op in ("all", "loose_end"):
-        if all(list(getattr(genotype, f"{t}_concat")) == concat_of(getattr(genotype, t), merge_op)
-               for t in CELL_TYPES):
+        if all(
+            list(getattr(genotype, f"{t}_concat")) == concat_of(getattr(genotype, t), merge_op)
+            for t in CELL_TYPES
+        ):
             return merge_op
     raise ValueError(
         f"genotype concatenates {list(genotype.normal_concat)} / {list(genotype.reduce_concat)}, which is "
@@ -85,11 +88,15 @@ def genotype_to_arch(genotype: Genotype) -> dict[str, Any]:
     for cell in CELL_TYPES:
         edges = getattr(genotype, cell)
         if len(edges) % 2:
-            raise ValueError(f"genotype {cell} cell has {len(edges)} edges; two per node are needed")
+            raise ValueError(
+                f"genotype {cell} cell has {len(edges)} edges; two per node are needed"
+            )
         for i, (op, inp) in enumerate(edges):
             node, k = NUM_PREDECESSORS + i // 2, i % 2
             if not 0 <= inp < node:
-                raise ValueError(f"genotype {cell} edge {i} of node {node} reads node {inp}; allowed 0..{node - 1}")
+                raise ValueError(
+                    f"genotype {cell} edge {i} of node {node} reads node {inp}; allowed 0..{node - 1}"
+                )
             arch[f"{cell}/op_{node}_{k}"] = op
             arch[f"{cell}/input_{node}_{k}"] = [inp]
     return arch
@@ -110,7 +117,9 @@ def arch_to_genotype(arch: Mapping[str, Any], merge_op: str = "all") -> Genotype
         if kind == "input":
             value = list(value) if isinstance(value, (list, tuple)) else [value]
             if len(value) != 1:
-                raise ValueError(f"arch label {label!r} must choose exactly one input, got {value!r}")
+                raise ValueError(
+                    f"arch label {label!r} must choose exactly one input, got {value!r}"
+                )
             value = value[0]
         parsed[cell].setdefault((node, k), {})[kind] = value
     cells = {}
@@ -124,11 +133,17 @@ def arch_to_genotype(arch: Mapping[str, Any], merge_op: str = "all") -> Genotype
             for k in range(2):
                 entry = edges_by_key.get((node, k), {})
                 if set(entry) != {"op", "input"}:
-                    raise ValueError(f"arch lacks '{cell}/op_{node}_{k}' or '{cell}/input_{node}_{k}'")
+                    raise ValueError(
+                        f"arch lacks '{cell}/op_{node}_{k}' or '{cell}/input_{node}_{k}'"
+                    )
                 edges.append((entry["op"], int(entry["input"])))
         cells[cell] = edges
-    return Genotype(cells["normal"], concat_of(cells["normal"], merge_op),
-                    cells["reduce"], concat_of(cells["reduce"], merge_op))
+    return Genotype(
+        cells["normal"],
+        concat_of(cells["normal"], merge_op),
+        cells["reduce"],
+        concat_of(cells["reduce"], merge_op),
+    )
 
 
 # ENAS writes a cell as "x_id x_op y_id y_op" per node; op ids index this list (micro_child.py).
@@ -149,10 +164,14 @@ def enas_fixed_arc_to_genotype(normal_arc: str, reduce_arc: str) -> Genotype:
     for text in (normal_arc, reduce_arc):
         numbers = [int(t) for t in text.split()]
         if len(numbers) % 4:
-            raise ValueError(f"an ENAS cell arc has 4 numbers per node, got {len(numbers)}: {text!r}")
+            raise ValueError(
+                f"an ENAS cell arc has 4 numbers per node, got {len(numbers)}: {text!r}"
+            )
         edges = []
         for i in range(0, len(numbers), 4):
-            x_id, x_op, y_id, y_op = numbers[i: i + 4]
+            x_id, x_op, y_id, y_op = numbers[i : i + 4]
             edges += [(ENAS_OP_IDS[x_op], x_id), (ENAS_OP_IDS[y_op], y_id)]
         cells.append(edges)
-    return Genotype(cells[0], concat_of(cells[0], "loose_end"), cells[1], concat_of(cells[1], "loose_end"))
+    return Genotype(
+        cells[0], concat_of(cells[0], "loose_end"), cells[1], concat_of(cells[1], "loose_end")
+    )

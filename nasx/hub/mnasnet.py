@@ -21,6 +21,7 @@ The paper's pooling skip op is not offered. MnasNet-A1 (:data:`MNASNET_A1`) and 
     >>> len(space), space['block3/filters'].values
     (49, [24, 32, 40])
 """
+
 from __future__ import annotations
 
 import torch
@@ -30,8 +31,15 @@ from ..space import Categorical, ModelSpace, Repeat, choice
 
 STRIDES = (1, 2, 2, 2, 1, 2, 1)
 BASE_REPEATS = (1, 2, 3, 4, 3, 3, 1)  # MobileNetV2's layers per block, the centre of each choice
-FILTER_CHOICES = ((8, 16, 24), (16, 24, 32), (24, 32, 40), (48, 64, 80), (72, 96, 112, 120),
-                  (120, 160, 200), (240, 320, 400))
+FILTER_CHOICES = (
+    (8, 16, 24),
+    (16, 24, 32),
+    (24, 32, 40),
+    (48, 64, 80),
+    (72, 96, 112, 120),
+    (120, 160, 200),
+    (240, 320, 400),
+)
 """Output channels per block: MobileNetV2's widths times about 0.75/1/1.25 (multiples of 8), and
 MnasNet-A1's 112 for block 5."""
 STEM_CHANNELS = 32
@@ -71,8 +79,17 @@ class MnasLayer(nn.Module):
         (torch.Size([1, 16, 8, 8]), True)
     """
 
-    def __init__(self, c_in: int, c_out: int, stride: int, conv: str, expand: int, kernel: int, se: float,
-                 skip: str):
+    def __init__(
+        self,
+        c_in: int,
+        c_out: int,
+        stride: int,
+        conv: str,
+        expand: int,
+        kernel: int,
+        se: float,
+        skip: str,
+    ):
         super().__init__()
         pad = kernel // 2
         # TF MnasNet sizes the SE bottleneck from the block's input channels.
@@ -82,7 +99,10 @@ class MnasLayer(nn.Module):
             mid = c_in * expand
             if expand != 1:
                 layers += [nn.Conv2d(c_in, mid, 1, bias=False), *_bn_act(mid)]
-            layers += [nn.Conv2d(mid, mid, kernel, stride, pad, groups=mid, bias=False), *_bn_act(mid)]
+            layers += [
+                nn.Conv2d(mid, mid, kernel, stride, pad, groups=mid, bias=False),
+                *_bn_act(mid),
+            ]
             if se > 0:
                 layers.append(SqueezeExcite(mid, reduced))
             layers += [nn.Conv2d(mid, c_out, 1, bias=False), *_bn_act(c_out, act=False)]
@@ -116,10 +136,11 @@ class MnasNet(ModelSpace):
         torch.Size([1, 10])
     """
 
-
     def __init__(self, num_classes: int = 1000, dropout: float = 0.2):
         super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(3, STEM_CHANNELS, 3, 2, 1, bias=False), *_bn_act(STEM_CHANNELS))
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, STEM_CHANNELS, 3, 2, 1, bias=False), *_bn_act(STEM_CHANNELS)
+        )
         c_in = STEM_CHANNELS
         blocks = []
         for b, stride in enumerate(STRIDES, start=1):
@@ -130,24 +151,32 @@ class MnasNet(ModelSpace):
             skip = choice(f"block{b}/skip", ["identity", "none"])
             c_out = choice(f"block{b}/filters", list(FILTER_CHOICES[b - 1]))
             base = BASE_REPEATS[b - 1]
-            repeats = Categorical(list(range(max(1, base - 1), base + 2)), label=f"block{b}/repeats")
+            repeats = Categorical(
+                list(range(max(1, base - 1), base + 2)), label=f"block{b}/repeats"
+            )
 
-            def make_layer(i: int, c_in=c_in, c_out=c_out, stride=stride, args=(conv, expand, kernel, se, skip)):
+            def make_layer(
+                i: int, c_in=c_in, c_out=c_out, stride=stride, args=(conv, expand, kernel, se, skip)
+            ):
                 # the first layer changes resolution and width; the others keep them
                 return MnasLayer(c_in if i == 0 else c_out, c_out, stride if i == 0 else 1, *args)
 
             blocks.append(Repeat(make_layer, repeats, label=f"block{b}/repeats"))
             c_in = c_out
         self.blocks = nn.Sequential(*blocks)
-        self.head = nn.Sequential(nn.Conv2d(c_in, HEAD_CHANNELS, 1, bias=False), *_bn_act(HEAD_CHANNELS))
+        self.head = nn.Sequential(
+            nn.Conv2d(c_in, HEAD_CHANNELS, 1, bias=False), *_bn_act(HEAD_CHANNELS)
+        )
         self.dropout = nn.Dropout(dropout)
         self.classifier = nn.Linear(HEAD_CHANNELS, num_classes)
 
     @classmethod
-    def load_searched_model(cls, name: str, pretrained: bool = False, download: bool = True,
-                            progress: bool = True) -> nn.Module:
+    def load_searched_model(
+        cls, name: str, pretrained: bool = False, download: bool = True, progress: bool = True
+    ) -> nn.Module:
         """NNI's spelling of :func:`nasx.hub.load_searched_model`, limited to this space's models."""
         from .pretrained import searched_model_of
+
         return searched_model_of(cls, name, pretrained, download, progress)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -159,34 +188,46 @@ def _arch(rows: list[tuple]) -> dict:
     """Arch dict from one ``(repeats, conv, expand, kernel, se, skip, filters)`` row per block."""
     arch = {}
     for b, (repeats, conv, expand, kernel, se, skip, filters) in enumerate(rows, start=1):
-        arch.update({f"block{b}/conv": conv, f"block{b}/expand": expand, f"block{b}/kernel": kernel,
-                     f"block{b}/se": se, f"block{b}/skip": skip, f"block{b}/filters": filters,
-                     f"block{b}/repeats": repeats})
+        arch.update(
+            {
+                f"block{b}/conv": conv,
+                f"block{b}/expand": expand,
+                f"block{b}/kernel": kernel,
+                f"block{b}/se": se,
+                f"block{b}/skip": skip,
+                f"block{b}/filters": filters,
+                f"block{b}/repeats": repeats,
+            }
+        )
     return arch
 
 
 # MnasNet-A1, Fig. 7 of Tan et al., "MnasNet: Platform-Aware Neural Architecture Search for Mobile",
 # CVPR 2019: SepConv(k3)x1 16, MBConv6(k3)x2 24, MBConv3(k5,SE)x3 40, MBConv6(k3)x4 80,
 # MBConv6(k3,SE)x2 112, MBConv6(k5,SE)x3 160, MBConv6(k3)x1 320. 3.9M parameters, 312M MACs.
-MNASNET_A1 = _arch([
-    (1, "mbconv", 1, 3, 0.0, "none", 16),
-    (2, "mbconv", 6, 3, 0.0, "identity", 24),
-    (3, "mbconv", 3, 5, 0.25, "identity", 40),
-    (4, "mbconv", 6, 3, 0.0, "identity", 80),
-    (2, "mbconv", 6, 3, 0.25, "identity", 112),
-    (3, "mbconv", 6, 5, 0.25, "identity", 160),
-    (1, "mbconv", 6, 3, 0.0, "identity", 320),
-])
+MNASNET_A1 = _arch(
+    [
+        (1, "mbconv", 1, 3, 0.0, "none", 16),
+        (2, "mbconv", 6, 3, 0.0, "identity", 24),
+        (3, "mbconv", 3, 5, 0.25, "identity", 40),
+        (4, "mbconv", 6, 3, 0.0, "identity", 80),
+        (2, "mbconv", 6, 3, 0.25, "identity", 112),
+        (3, "mbconv", 6, 5, 0.25, "identity", 160),
+        (1, "mbconv", 6, 3, 0.0, "identity", 320),
+    ]
+)
 
 # MobileNetV2 (1.0), Table 2 of Sandler et al., "MobileNetV2: Inverted Residuals and Linear
 # Bottlenecks", CVPR 2018: (t, c, n, s) = (1,16,1,1) (6,24,2,2) (6,32,3,2) (6,64,4,2) (6,96,3,1)
 # (6,160,3,2) (6,320,1,1); 3.4M parameters, 300M MACs.
-MOBILENET_V2 = _arch([
-    (1, "mbconv", 1, 3, 0.0, "identity", 16),
-    (2, "mbconv", 6, 3, 0.0, "identity", 24),
-    (3, "mbconv", 6, 3, 0.0, "identity", 32),
-    (4, "mbconv", 6, 3, 0.0, "identity", 64),
-    (3, "mbconv", 6, 3, 0.0, "identity", 96),
-    (3, "mbconv", 6, 3, 0.0, "identity", 160),
-    (1, "mbconv", 6, 3, 0.0, "identity", 320),
-])
+MOBILENET_V2 = _arch(
+    [
+        (1, "mbconv", 1, 3, 0.0, "identity", 16),
+        (2, "mbconv", 6, 3, 0.0, "identity", 24),
+        (3, "mbconv", 6, 3, 0.0, "identity", 32),
+        (4, "mbconv", 6, 3, 0.0, "identity", 64),
+        (3, "mbconv", 6, 3, 0.0, "identity", 96),
+        (3, "mbconv", 6, 3, 0.0, "identity", 160),
+        (1, "mbconv", 6, 3, 0.0, "identity", 320),
+    ]
+)

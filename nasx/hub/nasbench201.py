@@ -13,6 +13,7 @@ arch as ``|nor_conv_3x3~0|+|nor_conv_3x3~0|avg_pool_3x3~1|+|skip_connect~0|...|`
     >>> arch_to_nb201_string(arch)
     '|nor_conv_3x3~0|+|none~0|skip_connect~1|+|avg_pool_3x3~0|nor_conv_1x1~1|none~2|'
 """
+
 from __future__ import annotations
 
 import re
@@ -26,11 +27,18 @@ from ..space import LayerChoice, ModelSpace, label_scope
 from .ops import ReLUConvBN, Zero
 
 NUM_NODES = 4
-EDGES = [(j, i) for i in range(1, NUM_NODES) for j in range(i)]  # (0,1), (0,2), (1,2), (0,3), (1,3), (2,3)
+EDGES = [
+    (j, i) for i in range(1, NUM_NODES) for j in range(i)
+]  # (0,1), (0,2), (1,2), (0,3), (1,3), (2,3)
 OPERATIONS = ["none", "skip_connect", "conv_1x1", "conv_3x3", "avg_pool_3x3"]
 """NNI's operation names, in NNI's order (the arch's values)."""
-BENCHMARK_NAMES = {"none": "none", "skip_connect": "skip_connect", "conv_1x1": "nor_conv_1x1",
-                   "conv_3x3": "nor_conv_3x3", "avg_pool_3x3": "avg_pool_3x3"}
+BENCHMARK_NAMES = {
+    "none": "none",
+    "skip_connect": "skip_connect",
+    "conv_1x1": "nor_conv_1x1",
+    "conv_3x3": "nor_conv_3x3",
+    "avg_pool_3x3": "avg_pool_3x3",
+}
 """arch value -> operation name in the benchmark's strings."""
 _FROM_BENCHMARK = {v: k for k, v in BENCHMARK_NAMES.items()}
 _GROUP = re.compile(r"^([a-z_0-9]+)~(\d+)$")
@@ -70,10 +78,14 @@ class NasBench201Cell(nn.Module):
         self.edges = nn.ModuleList()
         with label_scope(label):
             for i in range(1, NUM_NODES):
-                self.edges.append(nn.ModuleList(
-                    LayerChoice({op: _make_op(op, channels) for op in OPERATIONS}, label=f"{j}_{i}")
-                    for j in range(i)
-                ))
+                self.edges.append(
+                    nn.ModuleList(
+                        LayerChoice(
+                            {op: _make_op(op, channels) for op in OPERATIONS}, label=f"{j}_{i}"
+                        )
+                        for j in range(i)
+                    )
+                )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         nodes = [x]
@@ -94,7 +106,9 @@ class ResidualReduction(nn.Module):
         super().__init__()
         self.conv_a = ReLUConvBN(c_in, c_out, 3, 2, 1)
         self.conv_b = ReLUConvBN(c_out, c_out, 3, 1, 1)
-        self.downsample = nn.Sequential(nn.AvgPool2d(2, stride=2), nn.Conv2d(c_in, c_out, 1, bias=False))
+        self.downsample = nn.Sequential(
+            nn.AvgPool2d(2, stride=2), nn.Conv2d(c_in, c_out, 1, bias=False)
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.downsample(x) + self.conv_b(self.conv_a(x))
@@ -120,14 +134,15 @@ class NasBench201(ModelSpace):
         torch.Size([2, 10])
     """
 
-
-    def __init__(self, stem_out_channels: int = 16, num_modules_per_stack: int = 5, num_labels: int = 10):
+    def __init__(
+        self, stem_out_channels: int = 16, num_modules_per_stack: int = 5, num_labels: int = 10
+    ):
         super().__init__()
         c, n = stem_out_channels, num_modules_per_stack
         self.stem = nn.Sequential(nn.Conv2d(3, c, 3, padding=1, bias=False), nn.BatchNorm2d(c))
         layers: list[nn.Module] = []
         for stack in range(3):
-            width = c * 2 ** stack
+            width = c * 2**stack
             if stack > 0:
                 layers.append(ResidualReduction(width // 2, width))
             layers += [NasBench201Cell(width) for _ in range(n)]
@@ -149,7 +164,9 @@ def nb201_string_to_arch(arch_str: str, cell_label: str = "cell") -> dict[str, A
     """
     groups = arch_str.split("+")
     if len(groups) != NUM_NODES - 1:
-        raise ValueError(f"a NAS-Bench-201 string has {NUM_NODES - 1} '+'-separated node groups, got {arch_str!r}")
+        raise ValueError(
+            f"a NAS-Bench-201 string has {NUM_NODES - 1} '+'-separated node groups, got {arch_str!r}"
+        )
     arch: dict[str, Any] = {}
     for i, group in enumerate(groups, start=1):
         if not (group.startswith("|") and group.endswith("|")):
@@ -178,7 +195,9 @@ def arch_to_nb201_string(arch: Mapping[str, Any], cell_label: str = "cell") -> s
                 raise ValueError(f"arch has no value for {label!r}; labels given: {sorted(arch)}")
             op = arch[label]
             if op not in BENCHMARK_NAMES:
-                raise ValueError(f"invalid value {op!r} for label {label!r}: allowed one of {OPERATIONS}")
+                raise ValueError(
+                    f"invalid value {op!r} for label {label!r}: allowed one of {OPERATIONS}"
+                )
             items.append(f"{BENCHMARK_NAMES[op]}~{j}")
         groups.append("|" + "|".join(items) + "|")
     return "+".join(groups)

@@ -17,6 +17,7 @@ is a nasx arch, unchanged.
     >>> len(space), space['normal/op_2_0'].values[:3]
     (32, ['max_pool_3x3', 'avg_pool_3x3', 'skip_connect'])
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -46,7 +47,9 @@ class CellPreprocessor(nn.Module):
 
     def __init__(self, c_pprev: int, c_prev: int, c: int, prev_was_reduction: bool):
         super().__init__()
-        self.pre0 = FactorizedReduce(c_pprev, c) if prev_was_reduction else ReLUConvBN(c_pprev, c, 1, 1, 0)
+        self.pre0 = (
+            FactorizedReduce(c_pprev, c) if prev_was_reduction else ReLUConvBN(c_pprev, c, 1, 1, 0)
+        )
         self.pre1 = ReLUConvBN(c_prev, c, 1, 1, 0)
 
     def forward(self, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
@@ -106,7 +109,12 @@ class _OpFactory:
     """
 
     def __init__(self, name: str, channels: int, reduction: bool, drop_path_prob: float):
-        self.name, self.channels, self.reduction, self.drop_path_prob = name, channels, reduction, drop_path_prob
+        self.name, self.channels, self.reduction, self.drop_path_prob = (
+            name,
+            channels,
+            reduction,
+            drop_path_prob,
+        )
 
     def __call__(self, node_index: int, op_index: int, input_index: int | None) -> nn.Module:
         from_cell_input = input_index is None or input_index < NUM_PREDECESSORS
@@ -150,7 +158,6 @@ class NDS(ModelSpace):
         torch.Size([2, 10])
     """
 
-
     def __init__(
         self,
         op_candidates: Sequence[str],
@@ -173,12 +180,16 @@ class NDS(ModelSpace):
         self.merge_op = merge_op
         self.num_nodes_per_cell = num_nodes_per_cell
         self.dataset = dataset
-        self.num_classes = num_classes if num_classes is not None else (10 if dataset == "cifar" else 1000)
+        self.num_classes = (
+            num_classes if num_classes is not None else (10 if dataset == "cifar" else 1000)
+        )
         self.auxiliary_loss = auxiliary_loss
         self.drop_path_prob = drop_path_prob
 
         c = choice("width", list(width)) if isinstance(width, (tuple, list)) else width
-        n_cells = choice("depth", list(num_cells)) if isinstance(num_cells, (tuple, list)) else num_cells
+        n_cells = (
+            choice("depth", list(num_cells)) if isinstance(num_cells, (tuple, list)) else num_cells
+        )
         if n_cells < 1:
             raise ValueError(f"num_cells must be >= 1, got {n_cells}")
         # NNI's split: 20 cells -> [6, 7, 7]; stages 1 and 2 start with a reduction cell.
@@ -187,17 +198,23 @@ class NDS(ModelSpace):
         if dataset == "imagenet":
             # 224 -> 112 -> 56 (stem0), -> 28 (stem1): the first cell sees a "reduced" predecessor.
             self.stem0 = nn.Sequential(
-                nn.Conv2d(3, c // 2, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(c // 2),
+                nn.Conv2d(3, c // 2, 3, stride=2, padding=1, bias=False),
+                nn.BatchNorm2d(c // 2),
                 nn.ReLU(inplace=True),
-                nn.Conv2d(c // 2, c, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(c),
+                nn.Conv2d(c // 2, c, 3, stride=2, padding=1, bias=False),
+                nn.BatchNorm2d(c),
             )
             self.stem1 = nn.Sequential(
-                nn.ReLU(inplace=True), nn.Conv2d(c, c, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(c),
+                nn.ReLU(inplace=True),
+                nn.Conv2d(c, c, 3, stride=2, padding=1, bias=False),
+                nn.BatchNorm2d(c),
             )
             c_pprev = c_prev = c
             prev_reduction = True
         else:
-            self.stem = nn.Sequential(nn.Conv2d(3, 3 * c, 3, padding=1, bias=False), nn.BatchNorm2d(3 * c))
+            self.stem = nn.Sequential(
+                nn.Conv2d(3, 3 * c, 3, padding=1, bias=False), nn.BatchNorm2d(3 * c)
+            )
             c_pprev = c_prev = 3 * c
             prev_reduction = False
 
@@ -220,15 +237,25 @@ class NDS(ModelSpace):
 
         if auxiliary_loss:
             if c_aux is None:
-                raise ValueError(f"auxiliary_loss needs a third stage, but num_cells={n_cells} leaves it empty")
+                raise ValueError(
+                    f"auxiliary_loss needs a third stage, but num_cells={n_cells} leaves it empty"
+                )
             self.auxiliary_head = AuxiliaryHead(c_aux, self.num_classes, dataset)
         self.global_pooling = nn.AdaptiveAvgPool2d(1)
         self.classifier = nn.Linear(c_prev, self.num_classes)
 
-    def _make_cell(self, c_pprev: int, c_prev: int, c: int, reduction: bool, prev_reduction: bool) -> Cell:
-        factories = {op: _OpFactory(op, c, reduction, self.drop_path_prob) for op in self.op_candidates}
+    def _make_cell(
+        self, c_pprev: int, c_prev: int, c: int, reduction: bool, prev_reduction: bool
+    ) -> Cell:
+        factories = {
+            op: _OpFactory(op, c, reduction, self.drop_path_prob) for op in self.op_candidates
+        }
         return Cell(
-            factories, self.num_nodes_per_cell, NUM_OPS_PER_NODE, NUM_PREDECESSORS, self.merge_op,
+            factories,
+            self.num_nodes_per_cell,
+            NUM_OPS_PER_NODE,
+            NUM_PREDECESSORS,
+            self.merge_op,
             preprocessor=CellPreprocessor(c_pprev, c_prev, c, prev_reduction),
             postprocessor=CellPostprocessor(),
             label="reduce" if reduction else "normal",
@@ -252,10 +279,12 @@ class NDS(ModelSpace):
         return logits
 
     @classmethod
-    def load_searched_model(cls, name: str, pretrained: bool = False, download: bool = True,
-                            progress: bool = True) -> nn.Module:
+    def load_searched_model(
+        cls, name: str, pretrained: bool = False, download: bool = True, progress: bool = True
+    ) -> nn.Module:
         """NNI's spelling of :func:`nasx.hub.load_searched_model`, limited to this space's models."""
         from .pretrained import searched_model_of
+
         return searched_model_of(cls, name, pretrained, download, progress)
 
     def set_drop_path_prob(self, drop_prob: float) -> None:
@@ -280,104 +309,231 @@ _DOC_ARGS = """
 
 
 class DARTS(NDS):
-    __doc__ = """The DARTS space (Liu et al., ICLR 2019): 4 nodes per cell, all nodes concatenated.
+    __doc__ = (
+        """The DARTS space (Liu et al., ICLR 2019): 4 nodes per cell, all nodes concatenated.
 
     Its seven operations are NNI's ``DARTS_OPS`` in NNI's order. The paper's zero op ``none`` is
     left out, as in NNI, and nasx's one-shot strategies do not add it: a DARTS search here weighs
     the seven real ops, and keeps each node's two strongest incoming edges. Archs such as
     ``{'normal/op_2_0': 'sep_conv_3x3', 'normal/input_2_0': [1], ...}`` are NNI's.
-    """ + _DOC_ARGS + """
+    """
+        + _DOC_ARGS
+        + """
     Example:
         >>> import torch
         >>> from nasx.hub import DARTS
         >>> DARTS(width=4, num_cells=3)(torch.randn(2, 3, 32, 32)).shape
         torch.Size([2, 10])
     """
+    )
 
-    DARTS_OPS = ["max_pool_3x3", "avg_pool_3x3", "skip_connect", "sep_conv_3x3", "sep_conv_5x5",
-           "dil_conv_3x3", "dil_conv_5x5"]
+    DARTS_OPS = [
+        "max_pool_3x3",
+        "avg_pool_3x3",
+        "skip_connect",
+        "sep_conv_3x3",
+        "sep_conv_5x5",
+        "dil_conv_3x3",
+        "dil_conv_5x5",
+    ]
 
-    def __init__(self, width: int | tuple[int, ...] = (16, 24, 32),
-                 num_cells: int | tuple[int, ...] = (4, 8, 12, 16, 20),
-                 dataset: Literal["cifar", "imagenet"] = "cifar", auxiliary_loss: bool = False,
-                 drop_path_prob: float = 0.0, num_classes: int | None = None):
-        super().__init__(self.DARTS_OPS, "all", 4, width, num_cells, dataset, auxiliary_loss, drop_path_prob, num_classes)
+    def __init__(
+        self,
+        width: int | tuple[int, ...] = (16, 24, 32),
+        num_cells: int | tuple[int, ...] = (4, 8, 12, 16, 20),
+        dataset: Literal["cifar", "imagenet"] = "cifar",
+        auxiliary_loss: bool = False,
+        drop_path_prob: float = 0.0,
+        num_classes: int | None = None,
+    ):
+        super().__init__(
+            self.DARTS_OPS,
+            "all",
+            4,
+            width,
+            num_cells,
+            dataset,
+            auxiliary_loss,
+            drop_path_prob,
+            num_classes,
+        )
 
 
 class NASNet(NDS):
-    __doc__ = """The NASNet space (Zoph et al., CVPR 2018): 13 operations, 5 nodes, loose ends concatenated.
-    """ + _DOC_ARGS + """
+    __doc__ = (
+        """The NASNet space (Zoph et al., CVPR 2018): 13 operations, 5 nodes, loose ends concatenated.
+    """
+        + _DOC_ARGS
+        + """
     Example:
         >>> from nasx.hub import NASNet
         >>> len(NASNet.NASNET_OPS)
         13
     """
+    )
 
-    NASNET_OPS = ["skip_connect", "conv_3x1_1x3", "conv_7x1_1x7", "dil_conv_3x3", "avg_pool_3x3", "max_pool_3x3",
-           "max_pool_5x5", "max_pool_7x7", "conv_1x1", "conv_3x3", "sep_conv_3x3", "sep_conv_5x5", "sep_conv_7x7"]
+    NASNET_OPS = [
+        "skip_connect",
+        "conv_3x1_1x3",
+        "conv_7x1_1x7",
+        "dil_conv_3x3",
+        "avg_pool_3x3",
+        "max_pool_3x3",
+        "max_pool_5x5",
+        "max_pool_7x7",
+        "conv_1x1",
+        "conv_3x3",
+        "sep_conv_3x3",
+        "sep_conv_5x5",
+        "sep_conv_7x7",
+    ]
 
-    def __init__(self, width: int | tuple[int, ...] = (16, 24, 32),
-                 num_cells: int | tuple[int, ...] = (4, 8, 12, 16, 20),
-                 dataset: Literal["cifar", "imagenet"] = "cifar", auxiliary_loss: bool = False,
-                 drop_path_prob: float = 0.0, num_classes: int | None = None):
-        super().__init__(self.NASNET_OPS, "loose_end", 5, width, num_cells, dataset, auxiliary_loss, drop_path_prob,
-                         num_classes)
+    def __init__(
+        self,
+        width: int | tuple[int, ...] = (16, 24, 32),
+        num_cells: int | tuple[int, ...] = (4, 8, 12, 16, 20),
+        dataset: Literal["cifar", "imagenet"] = "cifar",
+        auxiliary_loss: bool = False,
+        drop_path_prob: float = 0.0,
+        num_classes: int | None = None,
+    ):
+        super().__init__(
+            self.NASNET_OPS,
+            "loose_end",
+            5,
+            width,
+            num_cells,
+            dataset,
+            auxiliary_loss,
+            drop_path_prob,
+            num_classes,
+        )
 
 
 class ENAS(NDS):
-    __doc__ = """The ENAS micro space (Pham et al., ICML 2018): 5 operations, 5 nodes, loose ends concatenated.
-    """ + _DOC_ARGS + """
+    __doc__ = (
+        """The ENAS micro space (Pham et al., ICML 2018): 5 operations, 5 nodes, loose ends concatenated.
+    """
+        + _DOC_ARGS
+        + """
     Example:
         >>> from nasx.hub import ENAS
         >>> ENAS.ENAS_OPS
         ['skip_connect', 'sep_conv_3x3', 'sep_conv_5x5', 'avg_pool_3x3', 'max_pool_3x3']
     """
+    )
 
     ENAS_OPS = ["skip_connect", "sep_conv_3x3", "sep_conv_5x5", "avg_pool_3x3", "max_pool_3x3"]
 
-    def __init__(self, width: int | tuple[int, ...] = (16, 24, 32),
-                 num_cells: int | tuple[int, ...] = (4, 8, 12, 16, 20),
-                 dataset: Literal["cifar", "imagenet"] = "cifar", auxiliary_loss: bool = False,
-                 drop_path_prob: float = 0.0, num_classes: int | None = None):
-        super().__init__(self.ENAS_OPS, "loose_end", 5, width, num_cells, dataset, auxiliary_loss, drop_path_prob,
-                         num_classes)
+    def __init__(
+        self,
+        width: int | tuple[int, ...] = (16, 24, 32),
+        num_cells: int | tuple[int, ...] = (4, 8, 12, 16, 20),
+        dataset: Literal["cifar", "imagenet"] = "cifar",
+        auxiliary_loss: bool = False,
+        drop_path_prob: float = 0.0,
+        num_classes: int | None = None,
+    ):
+        super().__init__(
+            self.ENAS_OPS,
+            "loose_end",
+            5,
+            width,
+            num_cells,
+            dataset,
+            auxiliary_loss,
+            drop_path_prob,
+            num_classes,
+        )
 
 
 class AmoebaNet(NDS):
-    __doc__ = """The AmoebaNet space (Real et al., AAAI 2019): 8 operations, 5 nodes, loose ends concatenated.
-    """ + _DOC_ARGS + """
+    __doc__ = (
+        """The AmoebaNet space (Real et al., AAAI 2019): 8 operations, 5 nodes, loose ends concatenated.
+    """
+        + _DOC_ARGS
+        + """
     Example:
         >>> from nasx.hub import AmoebaNet
         >>> 'conv_7x1_1x7' in AmoebaNet.AMOEBA_OPS
         True
     """
+    )
 
-    AMOEBA_OPS = ["skip_connect", "sep_conv_3x3", "sep_conv_5x5", "sep_conv_7x7", "avg_pool_3x3", "max_pool_3x3",
-           "dil_sep_conv_3x3", "conv_7x1_1x7"]
+    AMOEBA_OPS = [
+        "skip_connect",
+        "sep_conv_3x3",
+        "sep_conv_5x5",
+        "sep_conv_7x7",
+        "avg_pool_3x3",
+        "max_pool_3x3",
+        "dil_sep_conv_3x3",
+        "conv_7x1_1x7",
+    ]
 
-    def __init__(self, width: int | tuple[int, ...] = (16, 24, 32),
-                 num_cells: int | tuple[int, ...] = (4, 8, 12, 16, 20),
-                 dataset: Literal["cifar", "imagenet"] = "cifar", auxiliary_loss: bool = False,
-                 drop_path_prob: float = 0.0, num_classes: int | None = None):
-        super().__init__(self.AMOEBA_OPS, "loose_end", 5, width, num_cells, dataset, auxiliary_loss, drop_path_prob,
-                         num_classes)
+    def __init__(
+        self,
+        width: int | tuple[int, ...] = (16, 24, 32),
+        num_cells: int | tuple[int, ...] = (4, 8, 12, 16, 20),
+        dataset: Literal["cifar", "imagenet"] = "cifar",
+        auxiliary_loss: bool = False,
+        drop_path_prob: float = 0.0,
+        num_classes: int | None = None,
+    ):
+        super().__init__(
+            self.AMOEBA_OPS,
+            "loose_end",
+            5,
+            width,
+            num_cells,
+            dataset,
+            auxiliary_loss,
+            drop_path_prob,
+            num_classes,
+        )
 
 
 class PNAS(NDS):
-    __doc__ = """The PNAS space (Liu et al., ECCV 2018): 8 operations, 5 nodes, all nodes concatenated.
-    """ + _DOC_ARGS + """
+    __doc__ = (
+        """The PNAS space (Liu et al., ECCV 2018): 8 operations, 5 nodes, all nodes concatenated.
+    """
+        + _DOC_ARGS
+        + """
     Example:
         >>> from nasx.hub import PNAS
         >>> len(PNAS.PNAS_OPS)
         8
     """
+    )
 
-    PNAS_OPS = ["sep_conv_3x3", "sep_conv_5x5", "sep_conv_7x7", "conv_7x1_1x7", "skip_connect", "avg_pool_3x3",
-           "max_pool_3x3", "dil_conv_3x3"]
+    PNAS_OPS = [
+        "sep_conv_3x3",
+        "sep_conv_5x5",
+        "sep_conv_7x7",
+        "conv_7x1_1x7",
+        "skip_connect",
+        "avg_pool_3x3",
+        "max_pool_3x3",
+        "dil_conv_3x3",
+    ]
 
-    def __init__(self, width: int | tuple[int, ...] = (16, 24, 32),
-                 num_cells: int | tuple[int, ...] = (4, 8, 12, 16, 20),
-                 dataset: Literal["cifar", "imagenet"] = "cifar", auxiliary_loss: bool = False,
-                 drop_path_prob: float = 0.0, num_classes: int | None = None):
-        super().__init__(self.PNAS_OPS, "all", 5, width, num_cells, dataset, auxiliary_loss, drop_path_prob,
-                         num_classes)
+    def __init__(
+        self,
+        width: int | tuple[int, ...] = (16, 24, 32),
+        num_cells: int | tuple[int, ...] = (4, 8, 12, 16, 20),
+        dataset: Literal["cifar", "imagenet"] = "cifar",
+        auxiliary_loss: bool = False,
+        drop_path_prob: float = 0.0,
+        num_classes: int | None = None,
+    ):
+        super().__init__(
+            self.PNAS_OPS,
+            "all",
+            5,
+            width,
+            num_cells,
+            dataset,
+            auxiliary_loss,
+            drop_path_prob,
+            num_classes,
+        )

@@ -9,6 +9,7 @@ archs written for those code bases name the same operations here.
     >>> op(torch.randn(2, 8, 16, 16)).shape
     torch.Size([2, 8, 8, 8])
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -25,8 +26,15 @@ class ReLUConvBN(nn.Sequential):
         torch.Size([1, 8, 5, 5])
     """
 
-    def __init__(self, c_in: int, c_out: int, kernel_size: int | tuple[int, int], stride: int | tuple[int, int],
-                 padding: int | tuple[int, int], affine: bool = True):
+    def __init__(
+        self,
+        c_in: int,
+        c_out: int,
+        kernel_size: int | tuple[int, int],
+        stride: int | tuple[int, int],
+        padding: int | tuple[int, int],
+        affine: bool = True,
+    ):
         super().__init__(
             nn.ReLU(inplace=False),
             nn.Conv2d(c_in, c_out, kernel_size, stride=stride, padding=padding, bias=False),
@@ -42,12 +50,28 @@ class DilConv(nn.Sequential):
         torch.Size([1, 4, 6, 6])
     """
 
-    def __init__(self, c_in: int, c_out: int, kernel_size: int, stride: int, padding: int, dilation: int,
-                 affine: bool = True):
+    def __init__(
+        self,
+        c_in: int,
+        c_out: int,
+        kernel_size: int,
+        stride: int,
+        padding: int,
+        dilation: int,
+        affine: bool = True,
+    ):
         super().__init__(
             nn.ReLU(inplace=False),
-            nn.Conv2d(c_in, c_in, kernel_size, stride=stride, padding=padding, dilation=dilation,
-                      groups=c_in, bias=False),
+            nn.Conv2d(
+                c_in,
+                c_in,
+                kernel_size,
+                stride=stride,
+                padding=padding,
+                dilation=dilation,
+                groups=c_in,
+                bias=False,
+            ),
             nn.Conv2d(c_in, c_out, 1, bias=False),
             nn.BatchNorm2d(c_out, affine=affine),
         )
@@ -63,8 +87,16 @@ class SepConv(nn.Sequential):
         torch.Size([1, 4, 4, 4])
     """
 
-    def __init__(self, c_in: int, c_out: int, kernel_size: int, stride: int, padding: int,
-                 affine: bool = True, dilation: int = 1):
+    def __init__(
+        self,
+        c_in: int,
+        c_out: int,
+        kernel_size: int,
+        stride: int,
+        padding: int,
+        affine: bool = True,
+        dilation: int = 1,
+    ):
         # One flat Sequential (not two DilConvs) so state-dict keys match DARTS/NNI checkpoints.
         super().__init__(
             *DilConv(c_in, c_in, kernel_size, stride, padding, dilation, affine),
@@ -85,7 +117,9 @@ class FactorizedReduce(nn.Module):
     def __init__(self, c_in: int, c_out: int, affine: bool = True):
         super().__init__()
         if c_out % 2:
-            raise ValueError(f"FactorizedReduce needs an even number of output channels, got {c_out}")
+            raise ValueError(
+                f"FactorizedReduce needs an even number of output channels, got {c_out}"
+            )
         self.relu = nn.ReLU(inplace=False)
         self.conv_1 = nn.Conv2d(c_in, c_out // 2, 1, stride=2, bias=False)
         self.conv_2 = nn.Conv2d(c_in, c_out // 2, 1, stride=2, bias=False)
@@ -134,7 +168,9 @@ class DropPath(nn.Module):
             return x
         keep = 1.0 - self.drop_prob
         # mask: [N, 1, 1, 1], one draw per sample
-        mask = torch.empty((x.shape[0],) + (1,) * (x.dim() - 1), device=x.device, dtype=x.dtype).bernoulli_(keep)
+        mask = torch.empty(
+            (x.shape[0],) + (1,) * (x.dim() - 1), device=x.device, dtype=x.dtype
+        ).bernoulli_(keep)
         return x / keep * mask
 
     def extra_repr(self) -> str:
@@ -146,6 +182,7 @@ def _pool(kind: str, k: int) -> Callable[[int, int, bool], nn.Module]:
         if kind == "avg":
             return nn.AvgPool2d(k, stride=stride, padding=k // 2, count_include_pad=False)
         return nn.MaxPool2d(k, stride=stride, padding=k // 2)
+
     return make
 
 
@@ -155,6 +192,7 @@ def _conv(k: int) -> Callable[[int, int, bool], nn.Module]:
 
 def _factorized_conv(k: int) -> Callable[[int, int, bool], nn.Module]:
     """``conv_kx1_1xk``: a 1xk then a kx1 conv (stride split between them), as in NASNet."""
+
     def make(c: int, stride: int, affine: bool) -> nn.Module:
         return nn.Sequential(
             nn.ReLU(inplace=False),
@@ -162,6 +200,7 @@ def _factorized_conv(k: int) -> Callable[[int, int, bool], nn.Module]:
             nn.Conv2d(c, c, (k, 1), stride=(stride, 1), padding=(k // 2, 0), bias=False),
             nn.BatchNorm2d(c, affine=affine),
         )
+
     return make
 
 
@@ -172,7 +211,9 @@ def _skip(c: int, stride: int, affine: bool) -> nn.Module:
 OPS: dict[str, Callable[[int, int, bool], nn.Module]] = {
     "none": lambda c, stride, affine: Zero(stride),
     "skip_connect": _skip,
-    "avg_pool_2x2": lambda c, stride, affine: nn.AvgPool2d(2, stride=stride, padding=0, count_include_pad=False),
+    "avg_pool_2x2": lambda c, stride, affine: nn.AvgPool2d(
+        2, stride=stride, padding=0, count_include_pad=False
+    ),
     "avg_pool_3x3": _pool("avg", 3),
     "avg_pool_5x5": _pool("avg", 5),
     "max_pool_2x2": lambda c, stride, affine: nn.MaxPool2d(2, stride=stride, padding=0),

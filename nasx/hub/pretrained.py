@@ -12,6 +12,7 @@ after its checksum passed, so a bad download never overwrites anything. nasx shi
     >>> sum(p.numel() for p in model.parameters())
     3349342
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -59,7 +60,9 @@ def _genotype_arch(name: str) -> Callable[[], dict[str, Any]]:
     def arch() -> dict[str, Any]:
         from .genotypes import genotype_to_arch
         from .searched_archs import GENOTYPES
+
         return genotype_to_arch(GENOTYPES[name])
+
     return arch
 
 
@@ -68,33 +71,88 @@ def _named_arch(module: str, attr: str) -> Callable[[], dict[str, Any]]:
 
 
 _CIFAR_20 = {"width": 36, "num_cells": 20, "dataset": "cifar"}
-SEARCHED_MODELS: dict[str, SearchedModel] = {m.name: m for m in [
-    SearchedModel("darts-v1", "nasx.hub.nds:DARTS", _CIFAR_20, _genotype_arch("darts-v1"),
-                  "Liu et al., DARTS, ICLR 2019 (first order), github.com/quark0/darts"),
-    SearchedModel("darts-v2", "nasx.hub.nds:DARTS", _CIFAR_20, _genotype_arch("darts-v2"),
-                  "Liu et al., DARTS, ICLR 2019 (second order), github.com/quark0/darts"),
-    SearchedModel("pc-darts", "nasx.hub.nds:DARTS", _CIFAR_20, _genotype_arch("pc-darts"),
-                  "Xu et al., PC-DARTS, ICLR 2020, github.com/yuhuixu1993/PC-DARTS"),
-    SearchedModel("p-darts", "nasx.hub.nds:DARTS", _CIFAR_20, _genotype_arch("p-darts"),
-                  "Chen et al., P-DARTS, ICCV 2019, github.com/chenxin061/pdarts"),
-    # NASNet-A (6 @ 768) on CIFAR-10: N=6 cells per stack and 32 initial filters.
-    SearchedModel("nasnet-a", "nasx.hub.nds:NASNet", {"width": 32, "num_cells": 20, "dataset": "cifar"},
-                  _genotype_arch("nasnet-a"), "Zoph et al., NASNet, CVPR 2018"),
-    # AmoebaNet-A (N=6, F=36) on CIFAR-10.
-    SearchedModel("amoebanet-a", "nasx.hub.nds:AmoebaNet", _CIFAR_20, _genotype_arch("amoebanet-a"),
-                  "Real et al., AmoebaNet, AAAI 2019"),
-    # ENAS's final CIFAR-10 micro model: 15 normal layers + 2 reduction layers, 36 filters.
-    SearchedModel("enas", "nasx.hub.nds:ENAS", {"width": 36, "num_cells": 17, "dataset": "cifar"},
-                  _genotype_arch("enas"), "Pham et al., ENAS, ICML 2018, github.com/melodyguan/enas"),
-    SearchedModel("mnasnet-a1", "nasx.hub.mnasnet:MnasNet", {"num_classes": 1000},
-                  _named_arch("nasx.hub.mnasnet", "MNASNET_A1"), "Tan et al., MnasNet, CVPR 2019 (Fig. 7)"),
-    SearchedModel("mobilenetv2", "nasx.hub.mnasnet:MnasNet", {"num_classes": 1000},
-                  _named_arch("nasx.hub.mnasnet", "MOBILENET_V2"), "Sandler et al., MobileNetV2, CVPR 2018 (Table 2)"),
-    # SpineNet backbones (no detection head): the SpineNet-49 arch at the paper's four scalings.
-    *(SearchedModel(f"spinenet-{scaling.lower()}", "nasx.hub.spinenet:SpineNet", {"scaling": scaling},
-                    _named_arch("nasx.hub.spinenet", "SPINENET_49"), "Du et al., SpineNet, CVPR 2020 (Fig. 4, Table 1)")
-      for scaling in ("49S", "49", "96", "143")),
-]}
+SEARCHED_MODELS: dict[str, SearchedModel] = {
+    m.name: m
+    for m in [
+        SearchedModel(
+            "darts-v1",
+            "nasx.hub.nds:DARTS",
+            _CIFAR_20,
+            _genotype_arch("darts-v1"),
+            "Liu et al., DARTS, ICLR 2019 (first order), github.com/quark0/darts",
+        ),
+        SearchedModel(
+            "darts-v2",
+            "nasx.hub.nds:DARTS",
+            _CIFAR_20,
+            _genotype_arch("darts-v2"),
+            "Liu et al., DARTS, ICLR 2019 (second order), github.com/quark0/darts",
+        ),
+        SearchedModel(
+            "pc-darts",
+            "nasx.hub.nds:DARTS",
+            _CIFAR_20,
+            _genotype_arch("pc-darts"),
+            "Xu et al., PC-DARTS, ICLR 2020, github.com/yuhuixu1993/PC-DARTS",
+        ),
+        SearchedModel(
+            "p-darts",
+            "nasx.hub.nds:DARTS",
+            _CIFAR_20,
+            _genotype_arch("p-darts"),
+            "Chen et al., P-DARTS, ICCV 2019, github.com/chenxin061/pdarts",
+        ),
+        # NASNet-A (6 @ 768) on CIFAR-10: N=6 cells per stack and 32 initial filters.
+        SearchedModel(
+            "nasnet-a",
+            "nasx.hub.nds:NASNet",
+            {"width": 32, "num_cells": 20, "dataset": "cifar"},
+            _genotype_arch("nasnet-a"),
+            "Zoph et al., NASNet, CVPR 2018",
+        ),
+        # AmoebaNet-A (N=6, F=36) on CIFAR-10.
+        SearchedModel(
+            "amoebanet-a",
+            "nasx.hub.nds:AmoebaNet",
+            _CIFAR_20,
+            _genotype_arch("amoebanet-a"),
+            "Real et al., AmoebaNet, AAAI 2019",
+        ),
+        # ENAS's final CIFAR-10 micro model: 15 normal layers + 2 reduction layers, 36 filters.
+        SearchedModel(
+            "enas",
+            "nasx.hub.nds:ENAS",
+            {"width": 36, "num_cells": 17, "dataset": "cifar"},
+            _genotype_arch("enas"),
+            "Pham et al., ENAS, ICML 2018, github.com/melodyguan/enas",
+        ),
+        SearchedModel(
+            "mnasnet-a1",
+            "nasx.hub.mnasnet:MnasNet",
+            {"num_classes": 1000},
+            _named_arch("nasx.hub.mnasnet", "MNASNET_A1"),
+            "Tan et al., MnasNet, CVPR 2019 (Fig. 7)",
+        ),
+        SearchedModel(
+            "mobilenetv2",
+            "nasx.hub.mnasnet:MnasNet",
+            {"num_classes": 1000},
+            _named_arch("nasx.hub.mnasnet", "MOBILENET_V2"),
+            "Sandler et al., MobileNetV2, CVPR 2018 (Table 2)",
+        ),
+        # SpineNet backbones (no detection head): the SpineNet-49 arch at the paper's four scalings.
+        *(
+            SearchedModel(
+                f"spinenet-{scaling.lower()}",
+                "nasx.hub.spinenet:SpineNet",
+                {"scaling": scaling},
+                _named_arch("nasx.hub.spinenet", "SPINENET_49"),
+                "Du et al., SpineNet, CVPR 2020 (Fig. 4, Table 1)",
+            )
+            for scaling in ("49S", "49", "96", "143")
+        ),
+    ]
+}
 """Name -> :class:`SearchedModel`."""
 
 
@@ -108,8 +166,9 @@ def available_models() -> list[str]:
     return sorted(SEARCHED_MODELS)
 
 
-def configure_weights(name: str, url: str | None = None, sha256: str | None = None,
-                      filename: str | None = None) -> None:
+def configure_weights(
+    name: str, url: str | None = None, sha256: str | None = None, filename: str | None = None
+) -> None:
     """Set (or, with no arguments, clear) where the published weights of ``name`` come from.
 
     ``sha256`` is the file's checksum or a prefix of at least 8 hex digits (torch.hub style).
@@ -121,7 +180,9 @@ def configure_weights(name: str, url: str | None = None, sha256: str | None = No
         >>> configure_weights('darts-v2')  # back to "no published weights"
     """
     entry = _entry(name)
-    if sha256 is not None and (len(sha256) < 8 or any(c not in "0123456789abcdef" for c in sha256.lower())):
+    if sha256 is not None and (
+        len(sha256) < 8 or any(c not in "0123456789abcdef" for c in sha256.lower())
+    ):
         raise ValueError(f"sha256 must be at least 8 hex digits, got {sha256!r}")
     entry.url, entry.sha256 = url, sha256.lower() if sha256 else None
     if filename:
@@ -173,7 +234,9 @@ def _download(url: str, target: Path, expected: str | None, progress: bool) -> N
                 done += len(chunk)
                 if progress:
                     size = f"/{total >> 20} MiB" if total else " MiB"
-                    print(f"\rdownloading {target.name}: {done >> 20}{size}", end="", file=sys.stderr)
+                    print(
+                        f"\rdownloading {target.name}: {done >> 20}{size}", end="", file=sys.stderr
+                    )
         if progress:
             print(file=sys.stderr)
         _verify(tmp, expected, f"download from {url}")
@@ -182,7 +245,9 @@ def _download(url: str, target: Path, expected: str | None, progress: bool) -> N
         tmp.unlink(missing_ok=True)
 
 
-def _published_weights(entry: SearchedModel, directory: Path, progress: bool, download: bool = True) -> Path:
+def _published_weights(
+    entry: SearchedModel, directory: Path, progress: bool, download: bool = True
+) -> Path:
     path = directory / entry.filename
     if path.exists():
         _verify(path, entry.sha256, f"cached weights of {entry.name!r}")
@@ -233,8 +298,11 @@ def load_weights(model: nn.Module, path: str | os.PathLike, sha256: str | None =
     own = model.state_dict()
     missing = [k for k in own if k not in state]
     unexpected = [k for k in state if k not in own]
-    mismatched = [f"{k}: file {tuple(state[k].shape)} vs model {tuple(own[k].shape)}" for k in own
-                  if k in state and isinstance(state[k], torch.Tensor) and state[k].shape != own[k].shape]
+    mismatched = [
+        f"{k}: file {tuple(state[k].shape)} vs model {tuple(own[k].shape)}"
+        for k in own
+        if k in state and isinstance(state[k], torch.Tensor) and state[k].shape != own[k].shape
+    ]
     if missing or unexpected or mismatched:
         parts = []
         if mismatched:
@@ -248,9 +316,16 @@ def load_weights(model: nn.Module, path: str | os.PathLike, sha256: str | None =
     return model
 
 
-def load_searched_model(name: str, pretrained: bool = False, weights: str | os.PathLike | None = None,
-                        progress: bool = True, *, cache_dir: str | os.PathLike | None = None,
-                        sha256: str | None = None, download: bool = True) -> nn.Module:
+def load_searched_model(
+    name: str,
+    pretrained: bool = False,
+    weights: str | os.PathLike | None = None,
+    progress: bool = True,
+    *,
+    cache_dir: str | os.PathLike | None = None,
+    sha256: str | None = None,
+    download: bool = True,
+) -> nn.Module:
     """Build a pre-searched model at its published width/depth, optionally with weights.
 
     Args:
@@ -281,14 +356,17 @@ def load_searched_model(name: str, pretrained: bool = False, weights: str | os.P
     return model
 
 
-def searched_model_of(cls: type, name: str, pretrained: bool = False, download: bool = True,
-                      progress: bool = True) -> nn.Module:
+def searched_model_of(
+    cls: type, name: str, pretrained: bool = False, download: bool = True, progress: bool = True
+) -> nn.Module:
     """``Space.load_searched_model(name, ...)`` (NNI's classmethod): refuses names of other spaces."""
     entry = _entry(name)
     space_cls = entry.space.split(":")[1]
     if not issubclass(_space_class(entry), cls):  # NDS accepts DARTS, ENAS, ... models
         own = [n for n in available_models() if issubclass(_space_class(SEARCHED_MODELS[n]), cls)]
-        raise ValueError(f"{name!r} is a {space_cls} model, not a {cls.__name__} one; {cls.__name__} has: {own}")
+        raise ValueError(
+            f"{name!r} is a {space_cls} model, not a {cls.__name__} one; {cls.__name__} has: {own}"
+        )
     return load_searched_model(name, pretrained, progress=progress, download=download)
 
 

@@ -24,6 +24,7 @@ and the module has ``out_channels``, so it plugs into torchvision's ``RetinaNet`
     >>> {k: tuple(v.shape[1:]) for k, v in backbone(torch.randn(1, 3, 128, 128)).items()}
     {'p3': (128, 16, 16), 'p4': (128, 8, 8), 'p5': (128, 4, 4), 'p6': (128, 2, 2), 'p7': (128, 1, 1)}
 """
+
 from __future__ import annotations
 
 import itertools
@@ -51,8 +52,13 @@ SCALINGS = {
 }
 
 
-def _conv_bn(c_in: int, c_out: int, kernel: int = 1, stride: int = 1, relu: bool = True) -> nn.Sequential:
-    layers = [nn.Conv2d(c_in, c_out, kernel, stride, kernel // 2, bias=False), nn.BatchNorm2d(c_out)]
+def _conv_bn(
+    c_in: int, c_out: int, kernel: int = 1, stride: int = 1, relu: bool = True
+) -> nn.Sequential:
+    layers = [
+        nn.Conv2d(c_in, c_out, kernel, stride, kernel // 2, bias=False),
+        nn.BatchNorm2d(c_out),
+    ]
     return nn.Sequential(*layers, nn.ReLU(inplace=True)) if relu else nn.Sequential(*layers)
 
 
@@ -68,11 +74,16 @@ class ResBlock(nn.Module):
         super().__init__()
         if block_type == "bottleneck":
             c_out = 4 * filters
-            self.body = nn.Sequential(_conv_bn(c_in, filters, 1), _conv_bn(filters, filters, 3),
-                                      _conv_bn(filters, c_out, 1, relu=False))
+            self.body = nn.Sequential(
+                _conv_bn(c_in, filters, 1),
+                _conv_bn(filters, filters, 3),
+                _conv_bn(filters, c_out, 1, relu=False),
+            )
         elif block_type == "residual":
             c_out = filters
-            self.body = nn.Sequential(_conv_bn(c_in, filters, 3), _conv_bn(filters, filters, 3, relu=False))
+            self.body = nn.Sequential(
+                _conv_bn(c_in, filters, 3), _conv_bn(filters, filters, 3, relu=False)
+            )
         else:
             raise ValueError(f"block type must be one of {BLOCK_TYPES}, got {block_type!r}")
         self.shortcut = _conv_bn(c_in, c_out, 1, relu=False) if c_in != c_out else nn.Identity()
@@ -104,7 +115,9 @@ class Resample(nn.Module):
         torch.Size([1, 8, 2, 2])
     """
 
-    def __init__(self, c_in: int, base_in: int, level_in: int, level_out: int, c_out: int, alpha: float):
+    def __init__(
+        self, c_in: int, base_in: int, level_in: int, level_out: int, c_out: int, alpha: float
+    ):
         super().__init__()
         mid = int(base_in * alpha)
         self.reduce = _conv_bn(c_in, mid, 1)
@@ -138,7 +151,6 @@ class SpineNet(ModelSpace):
         (41, [3, 4, 5, 6, 7])
     """
 
-
     def __init__(self, scaling: str = "49"):
         super().__init__()
         if scaling not in SCALINGS:
@@ -151,16 +163,23 @@ class SpineNet(ModelSpace):
             return int(FILTERS[level] * scale)
 
         # 7x7 stride 2 then max pool: level 2 (input / 4); two level-2 bottleneck groups.
-        self.stem = nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(inplace=True),
-                                  nn.MaxPool2d(3, 2, 1))
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, 64, 7, 2, 3, bias=False),
+            nn.BatchNorm2d(64),
+            nn.ReLU(inplace=True),
+            nn.MaxPool2d(3, 2, 1),
+        )
         self.stem_blocks = nn.ModuleList([block_group(64, filters(2), "bottleneck", repeats)])
         self.stem_blocks.append(block_group(4 * filters(2), filters(2), "bottleneck", repeats))
         # Per feature map (stem blocks first): level, channels, base filters, times read.
         levels, channels, bases = [2, 2], [4 * filters(2)] * 2, [filters(2)] * 2
         readers = [0, 0]
 
-        output_order = ensure_frozen(Categorical([list(p) for p in itertools.permutations(OUTPUT_LEVELS)],
-                                                 label="output_levels"))
+        output_order = ensure_frozen(
+            Categorical(
+                [list(p) for p in itertools.permutations(OUTPUT_LEVELS)], label="output_levels"
+            )
+        )
         self.resamples = nn.ModuleList()
         self.blocks = nn.ModuleList()
         self.block_levels: list[int] = []
@@ -174,16 +193,25 @@ class SpineNet(ModelSpace):
                 level = output_order[i - (NUM_BLOCKS - NUM_OUTPUTS)]
             else:
                 level = ensure_frozen(Categorical(list(range(2, 8)), label=f"block{i}/level"))
-            parents = ensure_frozen(CategoricalMultiple(list(range(i + 2)), n_chosen=2, label=f"block{i}/parents"))
+            parents = ensure_frozen(
+                CategoricalMultiple(list(range(i + 2)), n_chosen=2, label=f"block{i}/parents")
+            )
             c_block = (4 if block_type == "bottleneck" else 1) * filters(level)
-            self.resamples.append(nn.ModuleList(
-                Resample(channels[p], bases[p], levels[p], level, c_block, alpha) for p in parents))
+            self.resamples.append(
+                nn.ModuleList(
+                    Resample(channels[p], bases[p], levels[p], level, c_block, alpha)
+                    for p in parents
+                )
+            )
             for p in parents:
                 readers[p] += 1
             extras = []
             if is_output:
-                extras = [j for j in range(len(levels)) if readers[j] == 0 and levels[j] == level
-                          and channels[j] == c_block]
+                extras = [
+                    j
+                    for j in range(len(levels))
+                    if readers[j] == 0 and levels[j] == level and channels[j] == c_block
+                ]
                 for j in extras:
                     readers[j] += 1
                 self.output_blocks[level] = i
@@ -196,16 +224,20 @@ class SpineNet(ModelSpace):
             bases.append(filters(level))
             readers.append(0)
 
-        self.endpoints = nn.ModuleDict({
-            f"p{level}": _conv_bn(channels[2 + self.output_blocks[level]], endpoint_filters, 1)
-            for level in OUTPUT_LEVELS
-        })
+        self.endpoints = nn.ModuleDict(
+            {
+                f"p{level}": _conv_bn(channels[2 + self.output_blocks[level]], endpoint_filters, 1)
+                for level in OUTPUT_LEVELS
+            }
+        )
 
     @classmethod
-    def load_searched_model(cls, name: str, pretrained: bool = False, download: bool = True,
-                            progress: bool = True) -> nn.Module:
+    def load_searched_model(
+        cls, name: str, pretrained: bool = False, download: bool = True, progress: bool = True
+    ) -> nn.Module:
         """NNI's spelling of :func:`nasx.hub.load_searched_model`, limited to this space's models."""
         from .pretrained import searched_model_of
+
         return searched_model_of(cls, name, pretrained, download, progress)
 
     def forward(self, x: torch.Tensor) -> OrderedDict[str, torch.Tensor]:
@@ -213,14 +245,21 @@ class SpineNet(ModelSpace):
         feats = [self.stem_blocks[0](self.stem(x))]  # [N, 4*64*scale, H/4, W/4]
         feats.append(self.stem_blocks[1](feats[0]))
         for resample, block, level, parents, extras in zip(
-                self.resamples, self.blocks, self.block_levels, self.block_parents, self.block_extras, strict=True):
-            size = (math.ceil(h / 2 ** level), math.ceil(w / 2 ** level))
+            self.resamples,
+            self.blocks,
+            self.block_levels,
+            self.block_parents,
+            self.block_extras,
+            strict=True,
+        ):
+            size = (math.ceil(h / 2**level), math.ceil(w / 2**level))
             merged = sum(r(feats[p], size) for r, p in zip(resample, parents, strict=True))
             for j in extras:
                 merged = merged + feats[j]
             feats.append(block(torch.relu(merged)))
         return OrderedDict(
-            (name, conv(feats[2 + self.output_blocks[int(name[1:])]])) for name, conv in self.endpoints.items()
+            (name, conv(feats[2 + self.output_blocks[int(name[1:])]]))
+            for name, conv in self.endpoints.items()
         )
 
 
@@ -238,20 +277,23 @@ def _arch(rows: list[tuple[str, int | None, tuple[int, int]]], output_levels: li
 # Localization", CVPR 2020, as released in the TF Model Garden (SPINENET_BLOCK_SPECS in
 # official/vision/modeling/backbones/spinenet.py): (type, level, parents); outputs have no level
 # of their own, their levels are the ``output_levels`` order.
-SPINENET_49 = _arch([
-    ("bottleneck", 2, (0, 1)),
-    ("residual", 4, (0, 1)),
-    ("bottleneck", 3, (2, 3)),
-    ("bottleneck", 4, (2, 4)),
-    ("residual", 6, (3, 5)),
-    ("bottleneck", 4, (3, 5)),
-    ("residual", 5, (6, 7)),
-    ("residual", 7, (6, 8)),
-    ("bottleneck", 5, (8, 9)),
-    ("bottleneck", 5, (8, 10)),
-    ("bottleneck", None, (5, 10)),
-    ("bottleneck", None, (4, 10)),
-    ("bottleneck", None, (7, 12)),
-    ("bottleneck", None, (5, 14)),
-    ("bottleneck", None, (12, 14)),
-], output_levels=[4, 3, 5, 7, 6])
+SPINENET_49 = _arch(
+    [
+        ("bottleneck", 2, (0, 1)),
+        ("residual", 4, (0, 1)),
+        ("bottleneck", 3, (2, 3)),
+        ("bottleneck", 4, (2, 4)),
+        ("residual", 6, (3, 5)),
+        ("bottleneck", 4, (3, 5)),
+        ("residual", 5, (6, 7)),
+        ("residual", 7, (6, 8)),
+        ("bottleneck", 5, (8, 9)),
+        ("bottleneck", 5, (8, 10)),
+        ("bottleneck", None, (5, 10)),
+        ("bottleneck", None, (4, 10)),
+        ("bottleneck", None, (7, 12)),
+        ("bottleneck", None, (5, 14)),
+        ("bottleneck", None, (12, 14)),
+    ],
+    output_levels=[4, 3, 5, 7, 6],
+)

@@ -4,6 +4,7 @@ Declare a space as an ``nn.Module`` whose constructor contains choices, list its
 :func:`search_space`, and rebuild any arch as a plain model with :func:`model_context`.
 This package imports nothing from strategies, evaluators or experiments.
 """
+
 from .base import ModelSpace, MutableModule
 from .cell import Cell
 from .choice import Categorical, CategoricalMultiple, Choice, choice

@@ -6,6 +6,7 @@ must *be* the chosen module (and ``Repeat(...)`` a plain ``nn.Sequential``), so 
 holds no search machinery, matches a hand-written model parameter for parameter, and scripts or
 exports like one. Everything else is ordinary ``nn.Module`` code.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -34,7 +35,9 @@ class _ConstructionHook(type(nn.Module)):
         params = list(sig.parameters.values())[1:]
         if issubclass(cls, ModelSpace) and "label_prefix" not in sig.parameters:
             params = [p for p in params if p.kind is not p.VAR_KEYWORD]
-            params.append(inspect.Parameter("label_prefix", inspect.Parameter.KEYWORD_ONLY, default=None))
+            params.append(
+                inspect.Parameter("label_prefix", inspect.Parameter.KEYWORD_ONLY, default=None)
+            )
             params += [p for p in sig.parameters.values() if p.kind is p.VAR_KEYWORD]
         return sig.replace(parameters=params)
 

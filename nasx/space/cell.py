@@ -5,6 +5,7 @@ and 1 and the chosen nodes are 2, 3, ... Node ``i`` sums ``num_ops_per_node`` op
 applied to one earlier node. Labels follow NNI: ``<cell>/op_<i>_<k>`` (the operation) and
 ``<cell>/input_<i>_<k>`` (which earlier node feeds it, a one-element list such as ``[0]``).
 """
+
 from __future__ import annotations
 
 import copy
@@ -29,7 +30,9 @@ def _as_factory(name: Any, candidate: nn.Module | Callable) -> OpFactory:
     if isinstance(candidate, nn.Module):
         return _CopyOf(candidate)
     if not callable(candidate):
-        raise TypeError(f"Cell op candidate {name!r} must be a module or a callable, got {type(candidate).__name__}")
+        raise TypeError(
+            f"Cell op candidate {name!r} must be a module or a callable, got {type(candidate).__name__}"
+        )
     n_params = len(inspect.signature(candidate).parameters)
     if n_params != 3:
         raise TypeError(
@@ -88,7 +91,8 @@ class Cell(nn.Module):
     Example:
         >>> import torch, torch.nn as nn
         >>> from nasx.space import Cell, model_context, search_space
-        >>> ops = {'conv': lambda node, op, inp: nn.Conv2d(4, 4, 3, padding=1), 'skip': lambda node, op, inp: nn.Identity()}
+        >>> ops = {'conv': lambda node, op, inp: nn.Conv2d(4, 4, 3, padding=1),
+        ...        'skip': lambda node, op, inp: nn.Identity()}
         >>> cell = Cell(ops, num_nodes=2, num_predecessors=2, label='normal')
         >>> sorted(search_space(cell))
         ['normal/input_2_0', 'normal/input_3_0', 'normal/op_2_0', 'normal/op_3_0']
@@ -112,8 +116,11 @@ class Cell(nn.Module):
         super().__init__()
         if merge_op not in MERGE_OPS:
             raise ValueError(f"Cell merge_op must be one of {MERGE_OPS}, got {merge_op!r}")
-        for name, value in (("num_nodes", num_nodes), ("num_ops_per_node", num_ops_per_node),
-                            ("num_predecessors", num_predecessors)):
+        for name, value in (
+            ("num_nodes", num_nodes),
+            ("num_ops_per_node", num_ops_per_node),
+            ("num_predecessors", num_predecessors),
+        ):
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"Cell {name} must be a positive int, got {value!r}")
         if isinstance(op_candidates, Mapping):
@@ -159,8 +166,13 @@ class Cell(nn.Module):
 
     def edge_inputs(self) -> list[list[list[int]]]:
         """``[node][k] -> chosen input nodes`` (the default ones in the search form)."""
-        return [[pick.chosen if isinstance(pick, ChosenInputs) else pick.choice.default for pick in node_inputs]
-                for node_inputs in self.inputs]
+        return [
+            [
+                pick.chosen if isinstance(pick, ChosenInputs) else pick.choice.default
+                for pick in node_inputs
+            ]
+            for node_inputs in self.inputs
+        ]
 
     def _output_nodes(self) -> list[int]:
         """Chosen nodes (0-based, among the cell's own nodes) whose outputs are concatenated."""
@@ -173,12 +185,16 @@ class Cell(nn.Module):
         if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
             inputs = tuple(inputs[0])
         if len(inputs) != self.num_predecessors:
-            raise ValueError(f"Cell {self.label!r} expects {self.num_predecessors} inputs, got {len(inputs)}")
+            raise ValueError(
+                f"Cell {self.label!r} expects {self.num_predecessors} inputs, got {len(inputs)}"
+            )
         states = self.preprocessor(list(inputs))
         for node_ops, node_inputs in zip(self.ops, self.inputs):
             edges = [op(pick(states)) for op, pick in zip(node_ops, node_inputs)]
             states.append(edges[0] if len(edges) == 1 else torch.stack(edges).sum(0))
-        merged = torch.cat([states[self.num_predecessors + n] for n in self.output_node_indices], self.concat_dim)
+        merged = torch.cat(
+            [states[self.num_predecessors + n] for n in self.output_node_indices], self.concat_dim
+        )
         return self.postprocessor(merged, list(inputs))
 
     def extra_repr(self) -> str:

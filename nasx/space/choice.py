@@ -10,6 +10,7 @@ A *choice* is plain data. Strategies see only ``dict[label, Choice]`` and never 
     >>> width.sample(random.Random(0)) in (16, 32, 64)
     True
 """
+
 from __future__ import annotations
 
 import itertools
@@ -87,7 +88,12 @@ class Categorical(Choice):
     """
 
     def __init__(
-        self, values: Sequence[Any], *, label: str | None = None, default: Any = None, _kind: str = "choice"
+        self,
+        values: Sequence[Any],
+        *,
+        label: str | None = None,
+        default: Any = None,
+        _kind: str = "choice",
     ):
         values = list(values)
         if not values:
@@ -117,8 +123,12 @@ class Categorical(Choice):
 
     def validate(self, value: Any) -> Any:
         for v in self.values:
-            if _same_value(v, value) or (isinstance(v, float) and isinstance(value, int)
-                                         and not isinstance(value, bool) and v == value):
+            if _same_value(v, value) or (
+                isinstance(v, float)
+                and isinstance(value, int)
+                and not isinstance(value, bool)
+                and v == value
+            ):
                 return v
         # JSON turns tuples into lists; accept a list where the candidate is a tuple and vice versa.
         if isinstance(value, (list, tuple)):
@@ -174,7 +184,11 @@ class CategoricalMultiple(Choice):
         register(self)
 
     def grid(self) -> list[list[Any]]:
-        sizes = [self.n_chosen] if self.n_chosen is not None else range(self.min_chosen, len(self.values) + 1)
+        sizes = (
+            [self.n_chosen]
+            if self.n_chosen is not None
+            else range(self.min_chosen, len(self.values) + 1)
+        )
         return [list(c) for k in sizes for c in itertools.combinations(self.values, k)]
 
     def sample(self, rng: random.Random) -> list[Any]:
@@ -190,7 +204,8 @@ class CategoricalMultiple(Choice):
 
     def validate(self, value: Any) -> list[Any]:
         items = list(value) if isinstance(value, (list, tuple)) else [value]
-        allowed = f"{'a list of ' + str(self.n_chosen) if self.n_chosen else 'a list of'} distinct values from {self.values!r}"
+        how_many = f"a list of {self.n_chosen}" if self.n_chosen else "a list of"
+        allowed = f"{how_many} distinct values from {self.values!r}"
         positions = []
         for item in items:
             pos = [i for i, v in enumerate(self.values) if _same_value(v, item)]
@@ -212,7 +227,9 @@ class CategoricalMultiple(Choice):
         return (tuple(json.dumps(v) for v in self.values), self.n_chosen, self.min_chosen)
 
     def __repr__(self) -> str:
-        return f"CategoricalMultiple({self.values!r}, n_chosen={self.n_chosen}, label={self.label!r})"
+        return (
+            f"CategoricalMultiple({self.values!r}, n_chosen={self.n_chosen}, label={self.label!r})"
+        )
 
 
 def choice(label: str, values: Sequence[Any]) -> Any:

@@ -11,6 +11,7 @@ per thread and per asyncio task.
     ...     LayerChoice([nn.ReLU(), nn.GELU()], label='act')
     GELU(approximate='none')
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -35,7 +36,9 @@ def model_context(arch: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
     value that is not allowed raises it naming the label and the allowed values.
     """
     if not isinstance(arch, Mapping):
-        raise TypeError(f"model_context expects a dict mapping labels to values, got {type(arch).__name__}")
+        raise TypeError(
+            f"model_context expects a dict mapping labels to values, got {type(arch).__name__}"
+        )
     bad = [k for k in arch if not isinstance(k, str)]
     if bad:
         raise InvalidArchError(f"arch labels must be strings, got {bad!r}")

@@ -1,11 +1,11 @@
 """Errors raised by nasx.space; each message names the label, the value and what is allowed.
 
-    >>> from nasx.space import Categorical, InvalidArchError
-    >>> try:
-    ...     Categorical([1, 2], label='k').validate(3)
-    ... except InvalidArchError as error:
-    ...     print(error)
-    invalid value 3 for label 'k': allowed one of [1, 2]
+>>> from nasx.space import Categorical, InvalidArchError
+>>> try:
+...     Categorical([1, 2], label='k').validate(3)
+... except InvalidArchError as error:
+...     print(error)
+invalid value 3 for label 'k': allowed one of [1, 2]
 """
 
 

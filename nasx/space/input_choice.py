@@ -1,4 +1,5 @@
 """InputChoice: choose which of several input tensors to use, and how to combine them."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -31,7 +32,9 @@ def reduce_inputs(tensors: list[torch.Tensor], reduction: str) -> Any:
     if reduction == "none":
         return tensors
     if not tensors:
-        raise ValueError(f"no input was chosen, so there is nothing to {reduction}; use reduction='none' to allow that")
+        raise ValueError(
+            f"no input was chosen, so there is nothing to {reduction}; use reduction='none' to allow that"
+        )
     if len(tensors) == 1:
         return tensors[0]
     if reduction == "sum":
@@ -88,7 +91,11 @@ class ChosenInputList(ChosenInputs):
 
 
 def _fixed_inputs(chosen: list[int], reduction: str) -> ChosenInputs:
-    return ChosenInputList(chosen, reduction) if reduction == "none" else ChosenInputs(chosen, reduction)
+    return (
+        ChosenInputList(chosen, reduction)
+        if reduction == "none"
+        else ChosenInputs(chosen, reduction)
+    )
 
 
 class InputChoice(MutableModule):
@@ -109,7 +116,12 @@ class InputChoice(MutableModule):
     """
 
     def __init__(
-        self, n_candidates: int, n_chosen: int | None = 1, reduction: str = "sum", *, label: str | None = None
+        self,
+        n_candidates: int,
+        n_chosen: int | None = 1,
+        reduction: str = "sum",
+        *,
+        label: str | None = None,
     ):
         super().__init__()
         self.n_candidates = n_candidates
@@ -118,19 +130,35 @@ class InputChoice(MutableModule):
         self.choice = self._make_choice(n_candidates, n_chosen, label, reduction)
 
     @staticmethod
-    def _make_choice(n_candidates: int, n_chosen: int | None, label: str | None, reduction: str) -> CategoricalMultiple:
+    def _make_choice(
+        n_candidates: int, n_chosen: int | None, label: str | None, reduction: str
+    ) -> CategoricalMultiple:
         if not isinstance(n_candidates, int) or n_candidates < 1:
-            raise ValueError(f"InputChoice n_candidates must be a positive int, got {n_candidates!r}")
+            raise ValueError(
+                f"InputChoice n_candidates must be a positive int, got {n_candidates!r}"
+            )
         # Choosing nothing only makes sense when the caller gets the (empty) list back.
-        return CategoricalMultiple(range(n_candidates), n_chosen=n_chosen, label=label,
-                                   allow_empty=reduction == "none", _kind="inputchoice")
+        return CategoricalMultiple(
+            range(n_candidates),
+            n_chosen=n_chosen,
+            label=label,
+            allow_empty=reduction == "none",
+            _kind="inputchoice",
+        )
 
     @classmethod
     def create_fixed_module(
-        cls, n_candidates: int, n_chosen: int | None = 1, reduction: str = "sum", *, label: str | None = None
+        cls,
+        n_candidates: int,
+        n_chosen: int | None = 1,
+        reduction: str = "sum",
+        *,
+        label: str | None = None,
     ) -> ChosenInputs:
         _check_reduction(reduction)
-        return _fixed_inputs(resolve(cls._make_choice(n_candidates, n_chosen, label, reduction)), reduction)
+        return _fixed_inputs(
+            resolve(cls._make_choice(n_candidates, n_chosen, label, reduction)), reduction
+        )
 
     @property
     def label(self) -> str:
@@ -147,4 +175,7 @@ class InputChoice(MutableModule):
         return reduce_inputs([candidate_inputs[i] for i in self.choice.default], self.reduction)
 
     def extra_repr(self) -> str:
-        return f"n_candidates={self.n_candidates}, n_chosen={self.n_chosen}, reduction={self.reduction!r}, label={self.label!r}"
+        return (
+            f"n_candidates={self.n_candidates}, n_chosen={self.n_chosen}, "
+            f"reduction={self.reduction!r}, label={self.label!r}"
+        )

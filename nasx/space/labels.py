@@ -10,6 +10,7 @@ twice (once to search, once under ``model_context``) gives the same labels.
     ...     Categorical([1, 2], label='width').label
     'stem/width'
 """
+
 from __future__ import annotations
 
 import contextlib

@@ -1,4 +1,5 @@
 """LayerChoice: choose one module out of several candidates."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -11,22 +12,30 @@ from .choice import Categorical, Choice
 from .context import resolve
 
 
-def _candidate_items(candidates: Sequence[nn.Module] | Mapping[str, nn.Module]) -> list[tuple[Any, nn.Module]]:
+def _candidate_items(
+    candidates: Sequence[nn.Module] | Mapping[str, nn.Module],
+) -> list[tuple[Any, nn.Module]]:
     """``[(value, module)]``: values are indices for a list, keys for a dict (NNI's convention)."""
     if isinstance(candidates, Mapping):
         items = list(candidates.items())
         bad = [k for k, _ in items if not isinstance(k, str) or not k or "." in k]
         if bad:
-            raise ValueError(f"LayerChoice dict keys must be non-empty strings without '.', got {bad!r}")
+            raise ValueError(
+                f"LayerChoice dict keys must be non-empty strings without '.', got {bad!r}"
+            )
     elif isinstance(candidates, Sequence) and not isinstance(candidates, str):
         items = list(enumerate(candidates))
     else:
-        raise TypeError(f"LayerChoice candidates must be a list or dict of modules, got {type(candidates).__name__}")
+        raise TypeError(
+            f"LayerChoice candidates must be a list or dict of modules, got {type(candidates).__name__}"
+        )
     if not items:
         raise ValueError("LayerChoice needs at least one candidate")
     for key, module in items:
         if not isinstance(module, nn.Module):
-            raise TypeError(f"LayerChoice candidate {key!r} is {type(module).__name__}, not an nn.Module")
+            raise TypeError(
+                f"LayerChoice candidate {key!r} is {type(module).__name__}, not an nn.Module"
+            )
     return items
 
 
@@ -53,7 +62,9 @@ class LayerChoice(MutableModule):
         Tanh()
     """
 
-    def __init__(self, candidates: Sequence[nn.Module] | Mapping[str, nn.Module], *, label: str | None = None):
+    def __init__(
+        self, candidates: Sequence[nn.Module] | Mapping[str, nn.Module], *, label: str | None = None
+    ):
         super().__init__()
         items = _candidate_items(candidates)
         self.choice = Categorical([key for key, _ in items], label=label, _kind="layerchoice")

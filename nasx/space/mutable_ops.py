@@ -10,6 +10,7 @@ Passing the same choice object (or label) to several layers ties them to one dec
     ...     MutableLinear(8, Categorical([16, 32], label='hidden'))
     Linear(in_features=8, out_features=32, bias=True)
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -36,12 +37,16 @@ class _MutableLayer(MutableModule):
 
     def __init__(self, *args: Any, **kwargs: Any):
         own_choices = _choices_in(args, kwargs)
-        self.torch_layer.__init__(self, *ensure_frozen(list(args)), **{k: ensure_frozen(v) for k, v in kwargs.items()})
+        self.torch_layer.__init__(
+            self, *ensure_frozen(list(args)), **{k: ensure_frozen(v) for k, v in kwargs.items()}
+        )
         self.__dict__["_nasx_choices"] = own_choices
 
     @classmethod
     def create_fixed_module(cls, *args: Any, **kwargs: Any) -> nn.Module:
-        return cls.torch_layer(*ensure_frozen(list(args)), **{k: ensure_frozen(v) for k, v in kwargs.items()})
+        return cls.torch_layer(
+            *ensure_frozen(list(args)), **{k: ensure_frozen(v) for k, v in kwargs.items()}
+        )
 
     def choices(self) -> list[Choice]:
         return list(self.__dict__.get("_nasx_choices", []))

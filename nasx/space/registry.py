@@ -1,4 +1,5 @@
 """Which labels one top-level space construction has used, so a label clash fails at once."""
+
 from __future__ import annotations
 
 import contextlib

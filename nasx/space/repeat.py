@@ -1,4 +1,5 @@
 """Repeat: stack a block a chosen number of times."""
+
 from __future__ import annotations
 
 import copy
@@ -12,27 +13,41 @@ from .choice import Categorical, Choice
 from .context import resolve
 
 # A block, a factory(index) -> block, or one of those per position.
-BlockSpec = nn.Module | Callable[[int], nn.Module] | Sequence[nn.Module | Callable[[int], nn.Module]]
+BlockSpec = (
+    nn.Module | Callable[[int], nn.Module] | Sequence[nn.Module | Callable[[int], nn.Module]]
+)
 
 
-def _depth_choice(depth: int | tuple[int, int] | Categorical, label: str | None) -> Categorical | int:
+def _depth_choice(
+    depth: int | tuple[int, int] | Categorical, label: str | None
+) -> Categorical | int:
     if isinstance(depth, Categorical):
         bad = [d for d in depth.values if not isinstance(d, int) or d < 0]
         if bad:
-            raise ValueError(f"Repeat depth choice {depth.label!r} has values that are not ints >= 0: {bad!r}")
+            raise ValueError(
+                f"Repeat depth choice {depth.label!r} has values that are not ints >= 0: {bad!r}"
+            )
         return depth
     if isinstance(depth, bool):
-        raise TypeError("Repeat depth must be an int, a (min, max) tuple or a Categorical, got a bool")
+        raise TypeError(
+            "Repeat depth must be an int, a (min, max) tuple or a Categorical, got a bool"
+        )
     if isinstance(depth, int):
         if depth < 0:
             raise ValueError(f"Repeat depth must be >= 0, got {depth}")
         return depth
-    if isinstance(depth, (tuple, list)) and len(depth) == 2 and all(isinstance(d, int) for d in depth):
+    if (
+        isinstance(depth, (tuple, list))
+        and len(depth) == 2
+        and all(isinstance(d, int) for d in depth)
+    ):
         lo, hi = depth
         if not 0 <= lo <= hi:
             raise ValueError(f"Repeat depth range must satisfy 0 <= min <= max, got {tuple(depth)}")
         return Categorical(list(range(lo, hi + 1)), label=label, _kind="repeat")
-    raise TypeError(f"Repeat depth must be an int, a (min, max) tuple or a Categorical, got {depth!r}")
+    raise TypeError(
+        f"Repeat depth must be an int, a (min, max) tuple or a Categorical, got {depth!r}"
+    )
 
 
 def _make_blocks(blocks: BlockSpec, n: int) -> list[nn.Module]:
@@ -49,10 +64,14 @@ def _make_blocks(blocks: BlockSpec, n: int) -> list[nn.Module]:
         elif callable(spec):
             module = spec(i)
             if not isinstance(module, nn.Module):
-                raise TypeError(f"Repeat block factory returned {type(module).__name__} for index {i}, not an nn.Module")
+                raise TypeError(
+                    f"Repeat block factory returned {type(module).__name__} for index {i}, not an nn.Module"
+                )
             built.append(module)
         else:
-            raise TypeError(f"Repeat blocks must be modules or callables(index) -> module, got {type(spec).__name__}")
+            raise TypeError(
+                f"Repeat blocks must be modules or callables(index) -> module, got {type(spec).__name__}"
+            )
     return built
 
 
@@ -81,16 +100,30 @@ class Repeat(MutableModule):
         )
     """
 
-    def __init__(self, blocks: BlockSpec, depth: int | tuple[int, int] | Categorical, *, label: str | None = None):
+    def __init__(
+        self,
+        blocks: BlockSpec,
+        depth: int | tuple[int, int] | Categorical,
+        *,
+        label: str | None = None,
+    ):
         super().__init__()
         self.depth_choice = _depth_choice(depth, label)
-        max_depth = max(self.depth_choice.values) if isinstance(self.depth_choice, Categorical) else self.depth_choice
+        max_depth = (
+            max(self.depth_choice.values)
+            if isinstance(self.depth_choice, Categorical)
+            else self.depth_choice
+        )
         for i, block in enumerate(_make_blocks(blocks, max_depth)):
             self.add_module(str(i), block)
 
     @classmethod
     def create_fixed_module(
-        cls, blocks: BlockSpec, depth: int | tuple[int, int] | Categorical, *, label: str | None = None
+        cls,
+        blocks: BlockSpec,
+        depth: int | tuple[int, int] | Categorical,
+        *,
+        label: str | None = None,
     ) -> nn.Sequential:
         chosen = _depth_choice(depth, label)
         n = resolve(chosen) if isinstance(chosen, Categorical) else chosen
@@ -102,7 +135,11 @@ class Repeat(MutableModule):
 
     @property
     def default_depth(self) -> int:
-        return self.depth_choice.default if isinstance(self.depth_choice, Categorical) else self.depth_choice
+        return (
+            self.depth_choice.default
+            if isinstance(self.depth_choice, Categorical)
+            else self.depth_choice
+        )
 
     @property
     def blocks(self) -> list[nn.Module]:

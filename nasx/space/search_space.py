@@ -16,6 +16,7 @@ default arch, seeded sampling, grid enumeration, size, and validation that names
     >>> space.sample(seed=0) in list(space.grid())
     True
 """
+
 from __future__ import annotations
 
 import itertools
@@ -38,7 +39,9 @@ class SearchSpace(dict):
         """The arch of every choice's default (what the search form's ``forward`` runs)."""
         return {label: c.default for label, c in self.items()}
 
-    def sample(self, rng: random.Random | None = None, *, seed: int | None = None) -> dict[str, Any]:
+    def sample(
+        self, rng: random.Random | None = None, *, seed: int | None = None
+    ) -> dict[str, Any]:
         """A uniformly random arch, from ``rng`` or a fresh ``random.Random(seed)``."""
         if rng is None:
             rng = random.Random(seed)
@@ -62,7 +65,9 @@ class SearchSpace(dict):
         not allowed, naming the label, the value and what is allowed.
         """
         if not isinstance(arch, Mapping):
-            raise InvalidArchError(f"an arch is a dict mapping labels to values, got {type(arch).__name__}")
+            raise InvalidArchError(
+                f"an arch is a dict mapping labels to values, got {type(arch).__name__}"
+            )
         unknown = [k for k in arch if k not in self]
         if unknown:
             raise InvalidArchError(
@@ -91,7 +96,9 @@ def search_space(space: nn.Module) -> SearchSpace:
     empty search space.
     """
     if not isinstance(space, nn.Module):
-        raise TypeError(f"search_space expects an nn.Module (a ModelSpace), got {type(space).__name__}")
+        raise TypeError(
+            f"search_space expects an nn.Module (a ModelSpace), got {type(space).__name__}"
+        )
     found = SearchSpace()
     for module in space.modules():
         for c in _module_choices(module):

@@ -11,6 +11,7 @@ strategy never imports another's dependencies (Optuna, Lightning).
     >>> DARTS.is_one_shot
     True
 """
+
 from __future__ import annotations
 
 from nasx._lazy import lazy_attributes

@@ -18,6 +18,7 @@ seed and the stored trials, never of a generator that lived in a dead process.
     >>> sorted([s.propose()['k'], s.propose()['k']]), s.propose()
     ([3, 5], None)
 """
+
 from __future__ import annotations
 
 import random
@@ -52,7 +53,9 @@ class Strategy:
         self.direction = "maximize"
 
     # ----------------------------------------------------------------- the three public methods
-    def setup(self, search_space: dict, trials: Iterable[Trial] = (), direction: str = "maximize") -> None:
+    def setup(
+        self, search_space: dict, trials: Iterable[Trial] = (), direction: str = "maximize"
+    ) -> None:
         """Start over on ``search_space`` and replay ``trials`` (every stored trial, any status).
 
         Unfinished trials count as proposed (for numbering and deduplication); finished ones are
@@ -91,7 +94,9 @@ class Strategy:
 
     def tell(self, trial: Trial) -> None:
         """Learn from a finished trial (succeeded, failed or rejected)."""
-        if arch_key(trial.arch) not in self.seen:  # told without being proposed (e.g. seeded by hand)
+        if (
+            arch_key(trial.arch) not in self.seen
+        ):  # told without being proposed (e.g. seeded by hand)
             self._count_proposal(trial.arch)
         self.history.append(trial)
         self.learn(trial)

@@ -16,6 +16,7 @@ the trial history, a resumed search has exactly the population it had when it st
     >>> max(t.metric for t in s.history) >= 5
     True
 """
+
 from __future__ import annotations
 
 import random
@@ -60,7 +61,7 @@ class RegularizedEvolution(Strategy):
 
     def population(self) -> list:
         """The living members: the last ``population_size`` succeeded trials, oldest first."""
-        return self.succeeded_trials()[-self.population_size:]
+        return self.succeeded_trials()[-self.population_size :]
 
     def next_arch(self, rng: random.Random) -> dict[str, Any] | None:
         population = self.population()

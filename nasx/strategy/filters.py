@@ -11,6 +11,7 @@ because the strategy is evidently not finding archs the filter accepts.
     >>> f.check({}, lambda: nn.Linear(10, 20))    # 220 parameters
     'rejected by ParamCountFilter: 220 parameters, allowed at most 100'
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -35,7 +36,13 @@ class Filter:
         'rejected by width >= 16'
     """
 
-    def __init__(self, predicate: Callable[[Any], bool], on: str = "arch", patience: int = 100, name: str | None = None):
+    def __init__(
+        self,
+        predicate: Callable[[Any], bool],
+        on: str = "arch",
+        patience: int = 100,
+        name: str | None = None,
+    ):
         if on not in ("arch", "model"):
             raise ValueError(f"Filter(on=...) must be 'arch' or 'model', got {on!r}")
         if patience < 1:
@@ -59,7 +66,9 @@ class ParamCountFilter(Filter):
         'rejected by ParamCountFilter: 6 parameters, allowed at least 1000'
     """
 
-    def __init__(self, min_params: int | None = None, max_params: int | None = None, patience: int = 100):
+    def __init__(
+        self, min_params: int | None = None, max_params: int | None = None, patience: int = 100
+    ):
         if min_params is None and max_params is None:
             raise ValueError("ParamCountFilter needs min_params, max_params or both")
         if min_params is not None and max_params is not None and min_params > max_params:
@@ -74,14 +83,20 @@ class ParamCountFilter(Filter):
 
     def _accepts(self, model: nn.Module) -> bool:
         n = self.count(model)
-        return (self.min_params is None or n >= self.min_params) and (self.max_params is None or n <= self.max_params)
+        return (self.min_params is None or n >= self.min_params) and (
+            self.max_params is None or n <= self.max_params
+        )
 
     def check(self, arch: dict[str, Any], model_fn: Callable[[], nn.Module] | None) -> str | None:
         n = self.count(model_fn())
         if self.min_params is not None and n < self.min_params:
-            bound = f"allowed at least {self.min_params}" if self.max_params is None else self._range()
+            bound = (
+                f"allowed at least {self.min_params}" if self.max_params is None else self._range()
+            )
         elif self.max_params is not None and n > self.max_params:
-            bound = f"allowed at most {self.max_params}" if self.min_params is None else self._range()
+            bound = (
+                f"allowed at most {self.max_params}" if self.min_params is None else self._range()
+            )
         else:
             return None
         return f"rejected by ParamCountFilter: {n} parameters, {bound}"

@@ -1,11 +1,12 @@
 """Grid search: every arch of the search space once, in order or in a seeded shuffled order.
 
-    >>> from nasx.space import Categorical, SearchSpace
-    >>> space = SearchSpace(a=Categorical([1, 2], label='a'), b=Categorical(['x', 'y'], label='b'))
-    >>> s = GridSearch(shuffle=False); s.setup(space)
-    >>> [s.propose() for _ in range(5)]
-    [{'a': 1, 'b': 'x'}, {'a': 1, 'b': 'y'}, {'a': 2, 'b': 'x'}, {'a': 2, 'b': 'y'}, None]
+>>> from nasx.space import Categorical, SearchSpace
+>>> space = SearchSpace(a=Categorical([1, 2], label='a'), b=Categorical(['x', 'y'], label='b'))
+>>> s = GridSearch(shuffle=False); s.setup(space)
+>>> [s.propose() for _ in range(5)]
+[{'a': 1, 'b': 'x'}, {'a': 1, 'b': 'y'}, {'a': 2, 'b': 'x'}, {'a': 2, 'b': 'y'}, None]
 """
+
 from __future__ import annotations
 
 import math

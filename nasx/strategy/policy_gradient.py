@@ -16,6 +16,7 @@ exactly, so resuming needs nothing else.
     >>> max(s.probabilities()['op'], key=s.probabilities()['op'].get)
     'c'
 """
+
 from __future__ import annotations
 
 import random
@@ -55,7 +56,10 @@ class PolicyGradient(Strategy):
         self._grids = {label: c.grid() for label, c in self.search_space.items()}
         # One logit vector per label, shape [len(choice)], starting uniform.
         self.logits = torch.nn.ParameterDict(
-            {str(i): torch.nn.Parameter(torch.zeros(len(g))) for i, g in enumerate(self._grids.values())}
+            {
+                str(i): torch.nn.Parameter(torch.zeros(len(g)))
+                for i, g in enumerate(self._grids.values())
+            }
         )
         self._optimizer = torch.optim.Adam(self.logits.parameters(), lr=self.learning_rate)
         self.baseline: float | None = None
@@ -64,7 +68,9 @@ class PolicyGradient(Strategy):
         """The controller's current distribution, ``{label: {value: probability}}``."""
         with torch.no_grad():
             out = {}
-            for (label, grid), logits in zip(self._grids.items(), self.logits.values(), strict=True):
+            for (label, grid), logits in zip(
+                self._grids.items(), self.logits.values(), strict=True
+            ):
                 probs = torch.softmax(logits, 0).tolist()
                 out[label] = {_hashable(v): p for v, p in zip(grid, probs, strict=True)}
             return out
@@ -80,7 +86,9 @@ class PolicyGradient(Strategy):
     def _sample(self, generator: torch.Generator) -> dict[str, Any]:
         with torch.no_grad():
             arch = {}
-            for (label, grid), logits in zip(self._grids.items(), self.logits.values(), strict=True):
+            for (label, grid), logits in zip(
+                self._grids.items(), self.logits.values(), strict=True
+            ):
                 index = torch.multinomial(torch.softmax(logits, 0), 1, generator=generator).item()
                 arch[label] = grid[index]
             return arch

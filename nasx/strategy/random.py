@@ -1,12 +1,13 @@
 """Random search: uniform samples from the search space, by default never the same arch twice.
 
-    >>> from nasx.space import Categorical, SearchSpace
-    >>> space = SearchSpace(a=Categorical([1, 2], label='a'), b=Categorical(['x', 'y'], label='b'))
-    >>> s = Random(seed=0); s.setup(space)
-    >>> archs = [s.propose() for _ in range(4)]
-    >>> len({(a['a'], a['b']) for a in archs}), s.propose()
-    (4, None)
+>>> from nasx.space import Categorical, SearchSpace
+>>> space = SearchSpace(a=Categorical([1, 2], label='a'), b=Categorical(['x', 'y'], label='b'))
+>>> s = Random(seed=0); s.setup(space)
+>>> archs = [s.propose() for _ in range(4)]
+>>> len({(a['a'], a['b']) for a in archs}), s.propose()
+(4, None)
 """
+
 from __future__ import annotations
 
 import random

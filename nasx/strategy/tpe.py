@@ -15,6 +15,7 @@ ignores), so resuming is replaying the trial table; each proposal uses a sampler
     >>> len(s.history)
     8
 """
+
 from __future__ import annotations
 
 import random
@@ -35,7 +36,13 @@ class TPE(Strategy):
         **sampler_kwargs: passed on to ``optuna.samplers.TPESampler`` (e.g. ``multivariate=True``).
     """
 
-    def __init__(self, n_startup_trials: int = 10, dedup: bool = True, seed: int | None = None, **sampler_kwargs: Any):
+    def __init__(
+        self,
+        n_startup_trials: int = 10,
+        dedup: bool = True,
+        seed: int | None = None,
+        **sampler_kwargs: Any,
+    ):
         super().__init__(dedup=dedup, seed=seed)
         self.n_startup_trials = n_startup_trials
         self.sampler_kwargs = sampler_kwargs
@@ -78,7 +85,9 @@ class TPE(Strategy):
             return
         params = {label: _index_of(grid, trial.arch[label]) for label, grid in self._grids.items()}
         self._study.add_trial(
-            optuna.trial.create_trial(params=params, distributions=self._distributions, value=value, state=state)
+            optuna.trial.create_trial(
+                params=params, distributions=self._distributions, value=value, state=state
+            )
         )
 
 

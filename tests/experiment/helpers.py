@@ -1,4 +1,5 @@
 """Spaces and evaluators shared by the experiment tests (importable, so workers can load them)."""
+
 from __future__ import annotations
 
 import os
@@ -44,7 +45,10 @@ class FailOnTanh:
             raise RuntimeError("tanh is not supported by this evaluator")
         for epoch in range(3):
             report(float(epoch))
-        return {"default": width_metric(model), "params": float(sum(p.numel() for p in model.parameters()))}
+        return {
+            "default": width_metric(model),
+            "params": float(sum(p.numel() for p in model.parameters())),
+        }
 
 
 class Returns:

@@ -1,5 +1,6 @@
 """Execution in worker processes: hard crashes of a trial, objects defined in ``__main__``, and an
 experiment killed with SIGKILL then resumed."""
+
 from __future__ import annotations
 
 import json
@@ -21,11 +22,20 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _env() -> dict:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
 
 
 def test_process_pool_survives_a_hard_crash(tmp_path):
-    exp = NasExperiment(SmallNet(), crash_on_width_4, GridSearch(shuffle=False), workdir=tmp_path, max_concurrent_trials=2)
+    exp = NasExperiment(
+        SmallNet(),
+        crash_on_width_4,
+        GridSearch(shuffle=False),
+        workdir=tmp_path,
+        max_concurrent_trials=2,
+    )
     assert exp.execution == "process"
     exp.run()
     trials = exp.trials()
@@ -33,7 +43,9 @@ def test_process_pool_survives_a_hard_crash(tmp_path):
     for t in trials:
         if t.arch["width"] == 4:
             assert t.status == "failed"
-            assert t.error.startswith(f"WorkerDied: the worker process running trial {t.id} was killed by signal SIGKILL")
+            assert t.error.startswith(
+                f"WorkerDied: the worker process running trial {t.id} was killed by signal SIGKILL"
+            )
         else:
             assert t.status == "succeeded" and t.metric == reference_metric(t.arch)
             # The worker's stdout went to the trial's log.
@@ -43,18 +55,29 @@ def test_process_pool_survives_a_hard_crash(tmp_path):
 
 
 def test_trial_timeout_stops_a_stuck_trial(tmp_path):
-    exp = NasExperiment(SmallNet(), hang_on_width_8, GridSearch(shuffle=False), workdir=tmp_path, trial_timeout=3)
+    exp = NasExperiment(
+        SmallNet(), hang_on_width_8, GridSearch(shuffle=False), workdir=tmp_path, trial_timeout=3
+    )
     assert exp.execution == "process"  # one trial at a time, in a worker that can be stopped
     exp.run()
     trials = exp.trials()
     assert [t.status for t in trials] == ["succeeded"] * 4 + ["failed"] * 2
-    assert trials[4].error == "TrialTimeout: trial 4 ran longer than trial_timeout (3 s); its worker was stopped"
+    assert (
+        trials[4].error
+        == "TrialTimeout: trial 4 ran longer than trial_timeout (3 s); its worker was stopped"
+    )
 
 
 def test_trial_timeout_needs_workers(tmp_path):
     with pytest.raises(ValueError, match="trial_timeout needs trials in worker processes"):
-        NasExperiment(SmallNet(), hang_on_width_8, GridSearch(), workdir=tmp_path, trial_timeout="1m",
-                      execution="sequential")
+        NasExperiment(
+            SmallNet(),
+            hang_on_width_8,
+            GridSearch(),
+            workdir=tmp_path,
+            trial_timeout="1m",
+            execution="sequential",
+        )
 
 
 MAIN_SCRIPT = """
@@ -84,11 +107,20 @@ print(json.dumps([[t.status, t.metric, t.error] for t in exp.trials()]))
 def test_process_pool_runs_space_and_evaluator_defined_in_main(tmp_path):
     script = tmp_path / "search.py"
     script.write_text(MAIN_SCRIPT)  # no `if __name__ == '__main__'` guard, on purpose
-    out = subprocess.run([sys.executable, str(script), str(tmp_path / "exp")], env=_env(),
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "exp")],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout.strip().splitlines()[-1])
-    assert rows == [["succeeded", 101.0, None], ["succeeded", 102.0, None], ["succeeded", 103.0, None]]
+    assert rows == [
+        ["succeeded", 101.0, None],
+        ["succeeded", 102.0, None],
+        ["succeeded", 103.0, None],
+    ]
 
 
 KILL_SCRIPT = """
@@ -104,7 +136,9 @@ def test_experiment_killed_with_sigkill_resumes_with_completed_trials_intact(tmp
     script = tmp_path / "search.py"
     script.write_text(KILL_SCRIPT)
     workdir = tmp_path / "exp"
-    proc = subprocess.Popen([sys.executable, str(script), str(workdir)], env={**_env(), "NASX_TEST_SLEEP": "0.4"})
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(workdir)], env={**_env(), "NASX_TEST_SLEEP": "0.4"}
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -127,7 +161,9 @@ def test_experiment_killed_with_sigkill_resumes_with_completed_trials_intact(tmp
     assert len(completed) >= 2 and len(at_kill) < 6
     assert len(in_flight) <= 1
 
-    exp = NasExperiment(SmallNet(), reference_metric_model, GridSearch(shuffle=False), workdir=workdir, resume=True)
+    exp = NasExperiment(
+        SmallNet(), reference_metric_model, GridSearch(shuffle=False), workdir=workdir, resume=True
+    )
     exp.run()
     final = exp.trials()
     assert [t.id for t in final] == list(range(6))
@@ -182,12 +218,16 @@ def test_killing_a_process_pool_experiment_stops_its_workers_and_resumes(tmp_pat
     script = tmp_path / "search.py"
     script.write_text(POOL_KILL_SCRIPT)
     workdir = tmp_path / "exp"
-    proc = subprocess.Popen([sys.executable, str(script), str(workdir)], env={**_env(), "NASX_TEST_SLEEP": "30"})  # longer than the 10 s we wait for the workers to stop
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(workdir)], env={**_env(), "NASX_TEST_SLEEP": "30"}
+    )  # longer than the 10 s we wait for the workers to stop
     try:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             time.sleep(0.1)
-            if (workdir / "nasx.db").exists() and sum(t.status == "running" for t in load_trials(workdir)) == 2:
+            if (workdir / "nasx.db").exists() and sum(
+                t.status == "running" for t in load_trials(workdir)
+            ) == 2:
                 break
         else:
             pytest.fail("the pool did not start 2 trials within 90 s")
@@ -203,6 +243,8 @@ def test_killing_a_process_pool_experiment_stops_its_workers_and_resumes(tmp_pat
     while any(_alive(w) for w in workers) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(_alive(w) for w in workers), "orphaned workers kept running"
-    exp = NasExperiment(SmallNet(), reference_metric_model, GridSearch(shuffle=False), workdir=workdir, resume=True)
+    exp = NasExperiment(
+        SmallNet(), reference_metric_model, GridSearch(shuffle=False), workdir=workdir, resume=True
+    )
     exp.run()
     assert [t.status for t in exp.trials()] == ["succeeded"] * 6

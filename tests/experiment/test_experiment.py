@@ -1,5 +1,6 @@
 """NasExperiment end to end on a 6-arch space, sequential execution: results against hand-computed
 metrics, storage layout, limits, filters, resume and bad input."""
+
 from __future__ import annotations
 
 import json
@@ -37,18 +38,26 @@ def test_export_top_models_dict_and_instance(tmp_path):
     exp = NasExperiment(SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path)
     exp.run()
     assert exp.export_top_models(top_k=3) == [
-        {"width": 8, "act": 1}, {"width": 8, "act": 0}, {"width": 4, "act": 1},
+        {"width": 8, "act": 1},
+        {"width": 8, "act": 0},
+        {"width": 4, "act": 1},
     ]
     (model,) = exp.export_top_models(formatter="instance")
     # Same structure as the hand-written model of the best arch.
-    assert isinstance(model.act, nn.Tanh) and model.fc1.out_features == 8 and model.fc2.in_features == 8
+    assert (
+        isinstance(model.act, nn.Tanh)
+        and model.fc1.out_features == 8
+        and model.fc2.in_features == 8
+    )
     assert not any("LayerChoice" in type(m).__name__ for m in model.modules())
     with pytest.raises(ValueError, match="formatter"):
         exp.export_top_models(formatter="code")
 
 
 def test_minimize_direction_orders_the_export(tmp_path):
-    exp = NasExperiment(SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path, direction="minimize")
+    exp = NasExperiment(
+        SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path, direction="minimize"
+    )
     exp.run()
     assert exp.export_top_models() == [{"width": 2, "act": 0}]
 
@@ -62,12 +71,17 @@ def test_failing_trial_is_recorded_with_its_error_and_the_experiment_goes_on(tmp
     for t in failed:
         assert t.error.startswith("RuntimeError: tanh is not supported by this evaluator")
         assert "Traceback" in t.error and t.metric is None
-        assert "tanh is not supported" in (tmp_path / "trials" / str(t.id) / "trial.log").read_text()
+        assert (
+            "tanh is not supported" in (tmp_path / "trials" / str(t.id) / "trial.log").read_text()
+        )
     ok = [t for t in trials if t.status == "succeeded"]
     assert len(ok) == 3
     for t in ok:
         assert t.intermediates == [0.0, 1.0, 2.0]
-        assert t.metrics == {"default": reference_metric(t.arch), "params": 4 * t.arch["width"] + 2 * t.arch["width"] + 1}
+        assert t.metrics == {
+            "default": reference_metric(t.arch),
+            "params": 4 * t.arch["width"] + 2 * t.arch["width"] + 1,
+        }
     table = str(exp.trial_table())
     assert "failed" in table and "RuntimeError: tanh" in table
 
@@ -97,24 +111,38 @@ class BadStrategy(Strategy):
 
 def test_invalid_arch_from_a_custom_strategy_is_a_clear_error_and_stores_nothing(tmp_path):
     exp = NasExperiment(SmallNet(), width_metric, BadStrategy(), workdir=tmp_path)
-    with pytest.raises(InvalidArchError, match=r"strategy BadStrategy proposed an invalid arch .*'width'.*\[2, 4, 8\]"):
+    with pytest.raises(
+        InvalidArchError,
+        match=r"strategy BadStrategy proposed an invalid arch .*'width'.*\[2, 4, 8\]",
+    ):
         exp.run()
     assert load_trials(tmp_path) == []
 
 
 def test_directory_of_another_experiment_is_refused_and_left_untouched(tmp_path):
-    NasExperiment(SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path, max_trials=2).run()
+    NasExperiment(
+        SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path, max_trials=2
+    ).run()
     before = (tmp_path / "nasx.db").read_bytes(), load_trials(tmp_path)
 
     class OtherNet(SmallNet):
         pass
 
     with pytest.raises(ExperimentDirError, match="holds another experiment"):
-        NasExperiment(OtherNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path, resume=True).run()
+        NasExperiment(
+            OtherNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path, resume=True
+        ).run()
     with pytest.raises(ExperimentDirError, match="resume=True"):
         NasExperiment(SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path).run()
     with pytest.raises(ExperimentDirError, match="minimize"):
-        NasExperiment(SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path, resume=True, direction="minimize").run()
+        NasExperiment(
+            SmallNet(),
+            width_metric,
+            GridSearch(shuffle=False),
+            workdir=tmp_path,
+            resume=True,
+            direction="minimize",
+        ).run()
     assert load_trials(tmp_path) == before[1]
 
 
@@ -127,7 +155,14 @@ def test_trials_folder_without_database_is_refused(tmp_path):
 def test_resume_continues_numbering_and_strategy_state(tmp_path):
     def make(workdir, max_trials, resume=False):
         strategy = RegularizedEvolution(population_size=3, sample_size=2, mutation_prob=0.5, seed=7)
-        return NasExperiment(SmallNet(), width_metric, strategy, workdir=workdir, max_trials=max_trials, resume=resume)
+        return NasExperiment(
+            SmallNet(),
+            width_metric,
+            strategy,
+            workdir=workdir,
+            max_trials=max_trials,
+            resume=resume,
+        )
 
     straight = make(tmp_path / "a", 5)
     straight.run()
@@ -147,25 +182,43 @@ def test_second_run_of_the_same_object_goes_on(tmp_path):
 
 
 def test_interrupted_trials_are_rerun_or_marked_failed(tmp_path):
-    NasExperiment(SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path / "a", max_trials=2).run()
+    NasExperiment(
+        SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path / "a", max_trials=2
+    ).run()
     # Pretend the process died while trial 2 ran: its row says 'running'.
     for d, rerun in ((tmp_path / "a", True),):
         store = TrialStore(d)
         store.add(Trial(2, {"width": 4, "act": 0}, "running", start_time=1.0))
         store.close()
-        exp = NasExperiment(SmallNet(), width_metric, GridSearch(shuffle=False), workdir=d, resume=True,
-                            max_trials=3, rerun_interrupted=rerun)
+        exp = NasExperiment(
+            SmallNet(),
+            width_metric,
+            GridSearch(shuffle=False),
+            workdir=d,
+            resume=True,
+            max_trials=3,
+            rerun_interrupted=rerun,
+        )
         exp.run()
         t2 = exp.trials()[2]
         assert t2.status == "succeeded" and t2.metric == 4.0
         assert len(exp.trials()) == 3  # nothing else proposed: the rerun counted toward max_trials
 
-    NasExperiment(SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path / "b", max_trials=2).run()
+    NasExperiment(
+        SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path / "b", max_trials=2
+    ).run()
     store = TrialStore(tmp_path / "b")
     store.add(Trial(2, {"width": 4, "act": 0}, "running", start_time=1.0))
     store.close()
-    exp = NasExperiment(SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path / "b", resume=True,
-                        max_trials=4, rerun_interrupted=False)
+    exp = NasExperiment(
+        SmallNet(),
+        width_metric,
+        GridSearch(shuffle=False),
+        workdir=tmp_path / "b",
+        resume=True,
+        max_trials=4,
+        rerun_interrupted=False,
+    )
     exp.run()
     trials = exp.trials()
     assert trials[2].status == "failed" and trials[2].error.startswith("Interrupted")
@@ -175,14 +228,18 @@ def test_interrupted_trials_are_rerun_or_marked_failed(tmp_path):
 
 
 def test_max_failed_trials_stops_the_experiment(tmp_path):
-    exp = NasExperiment(SmallNet(), Returns(None), Random(seed=0), workdir=tmp_path, max_failed_trials=1)
+    exp = NasExperiment(
+        SmallNet(), Returns(None), Random(seed=0), workdir=tmp_path, max_failed_trials=1
+    )
     exp.run()
     assert len(exp.trials()) == 2
     assert "more than max_failed_trials (1)" in exp.stop_reason
 
 
 def test_max_duration_stops_proposing(tmp_path):
-    exp = NasExperiment(SmallNet(), width_metric, Random(seed=0), workdir=tmp_path, max_duration=1e-9)
+    exp = NasExperiment(
+        SmallNet(), width_metric, Random(seed=0), workdir=tmp_path, max_duration=1e-9
+    )
     exp.run()
     assert exp.trials() == [] and "max_duration" in exp.stop_reason
 
@@ -195,8 +252,13 @@ def test_param_count_filter_rejects_before_training(tmp_path):
         evaluated.append(model.fc1.out_features)
         return width_metric(model)
 
-    exp = NasExperiment(SmallNet(), metric, GridSearch(shuffle=False), workdir=tmp_path,
-                        filter=ParamCountFilter(max_params=30))
+    exp = NasExperiment(
+        SmallNet(),
+        metric,
+        GridSearch(shuffle=False),
+        workdir=tmp_path,
+        filter=ParamCountFilter(max_params=30),
+    )
     exp.run()
     rejected = exp.trials("rejected")
     assert [t.arch["width"] for t in rejected] == [8, 8]
@@ -208,16 +270,27 @@ def test_param_count_filter_rejects_before_training(tmp_path):
 def test_filter_patience_stops_the_experiment(tmp_path):
     from nasx.strategy import Filter
 
-    exp = NasExperiment(SmallNet(), width_metric, Random(seed=0), workdir=tmp_path,
-                        filter=Filter(lambda arch: arch["width"] == 99, patience=3))
+    exp = NasExperiment(
+        SmallNet(),
+        width_metric,
+        Random(seed=0),
+        workdir=tmp_path,
+        filter=Filter(lambda arch: arch["width"] == 99, patience=3),
+    )
     exp.run()
     assert [t.status for t in exp.trials()] == ["rejected"] * 3
     assert "rejected 3 archs in a row" in exp.stop_reason
 
 
 def test_plain_function_filter_and_max_trials_ignores_rejections(tmp_path):
-    exp = NasExperiment(SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path, max_trials=2,
-                        filter=lambda arch: arch["act"] == 0)
+    exp = NasExperiment(
+        SmallNet(),
+        width_metric,
+        GridSearch(shuffle=False),
+        workdir=tmp_path,
+        max_trials=2,
+        filter=lambda arch: arch["act"] == 0,
+    )
     exp.run()
     statuses = [t.status for t in exp.trials()]
     assert statuses == ["succeeded", "rejected", "succeeded"]
@@ -256,14 +329,18 @@ def test_unseeded_strategy_resumes_with_the_stored_seed(tmp_path):
     first = RegularizedEvolution(population_size=2, sample_size=2)
     NasExperiment(SmallNet(), width_metric, first, workdir=tmp_path, max_trials=3).run()
     again = RegularizedEvolution(population_size=2, sample_size=2)
-    NasExperiment(SmallNet(), width_metric, again, workdir=tmp_path, max_trials=6, resume=True).run()
+    NasExperiment(
+        SmallNet(), width_metric, again, workdir=tmp_path, max_trials=6, resume=True
+    ).run()
     assert again.seed == first.seed
     archs = [json.dumps(t.arch, sort_keys=True) for t in load_trials(tmp_path)]
     assert len(archs) == len(set(archs)) == 6
 
 
 def test_grid_search_resumed_with_another_order_never_repeats(tmp_path):
-    NasExperiment(SmallNet(), width_metric, GridSearch(seed=1), workdir=tmp_path, max_trials=3).run()
+    NasExperiment(
+        SmallNet(), width_metric, GridSearch(seed=1), workdir=tmp_path, max_trials=3
+    ).run()
     NasExperiment(SmallNet(), width_metric, GridSearch(seed=2), workdir=tmp_path, resume=True).run()
     archs = [json.dumps(t.arch, sort_keys=True) for t in load_trials(tmp_path)]
     assert len(archs) == len(set(archs)) == 6
@@ -288,7 +365,13 @@ def test_a_filter_that_raises_fails_the_trial_not_the_experiment(tmp_path):
             raise RuntimeError("cannot measure this one")
         return True
 
-    exp = NasExperiment(SmallNet(), width_metric, GridSearch(shuffle=False), workdir=tmp_path, filter=Filter(picky, on="model"))
+    exp = NasExperiment(
+        SmallNet(),
+        width_metric,
+        GridSearch(shuffle=False),
+        workdir=tmp_path,
+        filter=Filter(picky, on="model"),
+    )
     exp.run()
     failed = exp.trials("failed")
     assert [t.arch["width"] for t in failed] == [4, 4]

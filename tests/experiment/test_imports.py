@@ -1,4 +1,5 @@
 """Importing the experiment and strategy packages stays light: no Lightning, Optuna or Ray."""
+
 from __future__ import annotations
 
 import subprocess

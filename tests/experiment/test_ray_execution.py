@@ -1,4 +1,5 @@
 """Ray execution on a local Ray instance (skipped when Ray is not installed)."""
+
 from __future__ import annotations
 
 import pytest
@@ -20,14 +21,22 @@ def local_ray():
 
 @pytest.mark.slow
 def test_ray_runs_every_trial_and_survives_a_hard_crash(tmp_path, local_ray):
-    exp = NasExperiment(SmallNet(), crash_on_width_4, GridSearch(shuffle=False), workdir=tmp_path,
-                        max_concurrent_trials=2, execution="ray")
+    exp = NasExperiment(
+        SmallNet(),
+        crash_on_width_4,
+        GridSearch(shuffle=False),
+        workdir=tmp_path,
+        max_concurrent_trials=2,
+        execution="ray",
+    )
     exp.run()
     trials = exp.trials()
     assert [t.id for t in trials] == list(range(6))
     for t in trials:
         if t.arch["width"] == 4:
-            assert t.status == "failed" and t.error.startswith("WorkerDied: Ray could not run trial")
+            assert t.status == "failed" and t.error.startswith(
+                "WorkerDied: Ray could not run trial"
+            )
         else:
             assert t.status == "succeeded" and t.metric == reference_metric(t.arch)
             # the log came back from the Ray worker and was written by the experiment
@@ -38,8 +47,15 @@ def test_ray_runs_every_trial_and_survives_a_hard_crash(tmp_path, local_ray):
 
 @pytest.mark.slow
 def test_ray_trial_timeout_cancels_a_stuck_trial(tmp_path, local_ray):
-    exp = NasExperiment(SmallNet(), hang_on_width_8, GridSearch(shuffle=False), workdir=tmp_path,
-                        max_concurrent_trials=2, execution="ray", trial_timeout=5)
+    exp = NasExperiment(
+        SmallNet(),
+        hang_on_width_8,
+        GridSearch(shuffle=False),
+        workdir=tmp_path,
+        max_concurrent_trials=2,
+        execution="ray",
+        trial_timeout=5,
+    )
     exp.run()
     trials = exp.trials()
     assert [t.status for t in trials] == ["succeeded"] * 4 + ["failed"] * 2

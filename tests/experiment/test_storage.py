@@ -1,4 +1,5 @@
 """TrialStore: SQLite in WAL mode, exact round trip of every trial field, one folder per trial."""
+
 from __future__ import annotations
 
 import json
@@ -11,19 +12,36 @@ from nasx.trial import Trial
 
 
 def test_round_trip_of_every_field(tmp_path):
-    store = TrialStore.create(tmp_path, {"space": "Net", "search_space": {"k": "Categorical([3, 5])"}})
+    store = TrialStore.create(
+        tmp_path, {"space": "Net", "search_space": {"k": "Categorical([3, 5])"}}
+    )
     t = Trial(0, {"k": 3, "skip": [0, 2], "op": "conv"}, "running", start_time=10.5)
     store.add(t)
-    done = Trial(0, t.arch, "succeeded", metric=0.75, metrics={"default": 0.75, "loss": 0.1},
-                 intermediates=[0.5, 0.75], start_time=10.5, end_time=12.0, duration=1.5)
+    done = Trial(
+        0,
+        t.arch,
+        "succeeded",
+        metric=0.75,
+        metrics={"default": 0.75, "loss": 0.1},
+        intermediates=[0.5, 0.75],
+        start_time=10.5,
+        end_time=12.0,
+        duration=1.5,
+    )
     store.update(done)
     store.add(Trial(1, {"k": 5}, "failed", error="RuntimeError: x\nTraceback ...", end_time=13.0))
-    assert store.trials() == [done, Trial(1, {"k": 5}, "failed", error="RuntimeError: x\nTraceback ...", end_time=13.0)]
+    assert store.trials() == [
+        done,
+        Trial(1, {"k": 5}, "failed", error="RuntimeError: x\nTraceback ...", end_time=13.0),
+    ]
     assert store.meta() == {"space": "Net", "search_space": {"k": "Categorical([3, 5])"}}
     assert store.next_id() == 2
     assert json.loads((tmp_path / "trials" / "0" / "arch.json").read_text()) == t.arch
     store.close()
-    assert load_trials(tmp_path) == [done, Trial(1, {"k": 5}, "failed", error="RuntimeError: x\nTraceback ...", end_time=13.0)]
+    assert load_trials(tmp_path) == [
+        done,
+        Trial(1, {"k": 5}, "failed", error="RuntimeError: x\nTraceback ...", end_time=13.0),
+    ]
 
 
 def test_database_uses_wal(tmp_path):

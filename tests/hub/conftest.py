@@ -1,4 +1,5 @@
 """Hub tests build many tiny models: one intra-op thread each avoids oversubscribing shared CPUs."""
+
 import pytest
 import torch
 

@@ -1,4 +1,5 @@
 """Tests for nasx.hub.genotypes and the searched cells: genotype <-> arch round trips, ENAS source."""
+
 import random
 
 import pytest
@@ -57,8 +58,20 @@ def test_loose_end_concat_lists_agree_with_published():
 
 def test_bad_inputs_are_refused():
     with pytest.raises(ValueError, match="reads node 3"):
-        genotype_to_arch(Genotype([("skip_connect", 3), ("skip_connect", 0)], [2],
-                                  [("skip_connect", 0), ("skip_connect", 1)], [2]))
+        genotype_to_arch(
+            Genotype(
+                [("skip_connect", 3), ("skip_connect", 0)],
+                [2],
+                [("skip_connect", 0), ("skip_connect", 1)],
+                [2],
+            )
+        )
     with pytest.raises(ValueError, match="no 'reduce' cell"):
-        arch_to_genotype({"normal/op_2_0": "a", "normal/input_2_0": [0],
-                          "normal/op_2_1": "a", "normal/input_2_1": [1]})
+        arch_to_genotype(
+            {
+                "normal/op_2_0": "a",
+                "normal/input_2_0": [0],
+                "normal/op_2_1": "a",
+                "normal/input_2_1": [1],
+            }
+        )

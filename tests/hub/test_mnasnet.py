@@ -1,4 +1,5 @@
 """Tests for nasx.hub.mnasnet: MnasNet-A1 and MobileNetV2 as archs, sizes against the papers."""
+
 import pytest
 import torch
 import torchvision
@@ -17,8 +18,11 @@ def test_archs_are_valid_in_the_space():
     space = search_space(MnasNet())
     assert space.validate(MNASNET_A1) == MNASNET_A1
     assert space.validate(MOBILENET_V2) == MOBILENET_V2
-    assert set(space) == {f"block{b}/{k}" for b in range(1, 8)
-                          for k in ("conv", "expand", "kernel", "se", "skip", "filters", "repeats")}
+    assert set(space) == {
+        f"block{b}/{k}"
+        for b in range(1, 8)
+        for k in ("conv", "expand", "kernel", "se", "skip", "filters", "repeats")
+    }
 
 
 def test_mnasnet_a1_params_and_macs_match_the_paper():
@@ -37,7 +41,13 @@ def test_mobilenet_v2_arch_is_torchvisions_network():
 
 
 def test_layer_choices_change_the_layers():
-    arch = {**MNASNET_A1, "block7/conv": "conv", "block7/kernel": 5, "block7/repeats": 2, "block7/filters": 240}
+    arch = {
+        **MNASNET_A1,
+        "block7/conv": "conv",
+        "block7/kernel": 5,
+        "block7/repeats": 2,
+        "block7/filters": 240,
+    }
     model = _build(arch, num_classes=10)
     first, second = model.blocks[6]
     assert first.layers[0].kernel_size == (5, 5) and first.layers[0].groups == 1

@@ -1,4 +1,5 @@
 """Tests for nasx.hub.nasbench201: string <-> arch round trip over the real table, labels, sizes."""
+
 import csv
 import os
 from pathlib import Path
@@ -9,14 +10,22 @@ import torch
 from nasx.hub import NasBench201, arch_to_nb201_string, nb201_string_to_arch
 from nasx.space import model_context, search_space
 
-DATA_DIR = Path(os.environ.get("NASX_DATA_DIR", Path(__file__).resolve().parents[2] / ".." / "shared" / "data"))
+DATA_DIR = Path(
+    os.environ.get("NASX_DATA_DIR", Path(__file__).resolve().parents[2] / ".." / "shared" / "data")
+)
 NB201_CSV = DATA_DIR / "nb201" / "nb201.csv"
 
 
 def test_labels_and_values_match_nni():
     space = search_space(NasBench201(stem_out_channels=4, num_modules_per_stack=1))
     assert list(space) == ["cell/0_1", "cell/0_2", "cell/1_2", "cell/0_3", "cell/1_3", "cell/2_3"]
-    assert space["cell/0_1"].values == ["none", "skip_connect", "conv_1x1", "conv_3x3", "avg_pool_3x3"]
+    assert space["cell/0_1"].values == [
+        "none",
+        "skip_connect",
+        "conv_1x1",
+        "conv_3x3",
+        "avg_pool_3x3",
+    ]
     assert space.size == 15625
 
 
@@ -58,11 +67,14 @@ def test_none_edges_output_zeros_and_model_runs():
     assert model(torch.randn(2, 3, 32, 32)).shape == (2, 10)
 
 
-@pytest.mark.parametrize("bad, message", [
-    ("|nor_conv_3x3~0|+|nor_conv_3x3~0|", "3 '\\+'-separated"),
-    ("|conv~0|+|none~0|none~1|+|none~0|none~1|none~2|", "must be '<op>~0'"),
-    ("|none~0|+|none~0|+|none~0|none~1|none~2|", "node 2 must have 2"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ("|nor_conv_3x3~0|+|nor_conv_3x3~0|", "3 '\\+'-separated"),
+        ("|conv~0|+|none~0|none~1|+|none~0|none~1|none~2|", "must be '<op>~0'"),
+        ("|none~0|+|none~0|+|none~0|none~1|none~2|", "node 2 must have 2"),
+    ],
+)
 def test_malformed_strings_are_refused(bad, message):
     with pytest.raises(ValueError, match=message):
         nb201_string_to_arch(bad)

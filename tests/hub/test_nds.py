@@ -1,4 +1,5 @@
 """Tests for nasx.hub.nds: NNI-compatible labels, published parameter counts, op strides."""
+
 import pytest
 import torch
 
@@ -9,19 +10,33 @@ from nasx.space import Cell, model_context, search_space
 
 
 def _params(model, skip_aux=True):
-    return sum(p.numel() for n, p in model.named_parameters() if not (skip_aux and "auxiliary" in n))
+    return sum(
+        p.numel() for n, p in model.named_parameters() if not (skip_aux and "auxiliary" in n)
+    )
 
 
 def test_darts_labels_and_values_match_nni():
     space = search_space(DARTS())
     assert space["width"].values == [16, 24, 32]
     assert space["depth"].values == [4, 8, 12, 16, 20]
-    assert space["normal/op_2_0"].values == ["max_pool_3x3", "avg_pool_3x3", "skip_connect", "sep_conv_3x3",
-                                             "sep_conv_5x5", "dil_conv_3x3", "dil_conv_5x5"]
+    assert space["normal/op_2_0"].values == [
+        "max_pool_3x3",
+        "avg_pool_3x3",
+        "skip_connect",
+        "sep_conv_3x3",
+        "sep_conv_5x5",
+        "dil_conv_3x3",
+        "dil_conv_5x5",
+    ]
     assert space["normal/input_3_1"].validate(2) == [2]
     cell_labels = {k for k in space if k not in ("width", "depth")}
-    expected = {f"{c}/{kind}_{n}_{k}" for c in ("normal", "reduce") for kind in ("op", "input")
-                for n in range(2, 6) for k in range(2)}
+    expected = {
+        f"{c}/{kind}_{n}_{k}"
+        for c in ("normal", "reduce")
+        for kind in ("op", "input")
+        for n in range(2, 6)
+        for k in range(2)
+    }
     assert cell_labels == expected
 
 
@@ -35,7 +50,9 @@ def test_darts_v2_parameter_count_equals_darts_reference():
     assert _params(model, skip_aux=False) == pytest.approx(3.83e6, rel=0.01)
 
 
-@pytest.mark.parametrize("name, published", [("pc-darts", 3.6e6), ("p-darts", 3.4e6), ("amoebanet-a", 3.2e6)])
+@pytest.mark.parametrize(
+    "name, published", [("pc-darts", 3.6e6), ("p-darts", 3.4e6), ("amoebanet-a", 3.2e6)]
+)
 def test_other_searched_cells_match_published_counts(name, published):
     # Published CIFAR-10 counts (36 channels, 20 cells, without aux head), given to 2 digits in the
     # papers: a 3% tolerance covers the rounding.
@@ -115,7 +132,9 @@ def test_search_form_runs_default(cls):
     assert space(torch.randn(2, 3, 16, 16)).shape == (2, 10)
 
 
-@pytest.mark.parametrize("name, published", [("darts-v2", 4.7e6), ("p-darts", 4.9e6), ("pc-darts", 5.3e6)])
+@pytest.mark.parametrize(
+    "name, published", [("darts-v2", 4.7e6), ("p-darts", 4.9e6), ("pc-darts", 5.3e6)]
+)
 def test_imagenet_mobile_setting_parameter_counts(name, published):
     # DARTS / P-DARTS / PC-DARTS papers, ImageNet mobile setting: 48 channels, 14 cells, 224x224;
     # counts given to 2 digits (1% tolerance), without the auxiliary head.

@@ -1,4 +1,5 @@
 """Tests for nasx.hub.pretrained: building searched models, weights from files/cache/URL, safety."""
+
 import hashlib
 
 import pytest
@@ -31,7 +32,15 @@ def trained_file(tmp_path_factory):
 def test_unknown_name_lists_available():
     with pytest.raises(ValueError, match=r"unknown searched model 'darts-v3'.*darts-v2"):
         load_searched_model("darts-v3")
-    assert {"darts-v1", "darts-v2", "pc-darts", "p-darts", "nasnet-a", "amoebanet-a", "enas"} <= set(available_models())
+    assert {
+        "darts-v1",
+        "darts-v2",
+        "pc-darts",
+        "p-darts",
+        "nasnet-a",
+        "amoebanet-a",
+        "enas",
+    } <= set(available_models())
 
 
 def test_weights_file_is_loaded(trained_file):
@@ -123,6 +132,7 @@ def test_searched_models_build_and_run(name):
 
 def test_mnasnet_and_spinenet_entries_build_published_models():
     from nasx.profiler import count_parameters
+
     assert count_parameters(load_searched_model("mnasnet-a1")) == pytest.approx(3.9e6, rel=0.015)
     assert count_parameters(load_searched_model("mobilenetv2")) == 3_504_872  # torchvision's count
     backbone = load_searched_model("spinenet-49s")
@@ -132,10 +142,13 @@ def test_mnasnet_and_spinenet_entries_build_published_models():
 
 def test_nni_style_classmethod():
     from nasx.hub import DARTS, ENAS, MnasNet
+
     model = DARTS.load_searched_model("darts-v2")
     assert type(model) is DARTS and sum(p.numel() for p in model.parameters()) == 3_349_342
     assert type(ENAS.load_searched_model("enas")) is ENAS
-    with pytest.raises(ValueError, match=r"'mnasnet-a1' is a MnasNet model, not a DARTS one; DARTS has: \["):
+    with pytest.raises(
+        ValueError, match=r"'mnasnet-a1' is a MnasNet model, not a DARTS one; DARTS has: \["
+    ):
         DARTS.load_searched_model("mnasnet-a1")
     assert type(MnasNet.load_searched_model("mobilenetv2")) is MnasNet
 
@@ -150,4 +163,5 @@ def test_download_false_never_downloads(tmp_path, entry, trained_file):
 
 def test_base_space_classmethod_accepts_subclass_models():
     from nasx.hub import NDS
+
     assert type(NDS.load_searched_model("enas")).__name__ == "ENAS"

@@ -1,4 +1,5 @@
 """Sanity test over every hub space: random archs build, train one step, give the right shapes."""
+
 import pytest
 import torch
 
@@ -8,13 +9,22 @@ from nasx.space import search_space
 # (name, tiny space factory, input shape, expected output shape(s))
 SPACES = [
     ("DARTS", lambda: DARTS(width=(4, 6), num_cells=(3, 4)), (2, 3, 16, 16), (2, 10)),
-    ("DARTS-aux", lambda: DARTS(width=4, num_cells=3, auxiliary_loss=True, drop_path_prob=0.2),
-     (2, 3, 32, 32), (2, 10)),
+    (
+        "DARTS-aux",
+        lambda: DARTS(width=4, num_cells=3, auxiliary_loss=True, drop_path_prob=0.2),
+        (2, 3, 32, 32),
+        (2, 10),
+    ),
     ("NASNet", lambda: NASNet(width=4, num_cells=3), (2, 3, 16, 16), (2, 10)),
     ("ENAS", lambda: ENAS(width=4, num_cells=3), (2, 3, 16, 16), (2, 10)),
     ("AmoebaNet", lambda: AmoebaNet(width=4, num_cells=3), (2, 3, 16, 16), (2, 10)),
     ("PNAS", lambda: PNAS(width=4, num_cells=3), (2, 3, 16, 16), (2, 10)),
-    ("NasBench201", lambda: NasBench201(stem_out_channels=4, num_modules_per_stack=1), (2, 3, 16, 16), (2, 10)),
+    (
+        "NasBench201",
+        lambda: NasBench201(stem_out_channels=4, num_modules_per_stack=1),
+        (2, 3, 16, 16),
+        (2, 10),
+    ),
     ("MnasNet", lambda: MnasNet(num_classes=10), (2, 3, 32, 32), (2, 10)),
     ("SpineNet", lambda: SpineNet(scaling="49S"), (2, 3, 64, 64), None),
 ]
@@ -22,7 +32,9 @@ SPACES = [
 
 def _loss_and_shapes(out):
     if isinstance(out, dict):  # SpineNet: multi-level features
-        return sum(f.float().pow(2).mean() for f in out.values()), [tuple(f.shape) for f in out.values()]
+        return sum(f.float().pow(2).mean() for f in out.values()), [
+            tuple(f.shape) for f in out.values()
+        ]
     if isinstance(out, tuple):  # logits and auxiliary logits
         return sum(o.logsumexp(1).mean() for o in out), [tuple(o.shape) for o in out]
     return out.logsumexp(1).mean(), [tuple(out.shape)]
@@ -48,7 +60,11 @@ def test_random_archs_train_one_step(name, make, input_shape, out_shape):
         if out_shape is not None:
             assert all(s == out_shape for s in shapes), f"{name}: {shapes}"
         else:  # P3..P7 at 128 channels for a 64x64 input
-            assert shapes == [(2, 128, max(1, 64 // 2 ** level), max(1, 64 // 2 ** level)) for level in range(3, 8)]
+            assert shapes == [
+                (2, 128, max(1, 64 // 2**level), max(1, 64 // 2**level)) for level in range(3, 8)
+            ]
         with torch.no_grad():
             out = model.eval()(torch.randn(input_shape))
-        assert all(torch.isfinite(t).all() for t in (out.values() if isinstance(out, dict) else [out]))
+        assert all(
+            torch.isfinite(t).all() for t in (out.values() if isinstance(out, dict) else [out])
+        )

@@ -1,4 +1,5 @@
 """Tests for nasx.hub.spinenet: SpineNet-49 as an arch, RetinaNet sizes against the paper."""
+
 import pytest
 import torch
 from torchvision.models.detection import RetinaNet
@@ -16,7 +17,9 @@ def _backbone(scaling="49", arch=SPINENET_49):
 def test_spinenet_49_is_an_arch_of_the_space():
     space = search_space(SpineNet())
     assert space.validate(SPINENET_49) == SPINENET_49
-    assert len(space) == 15 + 10 + 15 + 1  # types, levels of non-output blocks, parents, output order
+    assert (
+        len(space) == 15 + 10 + 15 + 1
+    )  # types, levels of non-output blocks, parents, output order
 
 
 @pytest.mark.parametrize("scaling, published", [("49", 28.5e6), ("96", 43.0e6), ("143", 66.9e6)])
@@ -32,8 +35,9 @@ def test_output_levels_and_shapes():
     backbone = _backbone("49S")
     feats = backbone(torch.randn(2, 3, 128, 128))
     assert list(feats) == ["p3", "p4", "p5", "p6", "p7"]
-    assert [tuple(f.shape) for f in feats.values()] == [(2, 128, 128 // 2 ** level, 128 // 2 ** level)
-                                                       for level in range(3, 8)]
+    assert [tuple(f.shape) for f in feats.values()] == [
+        (2, 128, 128 // 2**level, 128 // 2**level) for level in range(3, 8)
+    ]
     assert backbone.out_channels == 128
 
 
@@ -49,8 +53,10 @@ def test_retinanet_trains_one_step_with_the_backbone():
     torch.manual_seed(0)
     model = RetinaNet(_backbone("49S"), num_classes=3, min_size=128, max_size=128)
     images = [torch.rand(3, 128, 128), torch.rand(3, 128, 128)]
-    targets = [{"boxes": torch.tensor([[10.0, 20.0, 60.0, 90.0]]), "labels": torch.tensor([1])},
-               {"boxes": torch.tensor([[30.0, 30.0, 100.0, 70.0]]), "labels": torch.tensor([2])}]
+    targets = [
+        {"boxes": torch.tensor([[10.0, 20.0, 60.0, 90.0]]), "labels": torch.tensor([1])},
+        {"boxes": torch.tensor([[30.0, 30.0, 100.0, 70.0]]), "labels": torch.tensor([2])},
+    ]
     losses = model(images, targets)
     loss = sum(losses.values())
     assert torch.isfinite(loss)

@@ -1,4 +1,5 @@
 """Run tutorials/hub_tour.py end to end (it is fast: a few seconds on CPU)."""
+
 import runpy
 from pathlib import Path
 

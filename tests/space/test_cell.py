@@ -114,6 +114,7 @@ def test_fixed_cell_builds_only_the_chosen_ops():
         def factory(node, op, inp):
             built.append(name)
             return nn.Identity()
+
         return factory
 
     ops = {"a": make("a"), "b": make("b"), "c": make("c")}

@@ -17,7 +17,9 @@ def test_categorical_default_grid_and_validate():
 
 def test_categorical_rejects_bad_values_with_label_and_allowed():
     c = Categorical([16, 32], label="width")
-    with pytest.raises(InvalidArchError, match=r"invalid value 48 for label 'width': allowed one of \[16, 32\]"):
+    with pytest.raises(
+        InvalidArchError, match=r"invalid value 48 for label 'width': allowed one of \[16, 32\]"
+    ):
         c.validate(48)
     # True == 1 in Python, but a flag is not a width.
     with pytest.raises(InvalidArchError):
@@ -80,7 +82,9 @@ def test_any_subset():
 
 
 def test_values_round_trip_json():
-    for c in (Categorical(["a", 1, 2.5, None, [1, 2]], label="mix"),
-              CategoricalMultiple([0, 1, 2], n_chosen=2, label="m")):
+    for c in (
+        Categorical(["a", 1, 2.5, None, [1, 2]], label="mix"),
+        CategoricalMultiple([0, 1, 2], n_chosen=2, label="m"),
+    ):
         for v in c.grid():
             assert c.validate(json.loads(json.dumps(v))) == v

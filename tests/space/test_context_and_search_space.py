@@ -24,7 +24,9 @@ class Space(ModelSpace):
     def __init__(self, n_classes: int = 10):
         super().__init__()
         width = choice("width", [4, 8])
-        self.conv = MutableConv2d(3, Categorical([4, 8], label="width"), Categorical([3, 5], label="k"))
+        self.conv = MutableConv2d(
+            3, Categorical([4, 8], label="width"), Categorical([3, 5], label="k")
+        )
         self.act = LayerChoice({"relu": nn.ReLU(), "tanh": nn.Tanh()}, label="act")
         self.skip = InputChoice(2, label="skip")
         self.body = Repeat(lambda i: nn.Conv2d(width, width, 1), (1, 2), label="depth")
@@ -46,7 +48,9 @@ def test_validate_errors_name_label_value_and_allowed():
         space.validate({**arch, "colour": "red"})
     missing = dict(arch)
     del missing["act"]
-    with pytest.raises(InvalidArchError, match=r"missing label\(s\): 'act' \(allowed: \['relu', 'tanh'\]\)"):
+    with pytest.raises(
+        InvalidArchError, match=r"missing label\(s\): 'act' \(allowed: \['relu', 'tanh'\]\)"
+    ):
         space.validate(missing)
     with pytest.raises(InvalidArchError, match="invalid value 'gelu' for label 'act'"):
         space.validate({**arch, "act": "gelu"})

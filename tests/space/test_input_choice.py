@@ -15,8 +15,11 @@ INPUTS = [torch.full((1, 2), 1.0), torch.full((1, 2), 2.0), torch.full((1, 2), 4
 
 @pytest.mark.parametrize(
     "reduction, expected",
-    [("sum", torch.full((1, 2), 5.0)), ("mean", torch.full((1, 2), 2.5)),
-     ("concat", torch.tensor([[1.0, 1.0, 4.0, 4.0]]))],
+    [
+        ("sum", torch.full((1, 2), 5.0)),
+        ("mean", torch.full((1, 2), 2.5)),
+        ("concat", torch.tensor([[1.0, 1.0, 4.0, 4.0]])),
+    ],
 )
 def test_fixed_reductions(reduction, expected):
     with model_context({"in": [0, 2]}):

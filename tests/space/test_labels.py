@@ -55,8 +55,12 @@ class Outer(ModelSpace):
 
 def test_nested_spaces_compose_labels_with_slash():
     assert list(search_space(Outer())) == [
-        "stage1/op", "stage1/layerchoice_1", "stage2/op", "stage2/layerchoice_1",
-        "block/op", "block/layerchoice_1",
+        "stage1/op",
+        "stage1/layerchoice_1",
+        "stage2/op",
+        "stage2/layerchoice_1",
+        "block/op",
+        "block/layerchoice_1",
     ]
 
 

@@ -35,7 +35,9 @@ def test_fixed_form_is_the_chosen_module_itself():
 
 def test_fixed_form_errors_name_label_and_allowed():
     with model_context({"fc": 5}):
-        with pytest.raises(InvalidArchError, match=r"invalid value 5 for label 'fc': allowed one of \[0, 1\]"):
+        with pytest.raises(
+            InvalidArchError, match=r"invalid value 5 for label 'fc': allowed one of \[0, 1\]"
+        ):
             LayerChoice([nn.ReLU(), nn.Tanh()], label="fc")
     with model_context({"other": 0}):
         with pytest.raises(InvalidArchError, match="no value for label 'fc'"):

@@ -1,4 +1,5 @@
 """Property tests: any arch of a few spaces rebuilds into a working model with no choices left."""
+
 import torch
 import torch.nn as nn
 from hypothesis import given, settings
@@ -21,9 +22,18 @@ class MLPSpace(ModelSpace):
         super().__init__()
         hidden = choice("hidden", [4, 8, 16])
         self.inp = nn.Linear(6, hidden)
-        self.body = Repeat(lambda i: LayerChoice([nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU()),
-                                                   nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh()),
-                                                   nn.Identity()], label=f"layer{i}"), (0, 3), label="depth")
+        self.body = Repeat(
+            lambda i: LayerChoice(
+                [
+                    nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU()),
+                    nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh()),
+                    nn.Identity(),
+                ],
+                label=f"layer{i}",
+            ),
+            (0, 3),
+            label="depth",
+        )
         self.skip = InputChoice(2, n_chosen=None, reduction="sum", label="skip")
         self.out = nn.Linear(hidden, 3)
 
@@ -35,12 +45,20 @@ class MLPSpace(ModelSpace):
 class CellSpace(ModelSpace):
     def __init__(self):
         super().__init__()
-        ops = {"conv": lambda n, o, i: nn.Conv2d(4, 4, 3, padding=1),
-               "pool": lambda n, o, i: nn.MaxPool2d(3, 1, 1),
-               "skip": lambda n, o, i: nn.Identity()}
+        ops = {
+            "conv": lambda n, o, i: nn.Conv2d(4, 4, 3, padding=1),
+            "pool": lambda n, o, i: nn.MaxPool2d(3, 1, 1),
+            "skip": lambda n, o, i: nn.Identity(),
+        }
         self.stem = nn.Conv2d(3, 4, 1)
-        self.cell = Cell(ops, num_nodes=3, num_ops_per_node=2, num_predecessors=2,
-                         merge_op=choice("merge", ["all", "loose_end"]), label="cell")
+        self.cell = Cell(
+            ops,
+            num_nodes=3,
+            num_ops_per_node=2,
+            num_predecessors=2,
+            merge_op=choice("merge", ["all", "loose_end"]),
+            label="cell",
+        )
         self.head = nn.LazyLinear(5)
 
     def forward(self, x):
@@ -63,4 +81,7 @@ def test_random_archs_rebuild_and_run(data):
         out = model(x)
         assert out.shape[0] == 2 and torch.isfinite(out).all()
         assert search_space(model) == {}
-        assert not any(isinstance(m, (MutableModule, LayerChoice, InputChoice, Repeat)) for m in model.modules())
+        assert not any(
+            isinstance(m, (MutableModule, LayerChoice, InputChoice, Repeat))
+            for m in model.modules()
+        )

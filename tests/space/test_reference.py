@@ -1,4 +1,5 @@
 """A space rebuilt under model_context equals the hand-written model it stands for."""
+
 import torch
 import torch.nn as nn
 
@@ -24,9 +25,16 @@ OPS = {
 class ConvNetSpace(ModelSpace):
     def __init__(self):
         super().__init__()
-        self.stem = MutableConv2d(1, 8, Categorical([3, 5], label="stem_kernel"), padding=Categorical([1, 2], label="stem_pad"))
+        self.stem = MutableConv2d(
+            1,
+            8,
+            Categorical([3, 5], label="stem_kernel"),
+            padding=Categorical([1, 2], label="stem_pad"),
+        )
         self.act = LayerChoice({"relu": nn.ReLU(), "gelu": nn.GELU()}, label="act")
-        self.blocks = Repeat(lambda i: nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.ReLU()), (1, 3), label="depth")
+        self.blocks = Repeat(
+            lambda i: nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.ReLU()), (1, 3), label="depth"
+        )
         self.cell = Cell(OPS, num_nodes=2, num_predecessors=2, label="cell")
         self.skip = InputChoice(2, label="skip")
         self.head = nn.Linear(16, 10)
@@ -46,7 +54,9 @@ class HandWritten(nn.Module):
         super().__init__()
         self.stem = nn.Conv2d(1, 8, 5, padding=2)
         self.act = nn.GELU()
-        self.blocks = nn.Sequential(*[nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.ReLU()) for _ in range(2)])
+        self.blocks = nn.Sequential(
+            *[nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.ReLU()) for _ in range(2)]
+        )
         self.conv_node3 = nn.Conv2d(8, 8, 3, padding=1, bias=False)
         self.pool = nn.AvgPool2d(3, 1, 1)
         self.head = nn.Linear(16, 10)
@@ -54,15 +64,23 @@ class HandWritten(nn.Module):
     def forward(self, x):
         stem = self.act(self.stem(x))
         body = self.blocks(stem)
-        node2 = self.pool(body)            # op_2_0 = pool, input_2_0 = [1]
-        node3 = self.conv_node3(node2)     # op_3_0 = conv3, input_3_0 = [2]
-        y = torch.cat([node2, node3], 1)   # skip = [0]: the cell's output
+        node2 = self.pool(body)  # op_2_0 = pool, input_2_0 = [1]
+        node3 = self.conv_node3(node2)  # op_3_0 = conv3, input_3_0 = [2]
+        y = torch.cat([node2, node3], 1)  # skip = [0]: the cell's output
         return self.head(y.mean((2, 3)))
 
 
-ARCH = {"stem_kernel": 5, "stem_pad": 2, "act": "gelu", "depth": 2,
-        "cell/op_2_0": "pool", "cell/input_2_0": [1], "cell/op_3_0": "conv3", "cell/input_3_0": [2],
-        "skip": [0]}
+ARCH = {
+    "stem_kernel": 5,
+    "stem_pad": 2,
+    "act": "gelu",
+    "depth": 2,
+    "cell/op_2_0": "pool",
+    "cell/input_2_0": [1],
+    "cell/op_3_0": "conv3",
+    "cell/input_3_0": [2],
+    "skip": [0],
+}
 
 
 def _copy_weights(model: nn.Module, ref: nn.Module) -> None:
@@ -109,7 +127,13 @@ def test_rebuilt_model_exports():
 class Scriptable(ModelSpace):
     def __init__(self):
         super().__init__()
-        self.body = Repeat(lambda i: LayerChoice([nn.Linear(4, 4), nn.Sequential(nn.Linear(4, 4), nn.ReLU())], label=f"b{i}"), (1, 2), label="depth")
+        self.body = Repeat(
+            lambda i: LayerChoice(
+                [nn.Linear(4, 4), nn.Sequential(nn.Linear(4, 4), nn.ReLU())], label=f"b{i}"
+            ),
+            (1, 2),
+            label="depth",
+        )
         self.pick = InputChoice(2, label="pick")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -54,11 +54,15 @@ def test_categorical_depth_and_zero_depth():
 
 
 def test_choices_inside_blocks_get_their_own_labels():
-    rep = Repeat(lambda i: LayerChoice([nn.ReLU(), nn.Tanh()], label=f"act{i}"), (1, 2), label="depth")
+    rep = Repeat(
+        lambda i: LayerChoice([nn.ReLU(), nn.Tanh()], label=f"act{i}"), (1, 2), label="depth"
+    )
     assert list(search_space(rep)) == ["depth", "act0", "act1"]
     # Depth 1 never builds block 1, so 'act1' may be left out of the arch.
     with model_context({"depth": 1, "act0": 1}):
-        fixed = Repeat(lambda i: LayerChoice([nn.ReLU(), nn.Tanh()], label=f"act{i}"), (1, 2), label="depth")
+        fixed = Repeat(
+            lambda i: LayerChoice([nn.ReLU(), nn.Tanh()], label=f"act{i}"), (1, 2), label="depth"
+        )
     assert isinstance(fixed[0], nn.Tanh)
 
 

@@ -1,4 +1,5 @@
 """Shared fixtures for strategy tests: a small space mixing every kind of choice."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,6 @@
 """The contract every multi-trial strategy passes: valid proposals, reproducible seeds, exact
 resume from stored trials, and deduplication (including exhaustion of a small space)."""
+
 from __future__ import annotations
 
 import json
@@ -14,7 +15,9 @@ from .conftest import fake_metric
 FACTORIES = {
     "random": lambda seed: Random(seed=seed),
     "grid": lambda seed: GridSearch(shuffle=True, seed=seed),
-    "evolution": lambda seed: RegularizedEvolution(population_size=4, sample_size=2, mutation_prob=0.3, seed=seed),
+    "evolution": lambda seed: RegularizedEvolution(
+        population_size=4, sample_size=2, mutation_prob=0.3, seed=seed
+    ),
     "policy_gradient": lambda seed: PolicyGradient(learning_rate=0.1, seed=seed),
     "tpe": lambda seed: TPE(n_startup_trials=3, seed=seed),
 }
@@ -64,7 +67,9 @@ def test_resume_continues_numbering_and_state(factory, tiny_space, direction):
     straight = run(factory(5), tiny_space, 10, direction=direction, fail_every=4)
     first_half = run(factory(5), tiny_space, 5, direction=direction, fail_every=4)
     resumed_strategy = factory(5)
-    both = run(resumed_strategy, tiny_space, 5, trials=first_half, direction=direction, fail_every=4)
+    both = run(
+        resumed_strategy, tiny_space, 5, trials=first_half, direction=direction, fail_every=4
+    )
     assert [t.arch for t in both] == [t.arch for t in straight]
     assert resumed_strategy.num_proposed == 10
 

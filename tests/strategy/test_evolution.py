@@ -1,4 +1,5 @@
 """Regularized evolution: aging population, tournament selection and mutation, by hand."""
+
 from __future__ import annotations
 
 import random
@@ -57,11 +58,14 @@ def test_mutate_changes_each_label_with_its_probability(tiny_space):
     assert all(child[k] != parent[k] for k in parent)  # every label resampled to another value
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"population_size": 0}, "population_size"),
-    ({"population_size": 4, "sample_size": 5}, "sample_size"),
-    ({"mutation_prob": 1.5}, "mutation_prob"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"population_size": 0}, "population_size"),
+        ({"population_size": 4, "sample_size": 5}, "sample_size"),
+        ({"mutation_prob": 1.5}, "mutation_prob"),
+    ],
+)
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
         RegularizedEvolution(**kwargs)

@@ -1,4 +1,5 @@
 """GridSearch walks SearchSpace.grid() (the reference order), or a seeded permutation of it."""
+
 from __future__ import annotations
 
 import nasx.strategy.grid as grid_module

@@ -1,4 +1,5 @@
 """REINFORCE updates checked against a hand computation of Adam's first steps."""
+
 from __future__ import annotations
 
 import pytest
@@ -41,6 +42,8 @@ def test_learns_the_best_value_of_each_label(tiny_space):
     s.setup(tiny_space)
     for i in range(80):
         arch = s.propose()
-        s.tell(Trial(i, arch, "succeeded", metric=float(arch["act"] == 2) + float(arch["width"] == 16)))
+        s.tell(
+            Trial(i, arch, "succeeded", metric=float(arch["act"] == 2) + float(arch["width"] == 16))
+        )
     probs = s.probabilities()
     assert probs["act"][2] > 0.6 and probs["width"][16] > 0.6

@@ -1,4 +1,5 @@
 """Random search samples uniformly; without dedup it may repeat archs."""
+
 from __future__ import annotations
 
 from collections import Counter

@@ -1,4 +1,5 @@
 """TPE (Optuna) learns per-label preferences faster than random search."""
+
 from __future__ import annotations
 
 from nasx.space import Categorical, SearchSpace

@@ -1,4 +1,5 @@
 """The DARTS tutorial runs end to end in fast mode (skips without CIFAR-10)."""
+
 import os
 import runpy
 import sys

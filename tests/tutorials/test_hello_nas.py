@@ -1,4 +1,5 @@
 """Runs tutorials/hello_nas.py in its fast mode (NASX_FAST=1) and checks what it reports."""
+
 from __future__ import annotations
 
 import os
@@ -22,12 +23,24 @@ def _has_fashion_mnist() -> bool:
     return True
 
 
-@pytest.mark.skipif(not _has_fashion_mnist(), reason="Fashion-MNIST is not installed (Debian package dataset-fashion-mnist)")
+@pytest.mark.skipif(
+    not _has_fashion_mnist(),
+    reason="Fashion-MNIST is not installed (Debian package dataset-fashion-mnist)",
+)
 def test_hello_nas_fast_mode(tmp_path):
-    env = {**os.environ, "NASX_FAST": "1",
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    out = subprocess.run([sys.executable, str(ROOT / "tutorials" / "hello_nas.py")], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=600)
+    env = {
+        **os.environ,
+        "NASX_FAST": "1",
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "tutorials" / "hello_nas.py")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     text = out.stdout
     assert "data: Fashion-MNIST" in text

@@ -1,4 +1,5 @@
 """tutorials/quickstart.py runs end to end in fast mode on real data."""
+
 import os
 import subprocess
 import sys
@@ -21,11 +22,20 @@ def _have_data() -> bool:
     return False
 
 
-@pytest.mark.skipif(not _have_data(), reason="neither Fashion-MNIST (apt-get install dataset-fashion-mnist) nor ../shared/data/cifar10 found")
+@pytest.mark.skipif(
+    not _have_data(),
+    reason="neither Fashion-MNIST (apt-get install dataset-fashion-mnist) nor ../shared/data/cifar10 found",
+)
 def test_quickstart_fast_mode():
     env = {**os.environ, "NASX_FAST": "1", "PYTHONPATH": str(ROOT)}
-    result = subprocess.run([sys.executable, str(ROOT / "tutorials" / "quickstart.py")], env=env,
-                            capture_output=True, text=True, timeout=300, cwd=ROOT)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "tutorials" / "quickstart.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "architectures" in result.stdout and "test accuracy" in result.stdout
     assert "exported with torch.export" in result.stdout

@@ -1,5 +1,6 @@
 """BaseOneShotStrategy: what every one-shot strategy shares (the run loop, trainer set-up,
 checkpoint/resume, export), leaving the architecture step and the path choice to subclasses."""
+
 from __future__ import annotations
 
 import copy
@@ -50,9 +51,18 @@ class BaseOneShotStrategy:
     supernet_mode = "mixture"
     needs_alphas = True
 
-    def __init__(self, *, warmup_epochs: int = 0, gradient_clip_val: float | None = 5.0,
-                 log_arch_every: int = 50, channels_last: bool = True, precision: str = "auto",
-                 checkpoint_edges: bool = False, partial_channels: int = 1, seed: int = 0):
+    def __init__(
+        self,
+        *,
+        warmup_epochs: int = 0,
+        gradient_clip_val: float | None = 5.0,
+        log_arch_every: int = 50,
+        channels_last: bool = True,
+        precision: str = "auto",
+        checkpoint_edges: bool = False,
+        partial_channels: int = 1,
+        seed: int = 0,
+    ):
         self.warmup_epochs = warmup_epochs
         self.gradient_clip_val = gradient_clip_val
         self.log_arch_every = log_arch_every
@@ -92,10 +102,17 @@ class BaseOneShotStrategy:
 
     # -- the run --------------------------------------------------------------------------
     def build_supernet(self, model_space: nn.Module) -> Supernet:
-        return Supernet(model_space, mode=self.supernet_mode, alphas=self.needs_alphas,
-                        checkpoint=self.checkpoint_edges, partial_channels=self.partial_channels)
+        return Supernet(
+            model_space,
+            mode=self.supernet_mode,
+            alphas=self.needs_alphas,
+            checkpoint=self.checkpoint_edges,
+            partial_channels=self.partial_channels,
+        )
 
-    def run(self, model_space: nn.Module, evaluator: Any, workdir: pathlib.Path | None = None) -> None:
+    def run(
+        self, model_space: nn.Module, evaluator: Any, workdir: pathlib.Path | None = None
+    ) -> None:
         """Train the supernet of ``model_space`` with ``evaluator`` (a Lightning evaluator).
 
         With ``workdir``, checkpoints go to ``workdir/checkpoints`` and a run finding
@@ -144,9 +161,17 @@ class BaseOneShotStrategy:
             overrides["gradient_clip_val"] = None
         if self.precision != "auto":
             overrides["precision"] = self.precision
-        elif "precision" not in kwargs and _has_cuda_bf16() and kwargs.get("accelerator", "auto") in ("auto", "gpu", "cuda"):
+        elif (
+            "precision" not in kwargs
+            and _has_cuda_bf16()
+            and kwargs.get("accelerator", "auto") in ("auto", "gpu", "cuda")
+        ):
             overrides["precision"] = "bf16-mixed"
-        callbacks = spec.fresh_callbacks() if hasattr(spec, "fresh_callbacks") else list(kwargs.get("callbacks") or [])
+        callbacks = (
+            spec.fresh_callbacks()
+            if hasattr(spec, "fresh_callbacks")
+            else list(kwargs.get("callbacks") or [])
+        )
         if workdir is not None:
             from pytorch_lightning.callbacks import ModelCheckpoint
 
@@ -154,7 +179,9 @@ class BaseOneShotStrategy:
             overrides.setdefault("default_root_dir", str(workdir))
             overrides["enable_checkpointing"] = True
             callbacks = [c for c in callbacks if not isinstance(c, ModelCheckpoint)]
-            callbacks.append(ModelCheckpoint(dirpath=workdir / "checkpoints", save_last=True, save_top_k=0))
+            callbacks.append(
+                ModelCheckpoint(dirpath=workdir / "checkpoints", save_last=True, save_top_k=0)
+            )
         overrides["callbacks"] = callbacks
         if kwargs.get("strategy") == "ddp":
             # Steps touch different parameters (sampled paths, two optimizers); OneShotModule
@@ -168,7 +195,9 @@ class BaseOneShotStrategy:
 
     def _need_supernet(self) -> Supernet:
         if self.supernet is None:
-            raise RuntimeError(f"{type(self).__name__} has not run yet: call run(space, evaluator) first")
+            raise RuntimeError(
+                f"{type(self).__name__} has not run yet: call run(space, evaluator) first"
+            )
         return self.supernet
 
     def subnet(self, arch: dict[str, Any]) -> nn.Module:

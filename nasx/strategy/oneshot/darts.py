@@ -8,6 +8,7 @@ variant differentiates through one unrolled weight step ``w' = w - xi * dL_train
 
 with the Hessian-vector product taken by central finite differences, as in the paper.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -23,8 +24,13 @@ from .topk import top_k_archs
 
 
 def second_order_arch_grad(
-    loss_fn: Callable[[Any], torch.Tensor], weights: Sequence[torch.Tensor], alphas: Sequence[torch.Tensor],
-    train_batch: Any, val_batch: Any, xi: float, eps_scale: float = 0.01,
+    loss_fn: Callable[[Any], torch.Tensor],
+    weights: Sequence[torch.Tensor],
+    alphas: Sequence[torch.Tensor],
+    train_batch: Any,
+    val_batch: Any,
+    xi: float,
+    eps_scale: float = 0.01,
 ) -> list[torch.Tensor]:
     """DARTS's unrolled architecture gradient (finite-difference Hessian-vector product).
 
@@ -46,8 +52,14 @@ def second_order_arch_grad(
                 w.sub_(xi * g)
     # 2. gradients of L_val at w'
     grads = torch.autograd.grad(loss_fn(val_batch), alphas + weights, allow_unused=True)
-    d_alpha = [torch.zeros_like(a) if g is None else g for a, g in zip(alphas, grads[: len(alphas)], strict=False)]
-    d_w = [torch.zeros_like(w) if g is None else g for w, g in zip(weights, grads[len(alphas):], strict=False)]
+    d_alpha = [
+        torch.zeros_like(a) if g is None else g
+        for a, g in zip(alphas, grads[: len(alphas)], strict=False)
+    ]
+    d_w = [
+        torch.zeros_like(w) if g is None else g
+        for w, g in zip(weights, grads[len(alphas) :], strict=False)
+    ]
     # 3. Hessian-vector product: (dL_train(w+)/da - dL_train(w-)/da) / (2 eps), w+- = w +- eps d_w
     norm = torch.sqrt(sum((g.float() ** 2).sum() for g in d_w))
     eps = eps_scale / float(norm.clamp(min=1e-12))
@@ -57,7 +69,9 @@ def second_order_arch_grad(
             for w, b, g in zip(weights, backup, d_w, strict=False):
                 w.copy_(b + sign * eps * g)
         gs = torch.autograd.grad(loss_fn(train_batch), alphas, allow_unused=True)
-        hessian.append([torch.zeros_like(a) if g is None else g for a, g in zip(alphas, gs, strict=False)])
+        hessian.append(
+            [torch.zeros_like(a) if g is None else g for a, g in zip(alphas, gs, strict=False)]
+        )
     with torch.no_grad():
         for w, b in zip(weights, backup, strict=False):
             w.copy_(b)
@@ -85,12 +99,21 @@ class DARTS(BaseOneShotStrategy):
     ``export_probs()`` the softmax weights per label.
     """
 
-    def __init__(self, arc_learning_rate: float = 3e-4, gradient_clip_val: float | None = 5.0,
-                 warmup_epochs: int = 0, order: int = 1, arc_weight_decay: float = 1e-3,
-                 unrolled_lr: float | None = None, **kwargs: Any):
+    def __init__(
+        self,
+        arc_learning_rate: float = 3e-4,
+        gradient_clip_val: float | None = 5.0,
+        warmup_epochs: int = 0,
+        order: int = 1,
+        arc_weight_decay: float = 1e-3,
+        unrolled_lr: float | None = None,
+        **kwargs: Any,
+    ):
         super().__init__(gradient_clip_val=gradient_clip_val, warmup_epochs=warmup_epochs, **kwargs)
         if order not in (1, 2):
-            raise ValueError(f"DARTS order must be 1 (first order) or 2 (second order), got {order!r}")
+            raise ValueError(
+                f"DARTS order must be 1 (first order) or 2 (second order), got {order!r}"
+            )
         self.arc_learning_rate = arc_learning_rate
         self.arc_weight_decay = arc_weight_decay
         self.order = order
@@ -100,8 +123,12 @@ class DARTS(BaseOneShotStrategy):
         return alpha.softmax(-1)
 
     def configure_arch_optimizer(self, module: Any) -> torch.optim.Optimizer:
-        return torch.optim.Adam(module.supernet.arch_parameters(), lr=self.arc_learning_rate,
-                                betas=(0.5, 0.999), weight_decay=self.arc_weight_decay)
+        return torch.optim.Adam(
+            module.supernet.arch_parameters(),
+            lr=self.arc_learning_rate,
+            betas=(0.5, 0.999),
+            weight_decay=self.arc_weight_decay,
+        )
 
     def arch_step(self, module: Any, train_batch: Any, val_batch: Any, arch_optimizer: Any) -> None:
         supernet = module.supernet
@@ -113,7 +140,9 @@ class DARTS(BaseOneShotStrategy):
         else:
             w_opt = module.opts()[0]
             xi = self.unrolled_lr if self.unrolled_lr is not None else w_opt.param_groups[0]["lr"]
-            grads = second_order_arch_grad(module.loss, module.weight_params(), alphas, train_batch, val_batch, xi)
+            grads = second_order_arch_grad(
+                module.loss, module.weight_params(), alphas, train_batch, val_batch, xi
+            )
             for a, g in zip(alphas, grads, strict=False):
                 a.grad = g
         average_across_ranks([a.grad for a in alphas])
@@ -146,8 +175,14 @@ class GumbelDARTS(DARTS):
         1.0
     """
 
-    def __init__(self, gumbel_temperature: float = 1.0, temperature_decay: float = 0.95,
-                 min_temperature: float = 0.33, hard: bool = False, **kwargs: Any):
+    def __init__(
+        self,
+        gumbel_temperature: float = 1.0,
+        temperature_decay: float = 0.95,
+        min_temperature: float = 0.33,
+        hard: bool = False,
+        **kwargs: Any,
+    ):
         super().__init__(**kwargs)
         self.temperature = float(gumbel_temperature)
         self.temperature_decay = temperature_decay

@@ -1,5 +1,6 @@
 """Train/validation loaders for one-shot search: weights learn on one split, the architecture on
 the other. When an evaluator gives only training data it is split in two, and a warning says so."""
+
 from __future__ import annotations
 
 import warnings
@@ -11,18 +12,31 @@ from torch.utils.data import DataLoader, random_split
 
 def _loader_like(loader: DataLoader, dataset: Any) -> DataLoader:
     """A shuffling DataLoader over ``dataset`` with ``loader``'s batch size, workers and collate."""
-    return DataLoader(dataset, batch_size=loader.batch_size, shuffle=True, num_workers=loader.num_workers,
-                      collate_fn=loader.collate_fn, pin_memory=loader.pin_memory, drop_last=loader.drop_last)
+    return DataLoader(
+        dataset,
+        batch_size=loader.batch_size,
+        shuffle=True,
+        num_workers=loader.num_workers,
+        collate_fn=loader.collate_fn,
+        pin_memory=loader.pin_memory,
+        drop_last=loader.drop_last,
+    )
 
 
 def split_loader(loader: DataLoader, seed: int = 0) -> tuple[DataLoader, DataLoader]:
     """Split a DataLoader's dataset in two halves (weights, architecture), as DARTS does."""
     if not isinstance(loader, DataLoader):
-        raise TypeError(f"cannot split training data of type {type(loader).__name__}; give val_dataloaders too")
+        raise TypeError(
+            f"cannot split training data of type {type(loader).__name__}; give val_dataloaders too"
+        )
     n = len(loader.dataset)
     if n < 2:
-        raise ValueError(f"cannot split a training set of {n} sample(s) into weight and architecture halves")
-    first, second = random_split(loader.dataset, [n - n // 2, n // 2], generator=torch.Generator().manual_seed(seed))
+        raise ValueError(
+            f"cannot split a training set of {n} sample(s) into weight and architecture halves"
+        )
+    first, second = random_split(
+        loader.dataset, [n - n // 2, n // 2], generator=torch.Generator().manual_seed(seed)
+    )
     return _loader_like(loader, first), _loader_like(loader, second)
 
 
@@ -37,7 +51,10 @@ def search_loaders(evaluator: Any, seed: int = 0) -> tuple[Any, Any]:
         datamodule.setup("fit")
         train, val = datamodule.train_dataloader(), datamodule.val_dataloader()
     else:
-        train, val = getattr(evaluator, "train_dataloaders", None), getattr(evaluator, "val_dataloaders", None)
+        train, val = (
+            getattr(evaluator, "train_dataloaders", None),
+            getattr(evaluator, "val_dataloaders", None),
+        )
     if train is None:
         raise ValueError(
             "one-shot strategies need an evaluator with training data (train_dataloaders= or datamodule=), "
@@ -49,6 +66,8 @@ def search_loaders(evaluator: Any, seed: int = 0) -> tuple[Any, Any]:
         warnings.warn(
             "one-shot search: the evaluator has no validation data, so its training data is split "
             "50/50 into a weight-training half and an architecture half (DARTS's protocol)",
-            UserWarning, stacklevel=2)
+            UserWarning,
+            stacklevel=2,
+        )
         train, val = split_loader(train, seed)
     return train, val

@@ -1,4 +1,5 @@
 """Gradient and metric averaging across DDP ranks, done by hand (no Lightning import here)."""
+
 from __future__ import annotations
 
 import torch
@@ -24,5 +25,5 @@ def average_across_ranks(tensors: list[torch.Tensor | None]) -> None:
     flat /= world_size()
     offset = 0
     for t in tensors:
-        t.copy_(flat[offset: offset + t.numel()].view_as(t))
+        t.copy_(flat[offset : offset + t.numel()].view_as(t))
         offset += t.numel()

@@ -1,5 +1,6 @@
 """ENAS (Pham et al., ICML 2018): an LSTM controller samples paths through shared weights and
 learns by REINFORCE from the sampled path's validation reward."""
+
 from __future__ import annotations
 
 import math
@@ -27,7 +28,13 @@ class Controller(nn.Module):
         (True, torch.Size([]))
     """
 
-    def __init__(self, space: SearchSpace, hidden: int = 64, temperature: float = 5.0, tanh_constant: float = 2.5):
+    def __init__(
+        self,
+        space: SearchSpace,
+        hidden: int = 64,
+        temperature: float = 5.0,
+        tanh_constant: float = 2.5,
+    ):
         super().__init__()
         self.labels = list(space)
         self.grids = [space[label].grid() for label in self.labels]
@@ -41,8 +48,12 @@ class Controller(nn.Module):
         logits = self.heads[i](h).squeeze(0) / self.temperature  # [n values]
         return self.tanh_constant * torch.tanh(logits) if self.tanh_constant else logits
 
-    def sample(self, generator: torch.Generator | None = None, greedy: bool = False,
-               forced: dict[str, Any] | None = None) -> tuple[dict[str, Any], torch.Tensor, torch.Tensor]:
+    def sample(
+        self,
+        generator: torch.Generator | None = None,
+        greedy: bool = False,
+        forced: dict[str, Any] | None = None,
+    ) -> tuple[dict[str, Any], torch.Tensor, torch.Tensor]:
         """``(arch, sum of log-probs, sum of entropies)``; ``forced`` scores a given arch instead."""
         x, state = self.start, None
         arch, log_prob, entropy = {}, self.start.new_zeros(()), self.start.new_zeros(())
@@ -54,7 +65,9 @@ class Controller(nn.Module):
             elif greedy:
                 index = int(dist.probs.argmax())
             else:
-                index = int(torch.multinomial(dist.probs.detach().float().cpu(), 1, generator=generator))
+                index = int(
+                    torch.multinomial(dist.probs.detach().float().cpu(), 1, generator=generator)
+                )
             idx = torch.tensor(index, device=self.start.device)
             log_prob = log_prob + dist.log_prob(idx)
             entropy = entropy + dist.entropy()
@@ -84,9 +97,17 @@ class ENAS(BaseOneShotStrategy):
     supernet_mode = "path"
     needs_alphas = False
 
-    def __init__(self, arc_learning_rate: float = 3.5e-4, entropy_weight: float = 1e-4, baseline_decay: float = 0.95,
-                 ctrl_steps_aggregate: int = 1, hidden: int = 64, reward_fn: Any = None,
-                 gradient_clip_val: float | None = 5.0, **kwargs: Any):
+    def __init__(
+        self,
+        arc_learning_rate: float = 3.5e-4,
+        entropy_weight: float = 1e-4,
+        baseline_decay: float = 0.95,
+        ctrl_steps_aggregate: int = 1,
+        hidden: int = 64,
+        reward_fn: Any = None,
+        gradient_clip_val: float | None = 5.0,
+        **kwargs: Any,
+    ):
         super().__init__(gradient_clip_val=gradient_clip_val, **kwargs)
         self.arc_learning_rate, self.entropy_weight = arc_learning_rate, entropy_weight
         self.baseline_decay, self.ctrl_steps_aggregate = baseline_decay, ctrl_steps_aggregate
@@ -121,8 +142,11 @@ class ENAS(BaseOneShotStrategy):
             reward = torch.tensor(self._reward(supernet, val_batch))
             average_across_ranks([reward])  # every rank sees the same reward and baseline
             reward = float(reward)
-            self.baseline = reward if self.baseline is None else (
-                self.baseline_decay * self.baseline + (1 - self.baseline_decay) * reward)
+            self.baseline = (
+                reward
+                if self.baseline is None
+                else (self.baseline_decay * self.baseline + (1 - self.baseline_decay) * reward)
+            )
             loss = -(reward - self.baseline) * log_prob - self.entropy_weight * entropy
             (loss / self.ctrl_steps_aggregate).backward()
         params = [p for p in self.controller.parameters() if p.grad is not None]

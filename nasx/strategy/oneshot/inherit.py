@@ -15,6 +15,7 @@ The fixed model has the supernet's module tree except at choices: a LayerChoice 
     >>> fixed_state_keys(supernet, {'op': 1})
     {'op.1.weight': 'op.weight'}
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -29,7 +30,11 @@ from .supernet import Supernet
 
 def _own_state(module: nn.Module) -> list[str]:
     names = [n for n, p in module._parameters.items() if p is not None]
-    names += [n for n, b in module._buffers.items() if b is not None and n not in module._non_persistent_buffers_set]
+    names += [
+        n
+        for n, b in module._buffers.items()
+        if b is not None and n not in module._non_persistent_buffers_set
+    ]
     return names
 
 
@@ -49,8 +54,17 @@ def _map(module: nn.Module, src: str, dst: str, arch: dict[str, Any], out: dict[
             _map(module._modules[name], f"{src}{name}.", f"{dst}{name}.", arch, out)
         for n, i in enumerate(module.node_indices):
             for k in range(module.num_ops_per_node):
-                value, (j,) = arch[f"{module.label}/op_{i}_{k}"], arch[f"{module.label}/input_{i}_{k}"]
-                _map(module.op(i, j, value), f"{src}edges.{i}_{j}.{value}.", f"{dst}ops.{n}.{k}.", arch, out)
+                value, (j,) = (
+                    arch[f"{module.label}/op_{i}_{k}"],
+                    arch[f"{module.label}/input_{i}_{k}"],
+                )
+                _map(
+                    module.op(i, j, value),
+                    f"{src}edges.{i}_{j}.{value}.",
+                    f"{dst}ops.{n}.{k}.",
+                    arch,
+                    out,
+                )
         return
     for name in _own_state(module):
         out[src + name] = dst + name
@@ -67,7 +81,9 @@ def fixed_state_keys(supernet: Supernet, arch: dict[str, Any]) -> dict[str, str]
     return out
 
 
-def inherit_weights(supernet: Supernet, model: nn.Module, arch: dict[str, Any], strict: bool = True) -> nn.Module:
+def inherit_weights(
+    supernet: Supernet, model: nn.Module, arch: dict[str, Any], strict: bool = True
+) -> nn.Module:
     """Load the supernet's weights for ``arch`` into ``model`` (built by ``space.freeze(arch)``
     or under ``model_context(arch)``) and return it. ``strict`` requires every key to match."""
     mapping = fixed_state_keys(supernet, arch)

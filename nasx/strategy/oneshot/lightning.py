@@ -7,6 +7,7 @@ training batch, with Lightning's manual optimisation. Under DDP, gradients are a
 (DDP's own reducer is kept out of every backward), so architecture parameters get identical
 updates and stay identical on every rank however many backward passes a step makes.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -33,12 +34,16 @@ def split_optimizer_config(conf: Any) -> tuple[torch.optim.Optimizer, list[Any]]
             schedulers += [s["scheduler"] if isinstance(s, dict) else s for s in conf[1]]
             conf = conf[0]
         if len(conf) != 1:
-            raise ValueError(f"one-shot search needs exactly one weight optimizer, the evaluator's module configured {len(conf)}")
+            raise ValueError(
+                f"one-shot search needs exactly one weight optimizer, the evaluator's module configured {len(conf)}"
+            )
         conf = conf[0]
         if isinstance(conf, dict):
             return split_optimizer_config(conf)
     if not isinstance(conf, torch.optim.Optimizer):
-        raise TypeError(f"configure_optimizers returned {type(conf).__name__}, expected an optimizer")
+        raise TypeError(
+            f"configure_optimizers returned {type(conf).__name__}, expected an optimizer"
+        )
     return conf, schedulers
 
 
@@ -96,7 +101,9 @@ class OneShotModule(pl.LightningModule):
             inner.model = supernet
         self.__dict__["supernet"] = supernet  # already registered as inner.model: not twice
         self.__dict__["strategy"] = strategy  # not a module: hooks only
-        self.extra = strategy.extra_modules()  # e.g. the ENAS controller (checkpointed with the rest)
+        self.extra = (
+            strategy.extra_modules()
+        )  # e.g. the ENAS controller (checkpointed with the rest)
         # Search steps done (one arch + one weight step each); checkpointed, so a resumed run
         # continues the same path-sampling stream. (Lightning's global_step counts both optimizers.)
         self.register_buffer("search_steps", torch.zeros((), dtype=torch.long))
@@ -147,11 +154,16 @@ class OneShotModule(pl.LightningModule):
 
     def configure_optimizers(self) -> list[torch.optim.Optimizer]:
         if hasattr(self.inner, "make_optimizer"):  # nasx's supervised modules: weights only
-            w_opt, self._schedulers = self.inner.make_optimizer(self.supernet.model_parameters()), []
+            w_opt, self._schedulers = (
+                self.inner.make_optimizer(self.supernet.model_parameters()),
+                [],
+            )
         else:
             w_opt, self._schedulers = split_optimizer_config(self.inner.configure_optimizers())
         # The evaluator's optimizer sees all parameters; keep only model weights in it.
-        arch_ids = {id(p) for p in self.supernet.arch_parameters()} | {id(p) for p in self.extra.parameters()}
+        arch_ids = {id(p) for p in self.supernet.arch_parameters()} | {
+            id(p) for p in self.extra.parameters()
+        }
         for group in w_opt.param_groups:
             group["params"] = [p for p in group["params"] if id(p) not in arch_ids]
         a_opt = self.strategy.configure_arch_optimizer(self)
@@ -169,7 +181,9 @@ class OneShotModule(pl.LightningModule):
         opts = self.opts()
         warm = self._trainer is not None and self.current_epoch < self.strategy.warmup_epochs
         if not warm:
-            self.strategy.arch_step(self, train_batch, val_batch, opts[1] if len(opts) > 1 else None)
+            self.strategy.arch_step(
+                self, train_batch, val_batch, opts[1] if len(opts) > 1 else None
+            )
         self.strategy.before_weight_step(self)
         w_opt = opts[0]
         w_opt.zero_grad()
@@ -194,8 +208,14 @@ class OneShotModule(pl.LightningModule):
         every = self.strategy.log_arch_every
         if every and step % every == 0 and self.logger is not None:
             probs = self.strategy.export_probs()
-            self.logger.log_metrics({f"arch/{label}/{value}": p for label, d in probs.items() for value, p in d.items()},
-                                    step=step)
+            self.logger.log_metrics(
+                {
+                    f"arch/{label}/{value}": p
+                    for label, d in probs.items()
+                    for value, p in d.items()
+                },
+                step=step,
+            )
         return loss
 
     def on_train_epoch_end(self) -> None:

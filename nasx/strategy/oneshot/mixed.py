@@ -6,6 +6,7 @@ or the dict keys; blocks ``'0'``, ``'1'``, ... for Repeat), so a supernet state-
 :class:`~nasx.strategy.oneshot.state.ArchState`: mixture weights (every candidate runs) or an arch
 (only the chosen candidate runs).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -26,8 +27,11 @@ def _call(module: nn.Module, *args: Any, **kwargs: Any) -> Any:
     return lambda: module(*args, **kwargs)
 
 
-def weighted_sum(weights: torch.Tensor, run: list[tuple[int, Any]], state: ArchState) -> torch.Tensor:
+def weighted_sum(
+    weights: torch.Tensor, run: list[tuple[int, Any]], state: ArchState
+) -> torch.Tensor:
     """``sum_k weights[k] * run_k()`` over ``run = [(k, thunk)]``, optionally checkpointed."""
+
     def mix(w: torch.Tensor) -> torch.Tensor:
         out = None
         for k, thunk in run:
@@ -43,8 +47,13 @@ def weighted_sum(weights: torch.Tensor, run: list[tuple[int, Any]], state: ArchS
 class MixedLayer(nn.Module):
     """Replaces a LayerChoice: weighted sum of candidates, or the chosen candidate only."""
 
-    def __init__(self, label: str, candidates: list[tuple[Any, nn.Module]], state: ArchState,
-                 none_ops: tuple[str, ...] = NONE_OPS):
+    def __init__(
+        self,
+        label: str,
+        candidates: list[tuple[Any, nn.Module]],
+        state: ArchState,
+        none_ops: tuple[str, ...] = NONE_OPS,
+    ):
         super().__init__()
         self.label = label
         self.values = [v for v, _ in candidates]
@@ -61,9 +70,14 @@ class MixedLayer(nn.Module):
         st: ArchState = self._state
         if st.path_mode:
             out = self.candidate(st.value(self.label))(*args, **kwargs)
-            return gated(out, st, self.label, lambda k: self.candidate(self.values[k])(*args, **kwargs))
-        run = [(k, _call(self.candidate(v), *args, **kwargs))
-               for k, v in enumerate(self.values) if not self._skip[k]]
+            return gated(
+                out, st, self.label, lambda k: self.candidate(self.values[k])(*args, **kwargs)
+            )
+        run = [
+            (k, _call(self.candidate(v), *args, **kwargs))
+            for k, v in enumerate(self.values)
+            if not self._skip[k]
+        ]
         if not run:  # every candidate is 'none'
             return self.candidate(self.values[0])(*args, **kwargs)
         return weighted_sum(st.weight(self.label), run, st)
@@ -84,10 +98,22 @@ class MixedLayer(nn.Module):
 class MixedInput(nn.Module):
     """Replaces an InputChoice: weighted sum of the inputs, or the chosen inputs reduced."""
 
-    def __init__(self, label: str, n_candidates: int, n_chosen: int | None, reduction: str,
-                 grid: list[list[int]], state: ArchState):
+    def __init__(
+        self,
+        label: str,
+        n_candidates: int,
+        n_chosen: int | None,
+        reduction: str,
+        grid: list[list[int]],
+        state: ArchState,
+    ):
         super().__init__()
-        self.label, self.n_candidates, self.n_chosen, self.reduction = label, n_candidates, n_chosen, reduction
+        self.label, self.n_candidates, self.n_chosen, self.reduction = (
+            label,
+            n_candidates,
+            n_chosen,
+            reduction,
+        )
         self.grid = grid
         self.__dict__["_state"] = state
 
@@ -95,8 +121,14 @@ class MixedInput(nn.Module):
         st: ArchState = self._state
         if st.path_mode:
             out = reduce_inputs([candidate_inputs[i] for i in st.value(self.label)], self.reduction)
-            return gated(out, st, self.label,
-                         lambda k: reduce_inputs([candidate_inputs[i] for i in self.grid[k]], self.reduction))
+            return gated(
+                out,
+                st,
+                self.label,
+                lambda k: reduce_inputs(
+                    [candidate_inputs[i] for i in self.grid[k]], self.reduction
+                ),
+            )
         if self.reduction not in ("sum", "mean"):
             raise ValueError(
                 f"InputChoice {self.label!r} has reduction {self.reduction!r}; a weighted mixture (DARTS) "

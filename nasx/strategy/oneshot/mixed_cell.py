@@ -12,6 +12,7 @@ C/K channels (built by ``factory.partial(K)``, a method op factories may offer) 
 bypass the edge, followed by a channel shuffle: less memory and compute per search step. Such a
 supernet searches only; the exported arch is rebuilt and trained from scratch.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -45,22 +46,37 @@ def _partial_factory(label: str, value: Any, factory: Any, k: int) -> Any:
 class MixedCell(nn.Module):
     """Replaces a :class:`~nasx.space.Cell` inside a supernet (see the module docstring)."""
 
-    def __init__(self, cell: Cell, state: ArchState, none_ops: tuple[str, ...] = NONE_OPS, partial_channels: int = 1):
+    def __init__(
+        self,
+        cell: Cell,
+        state: ArchState,
+        none_ops: tuple[str, ...] = NONE_OPS,
+        partial_channels: int = 1,
+    ):
         super().__init__()
         self.label = cell.label
         self.num_nodes, self.num_ops_per_node = cell.num_nodes, cell.num_ops_per_node
-        self.num_predecessors, self.merge_op, self.concat_dim = cell.num_predecessors, cell.merge_op, cell.concat_dim
+        self.num_predecessors, self.merge_op, self.concat_dim = (
+            cell.num_predecessors,
+            cell.merge_op,
+            cell.concat_dim,
+        )
         self.values = list(cell.op_factories)
         self.preprocessor = cell.preprocessor
         self.postprocessor = cell.postprocessor
         self.partial_channels = partial_channels
         factories = cell.op_factories
         if partial_channels > 1:
-            factories = {v: _partial_factory(cell.label, v, f, partial_channels) for v, f in factories.items()}
+            factories = {
+                v: _partial_factory(cell.label, v, f, partial_channels)
+                for v, f in factories.items()
+            }
         self.edges = nn.ModuleDict()
         for i in self.node_indices:
             for j in range(i):
-                self.edges[f"{i}_{j}"] = nn.ModuleDict({str(v): f(i, 0, j) for v, f in factories.items()})
+                self.edges[f"{i}_{j}"] = nn.ModuleDict(
+                    {str(v): f(i, 0, j) for v, f in factories.items()}
+                )
         self.__dict__["_state"] = state
         self._skip = [isinstance(v, str) and v in none_ops for v in self.values]
 
@@ -73,7 +89,9 @@ class MixedCell(nn.Module):
 
     def alpha_keys(self) -> list[tuple[str, int]]:
         """``[(alpha key, number of ops)]`` of mixture mode, one per edge."""
-        return [(self.edge_key(i, j), len(self.values)) for i in self.node_indices for j in range(i)]
+        return [
+            (self.edge_key(i, j), len(self.values)) for i in self.node_indices for j in range(i)
+        ]
 
     def op(self, i: int, j: int, value: Any) -> nn.Module:
         return self.edges[f"{i}_{j}"][str(value)]
@@ -82,11 +100,15 @@ class MixedCell(nn.Module):
         if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
             inputs = tuple(inputs[0])
         if len(inputs) != self.num_predecessors:
-            raise ValueError(f"Cell {self.label!r} expects {self.num_predecessors} inputs, got {len(inputs)}")
+            raise ValueError(
+                f"Cell {self.label!r} expects {self.num_predecessors} inputs, got {len(inputs)}"
+            )
         st: ArchState = self._state
         states = self.preprocessor(list(inputs))  # each [B, C, H, W]
         for i in self.node_indices:
-            states.append(self._path_node(i, states, st) if st.path_mode else self._mixed_node(i, states, st))
+            states.append(
+                self._path_node(i, states, st) if st.path_mode else self._mixed_node(i, states, st)
+            )
         outputs = self._output_nodes(st)
         merged = torch.cat([states[self.num_predecessors + n] for n in outputs], self.concat_dim)
         return self.postprocessor(merged, list(inputs))
@@ -96,8 +118,15 @@ class MixedCell(nn.Module):
         for j in range(i):
             x = states[j]  # [B, C, H, W]
             if self.partial_channels > 1:  # PC-DARTS: ops see C/K channels, the rest bypass
-                x, bypass = x[:, : x.shape[1] // self.partial_channels], x[:, x.shape[1] // self.partial_channels:]
-            run = [(k, _call(self.op(i, j, v), x)) for k, v in enumerate(self.values) if not self._skip[k]]
+                x, bypass = (
+                    x[:, : x.shape[1] // self.partial_channels],
+                    x[:, x.shape[1] // self.partial_channels :],
+                )
+            run = [
+                (k, _call(self.op(i, j, v), x))
+                for k, v in enumerate(self.values)
+                if not self._skip[k]
+            ]
             edge = weighted_sum(st.weight(self.edge_key(i, j)), run, st)
             if self.partial_channels > 1:
                 if edge.shape[-1] != bypass.shape[-1]:  # a stride-2 edge: pool the bypass too
@@ -110,7 +139,8 @@ class MixedCell(nn.Module):
         if self.partial_channels > 1:
             raise RuntimeError(
                 f"cell {self.label!r} has partial-channel edges (a DARTS search option): it runs as a "
-                "mixture only; rebuild the exported arch with model_context to run one path")
+                "mixture only; rebuild the exported arch with model_context to run one path"
+            )
         node = None
         for k in range(self.num_ops_per_node):
             op_label, in_label = f"{self.label}/op_{i}_{k}", f"{self.label}/input_{i}_{k}"
@@ -125,8 +155,11 @@ class MixedCell(nn.Module):
     def _output_nodes(self, st: ArchState) -> list[int]:
         if self.merge_op == "all" or not st.path_mode:
             return list(range(self.num_nodes))
-        used = {st.value(f"{self.label}/input_{i}_{k}")[0]
-                for i in self.node_indices for k in range(self.num_ops_per_node)}
+        used = {
+            st.value(f"{self.label}/input_{i}_{k}")[0]
+            for i in self.node_indices
+            for k in range(self.num_ops_per_node)
+        }
         return [n for n in range(self.num_nodes) if n + self.num_predecessors not in used]
 
     def _edge_strength(self, probs: torch.Tensor) -> tuple[float, int]:
@@ -139,7 +172,10 @@ class MixedCell(nn.Module):
     def export(self, probs: dict[str, torch.Tensor]) -> dict[str, Any]:
         arch = {}
         for i in self.node_indices:
-            ranked = sorted(((*self._edge_strength(probs[self.edge_key(i, j)]), j) for j in range(i)), reverse=True)
+            ranked = sorted(
+                ((*self._edge_strength(probs[self.edge_key(i, j)]), j) for j in range(i)),
+                reverse=True,
+            )
             for k in range(self.num_ops_per_node):
                 _, op_index, j = ranked[k % len(ranked)]
                 arch[f"{self.label}/op_{i}_{k}"] = self.values[op_index]
@@ -156,7 +192,10 @@ class MixedCell(nn.Module):
             total = sum(strength.values()) or 1.0
             for k in range(self.num_ops_per_node):
                 j = ranked[k % len(ranked)]
-                out[f"{self.label}/op_{i}_{k}"] = {v: float(p) for v, p in zip(self.values, probs[self.edge_key(i, j)], strict=False)}
+                out[f"{self.label}/op_{i}_{k}"] = {
+                    v: float(p)
+                    for v, p in zip(self.values, probs[self.edge_key(i, j)], strict=False)
+                }
                 out[f"{self.label}/input_{i}_{k}"] = {n: s / total for n, s in strength.items()}
         return out
 

@@ -1,5 +1,6 @@
 """ProxylessNAS (Cai et al., ICLR 2019): binarised paths, so only the sampled path is computed and
 memory stays near that of one model; architecture gradients come from binary gates."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -32,25 +33,41 @@ class Proxyless(BaseOneShotStrategy):
 
     supernet_mode = "path"
 
-    def __init__(self, arc_learning_rate: float = 1e-3, arc_weight_decay: float = 0.0,
-                 cost: dict[str, dict[Any, float]] | None = None,
-                 cost_fn: Callable[[dict[str, torch.Tensor]], torch.Tensor] | None = None,
-                 penalty_weight: float = 0.0, gradient_clip_val: float | None = 5.0, **kwargs: Any):
+    def __init__(
+        self,
+        arc_learning_rate: float = 1e-3,
+        arc_weight_decay: float = 0.0,
+        cost: dict[str, dict[Any, float]] | None = None,
+        cost_fn: Callable[[dict[str, torch.Tensor]], torch.Tensor] | None = None,
+        penalty_weight: float = 0.0,
+        gradient_clip_val: float | None = 5.0,
+        **kwargs: Any,
+    ):
         super().__init__(gradient_clip_val=gradient_clip_val, **kwargs)
         self.arc_learning_rate, self.arc_weight_decay = arc_learning_rate, arc_weight_decay
         self.cost, self.cost_fn, self.penalty_weight = cost or {}, cost_fn, penalty_weight
 
     def configure_arch_optimizer(self, module: Any) -> torch.optim.Optimizer:
-        return torch.optim.Adam(module.supernet.arch_parameters(), lr=self.arc_learning_rate,
-                                betas=(0.0, 0.999), weight_decay=self.arc_weight_decay)
+        return torch.optim.Adam(
+            module.supernet.arch_parameters(),
+            lr=self.arc_learning_rate,
+            betas=(0.0, 0.999),
+            weight_decay=self.arc_weight_decay,
+        )
 
     def _probs(self, supernet: Any) -> dict[str, torch.Tensor]:
         return {label: a.softmax(-1) for label, a in supernet.alphas().items()}
 
-    def _sample(self, supernet: Any, probs: dict[str, torch.Tensor], gen: torch.Generator) -> dict[str, Any]:
+    def _sample(
+        self, supernet: Any, probs: dict[str, torch.Tensor], gen: torch.Generator
+    ) -> dict[str, Any]:
         space = supernet.search_space
-        return {label: space[label].grid()[int(torch.multinomial(probs[label].detach().float().cpu(), 1, generator=gen))]
-                for label in space}
+        return {
+            label: space[label].grid()[
+                int(torch.multinomial(probs[label].detach().float().cpu(), 1, generator=gen))
+            ]
+            for label in space
+        }
 
     def penalty(self, probs: dict[str, torch.Tensor]) -> torch.Tensor | None:
         """Expected cost under the current probabilities (None without a cost model)."""
@@ -67,7 +84,9 @@ class Proxyless(BaseOneShotStrategy):
         supernet, step = module.supernet, self._step(module)
         arch_optimizer.zero_grad()
         probs = self._probs(supernet)
-        supernet.use_arch(self._sample(supernet, probs, step_generator(self.seed, step, 1)), gates=probs)
+        supernet.use_arch(
+            self._sample(supernet, probs, step_generator(self.seed, step, 1)), gates=probs
+        )
         loss = module.loss(val_batch)
         extra = self.penalty(probs)
         if extra is not None and self.penalty_weight:
@@ -84,7 +103,9 @@ class Proxyless(BaseOneShotStrategy):
     def before_weight_step(self, module: Any) -> None:
         supernet, step = module.supernet, self._step(module)
         with torch.no_grad():
-            supernet.use_arch(self._sample(supernet, self._probs(supernet), step_generator(self.seed, step)))
+            supernet.use_arch(
+                self._sample(supernet, self._probs(supernet), step_generator(self.seed, step))
+            )
 
     def before_validation(self, module: Any) -> None:
         module.supernet.use_arch(module.supernet.export())

@@ -1,6 +1,7 @@
 """RandomOneShot (SPOS, Guo et al. 2020): train the supernet on uniformly sampled paths, then
 search it: score archs with inherited weights on validation data, optionally proposed by any
 multi-trial strategy (``Random``, ``RegularizedEvolution``, ...)."""
+
 from __future__ import annotations
 
 import time
@@ -34,11 +35,22 @@ class RandomOneShot(BaseOneShotStrategy):
     supernet_mode = "path"
     needs_alphas = False
 
-    def __init__(self, search_strategy: Any = None, num_samples: int = 20, eval_batches: int | None = 4,
-                 bn_recalibration_batches: int = 0, reward_fn: Any = None, **kwargs: Any):
+    def __init__(
+        self,
+        search_strategy: Any = None,
+        num_samples: int = 20,
+        eval_batches: int | None = 4,
+        bn_recalibration_batches: int = 0,
+        reward_fn: Any = None,
+        **kwargs: Any,
+    ):
         super().__init__(**kwargs)
         self.search_strategy, self.num_samples = search_strategy, num_samples
-        self.eval_batches, self.bn_recalibration_batches, self.reward_fn = eval_batches, bn_recalibration_batches, reward_fn
+        self.eval_batches, self.bn_recalibration_batches, self.reward_fn = (
+            eval_batches,
+            bn_recalibration_batches,
+            reward_fn,
+        )
         self.results: list[tuple[float, dict[str, Any]]] = []
 
     def before_weight_step(self, module: Any) -> None:
@@ -86,7 +98,9 @@ class RandomOneShot(BaseOneShotStrategy):
         supernet.train(was_training)
         return total / max(n, 1)
 
-    def search(self, strategy: Any = None, num_samples: int = 20) -> list[tuple[float, dict[str, Any]]]:
+    def search(
+        self, strategy: Any = None, num_samples: int = 20
+    ) -> list[tuple[float, dict[str, Any]]]:
         """Score ``num_samples`` archs on the trained supernet; ``strategy`` (multi-trial) proposes
         them, else they are drawn uniformly. Returns ``[(metric, arch)]`` best first."""
         supernet = self._need_supernet()
@@ -111,8 +125,20 @@ class RandomOneShot(BaseOneShotStrategy):
                 start = time.time()
                 metric = self.score(arch)
                 end = time.time()
-                strategy.tell(Trial(id=i, arch=arch, status="succeeded", metric=metric, metrics={"default": metric},
-                                    intermediates=[], start_time=start, end_time=end, duration=end - start, error=None))
+                strategy.tell(
+                    Trial(
+                        id=i,
+                        arch=arch,
+                        status="succeeded",
+                        metric=metric,
+                        metrics={"default": metric},
+                        intermediates=[],
+                        start_time=start,
+                        end_time=end,
+                        duration=end - start,
+                        error=None,
+                    )
+                )
                 results.append((metric, arch))
         self.results = sorted(results, key=lambda t: -t[0])
         return self.results

@@ -1,4 +1,5 @@
 """Helpers shared by path-sampling strategies: rank-identical random streams and rewards."""
+
 from __future__ import annotations
 
 import random

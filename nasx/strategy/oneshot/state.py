@@ -8,6 +8,7 @@ A supernet runs in one of two ways, set by its strategy before each forward:
   every choice runs. ``gates[label]`` (Proxyless) is a probability vector over the label's
   ``grid()`` values through which the chosen path passes a binary-gate gradient.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -41,7 +42,9 @@ class ArchState:
 
     def value(self, label: str) -> Any:
         if self.arch is None or label not in self.arch:
-            raise RuntimeError(f"path mode needs a value for label {label!r}; arch is {self.arch!r}")
+            raise RuntimeError(
+                f"path mode needs a value for label {label!r}; arch is {self.arch!r}"
+            )
         return self.arch[label]
 
 
@@ -54,7 +57,9 @@ class _GateGrad(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, probs: torch.Tensor, out: torch.Tensor, alternatives: Callable[[int], torch.Tensor]):
+    def forward(
+        ctx, probs: torch.Tensor, out: torch.Tensor, alternatives: Callable[[int], torch.Tensor]
+    ):
         ctx.alternatives = alternatives
         ctx.n = probs.numel()
         ctx.probs_meta = (probs.dtype, probs.device)
@@ -72,7 +77,9 @@ class _GateGrad(torch.autograd.Function):
         return grads, None, None
 
 
-def gated(out: torch.Tensor, state: ArchState, label: str, alternatives: Callable[[int], Any]) -> torch.Tensor:
+def gated(
+    out: torch.Tensor, state: ArchState, label: str, alternatives: Callable[[int], Any]
+) -> torch.Tensor:
     """``out`` plus (in Proxyless's arch step) a zero term carrying the binary-gate gradient.
 
     ``alternatives(k)`` returns the output the k-th grid value would have produced (or None when

@@ -19,6 +19,7 @@ every module with that label; cells add one per edge), apart from the model weig
     >>> torch.equal(net(torch.ones(1, 4)), torch.ones(1, 4))
     True
 """
+
 from __future__ import annotations
 
 import copy
@@ -48,14 +49,22 @@ def _param_name(key: str) -> str:
     return key.replace(".", "__dot__")
 
 
-def _convert(module: nn.Module, state: ArchState, none_ops: tuple[str, ...], partial: int = 1) -> nn.Module:
+def _convert(
+    module: nn.Module, state: ArchState, none_ops: tuple[str, ...], partial: int = 1
+) -> nn.Module:
     """Return ``module`` with every choice below it (and itself) replaced by a mixed module."""
     if isinstance(module, LayerChoice):
         cands = [(v, _convert(m, state, none_ops, partial)) for v, m in module.candidates()]
         return MixedLayer(module.label, cands, state, none_ops)
     if isinstance(module, InputChoice):
-        return MixedInput(module.label, module.n_candidates, module.n_chosen, module.reduction,
-                          module.choice.grid(), state)
+        return MixedInput(
+            module.label,
+            module.n_candidates,
+            module.n_chosen,
+            module.reduction,
+            module.choice.grid(),
+            state,
+        )
     if isinstance(module, Cell):
         mixed = MixedCell(module, state, none_ops, partial)
         for name, child in list(mixed._modules.items()):
@@ -84,9 +93,16 @@ class Supernet(nn.Module):
         partial_channels: PC-DARTS's K for cell edges (mixture mode only; see ``mixed_cell``).
     """
 
-    def __init__(self, space: nn.Module, mode: str = "mixture", alphas: bool = True,
-                 none_ops: tuple[str, ...] = NONE_OPS, checkpoint: bool = False, init_std: float = 1e-3,
-                 partial_channels: int = 1):
+    def __init__(
+        self,
+        space: nn.Module,
+        mode: str = "mixture",
+        alphas: bool = True,
+        none_ops: tuple[str, ...] = NONE_OPS,
+        checkpoint: bool = False,
+        init_std: float = 1e-3,
+        partial_channels: int = 1,
+    ):
         super().__init__()
         if mode not in ("mixture", "path"):
             raise ValueError(f"Supernet mode must be 'mixture' or 'path', got {mode!r}")
@@ -96,7 +112,9 @@ class Supernet(nn.Module):
         self.state = ArchState()
         self.state.checkpoint = checkpoint
         if partial_channels < 1 or (partial_channels > 1 and mode != "mixture"):
-            raise ValueError(f"partial_channels must be >= 1 and needs mode='mixture', got {partial_channels} with {mode!r}")
+            raise ValueError(
+                f"partial_channels must be >= 1 and needs mode='mixture', got {partial_channels} with {mode!r}"
+            )
         self.model = _convert(copy.deepcopy(space), self.state, tuple(none_ops), partial_channels)
         self._check_coverage()
         self.arch_params = nn.ParameterDict()
@@ -115,8 +133,12 @@ class Supernet(nn.Module):
         covered = set()
         for _, m in self.mixed_modules():
             if isinstance(m, MixedCell):
-                covered |= {f"{m.label}/{kind}_{i}_{k}" for i in m.node_indices
-                            for k in range(m.num_ops_per_node) for kind in ("op", "input")}
+                covered |= {
+                    f"{m.label}/{kind}_{i}_{k}"
+                    for i in m.node_indices
+                    for k in range(m.num_ops_per_node)
+                    for kind in ("op", "input")
+                }
             else:
                 covered.add(m.label)
         missing = [label for label in self.search_space if label not in covered]
@@ -135,7 +157,9 @@ class Supernet(nn.Module):
             items = m.alpha_keys() if isinstance(m, MixedCell) else [(m.label, m.alpha_size())]
             for key, n in items:
                 if sizes.setdefault(key, n) != n:
-                    raise ValueError(f"label {key!r} is shared by choices with {sizes[key]} and {n} candidates")
+                    raise ValueError(
+                        f"label {key!r} is shared by choices with {sizes[key]} and {n} candidates"
+                    )
         return sizes
 
     def arch_parameters(self) -> list[nn.Parameter]:
@@ -151,7 +175,9 @@ class Supernet(nn.Module):
         return {key.replace("__dot__", "."): p for key, p in self.arch_params.items()}
 
     # -- running ---------------------------------------------------------------------------
-    def use_mixture(self, weight_fn: Callable[[str, torch.Tensor], torch.Tensor] | None = None) -> None:
+    def use_mixture(
+        self, weight_fn: Callable[[str, torch.Tensor], torch.Tensor] | None = None
+    ) -> None:
         """Run every candidate, weighted by ``weight_fn(key, alpha)`` (default: softmax)."""
         if weight_fn is not None:
             self.weight_fn = weight_fn
@@ -179,7 +205,10 @@ class Supernet(nn.Module):
         """The arch the alphas favour (mixture mode: DARTS rules; path mode: argmax per label)."""
         probs = self.probs()
         if self.mode == "path":
-            return {label: c.grid()[int(probs[label].argmax())] for label, c in self.search_space.items()}
+            return {
+                label: c.grid()[int(probs[label].argmax())]
+                for label, c in self.search_space.items()
+            }
         arch: dict[str, Any] = {}
         for _, m in self.mixed_modules():
             arch.update(m.export(probs) if isinstance(m, MixedCell) else m.export(probs[m.label]))
@@ -189,11 +218,17 @@ class Supernet(nn.Module):
         """``{label: {value: probability}}`` (values of InputChoices are input indices)."""
         probs = self.probs()
         if self.mode == "path":
-            return {label: {_key(v): float(p) for v, p in zip(c.grid(), probs[label], strict=False)}
-                    for label, c in self.search_space.items()}
+            return {
+                label: {_key(v): float(p) for v, p in zip(c.grid(), probs[label], strict=False)}
+                for label, c in self.search_space.items()
+            }
         out: dict[str, dict[Any, float]] = {}
         for _, m in self.mixed_modules():
-            out.update(m.export_probs(probs) if isinstance(m, MixedCell) else m.export_probs(probs[m.label]))
+            out.update(
+                m.export_probs(probs)
+                if isinstance(m, MixedCell)
+                else m.export_probs(probs[m.label])
+            )
         return out
 
 

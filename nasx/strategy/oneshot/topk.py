@@ -8,6 +8,7 @@ labels whose runner-up values lose least probability. Labels are treated as inde
     >>> top_k_archs({'a': 0, 'b': 'x'}, {'a': {0: .9, 1: .1}, 'b': {'x': .6, 'y': .4}}, space, 3)
     [{'a': 0, 'b': 'x'}, {'a': 0, 'b': 'y'}, {'a': 1, 'b': 'x'}]
 """
+
 from __future__ import annotations
 
 import heapq
@@ -22,7 +23,9 @@ def _as_value(label: str, key: Any, choice: Any) -> Any:
     return key
 
 
-def top_k_archs(best: dict[str, Any], probs: dict[str, dict[Any, float]], space: Any, k: int) -> list[dict[str, Any]]:
+def top_k_archs(
+    best: dict[str, Any], probs: dict[str, dict[Any, float]], space: Any, k: int
+) -> list[dict[str, Any]]:
     """``best`` first, then archs differing in a few labels, by decreasing joint log-probability."""
     if k < 1:
         raise ValueError(f"top_k must be >= 1, got {k}")

@@ -1,4 +1,5 @@
 """One-shot strategies through NasExperiment: run, export dicts and instances, like multi-trial."""
+
 import torch
 
 from nasx.experiment import NasExperiment
@@ -11,7 +12,9 @@ from .toys import TOY_RIGHT, ToySpace, toy_evaluator
 def test_nas_experiment_runs_a_one_shot_strategy(tmp_path):
     torch.manual_seed(0)
     space = ToySpace()
-    exp = NasExperiment(space, toy_evaluator(epochs=3), DARTS(arc_learning_rate=3e-2), workdir=tmp_path)
+    exp = NasExperiment(
+        space, toy_evaluator(epochs=3), DARTS(arc_learning_rate=3e-2), workdir=tmp_path
+    )
     exp.run()
     assert exp.export_top_models(formatter="dict") == [TOY_RIGHT]
     (model,) = exp.export_top_models(formatter="instance")

@@ -1,4 +1,5 @@
 """DARTS: the second-order gradient against an exact autograd reference, and search behaviour."""
+
 import pytest
 import torch
 
@@ -13,8 +14,13 @@ def tiny_problem():
     w1 = torch.randn(3, 2, generator=g, dtype=torch.float64, requires_grad=True)
     w2 = torch.randn(3, 2, generator=g, dtype=torch.float64, requires_grad=True)
     alpha = torch.randn(2, generator=g, dtype=torch.float64, requires_grad=True)
-    batches = [(torch.randn(8, 3, generator=g, dtype=torch.float64), torch.randn(8, 2, generator=g, dtype=torch.float64))
-               for _ in range(2)]
+    batches = [
+        (
+            torch.randn(8, 3, generator=g, dtype=torch.float64),
+            torch.randn(8, 2, generator=g, dtype=torch.float64),
+        )
+        for _ in range(2)
+    ]
 
     def loss(ws, a, batch):
         x, y = batch
@@ -33,7 +39,9 @@ def test_second_order_matches_exact_unrolled_gradient():
     unrolled = [w - xi * gw for w, gw in zip(ws, g, strict=False)]
     exact = torch.autograd.grad(loss(unrolled, alpha, val), alpha)[0]
     before = [w.detach().clone() for w in ws]
-    approx = second_order_arch_grad(lambda b: loss(ws, alpha, b), ws, [alpha], train, val, xi, eps_scale=1e-4)[0]
+    approx = second_order_arch_grad(
+        lambda b: loss(ws, alpha, b), ws, [alpha], train, val, xi, eps_scale=1e-4
+    )[0]
     torch.testing.assert_close(approx, exact, rtol=1e-5, atol=1e-8)
     first_order = torch.autograd.grad(loss(ws, alpha, val), alpha)[0]
     assert (first_order - exact).abs().max() > 1e-3  # the second-order term matters here
@@ -46,11 +54,15 @@ def test_bad_order_is_refused():
         DARTS(order=3)
 
 
-@pytest.mark.parametrize("strategy", [
-    DARTS(arc_learning_rate=3e-2),
-    DARTS(arc_learning_rate=3e-2, order=2),
-    GumbelDARTS(arc_learning_rate=3e-2, gumbel_temperature=1.0),
-], ids=["darts1", "darts2", "gumbel"])
+@pytest.mark.parametrize(
+    "strategy",
+    [
+        DARTS(arc_learning_rate=3e-2),
+        DARTS(arc_learning_rate=3e-2, order=2),
+        GumbelDARTS(arc_learning_rate=3e-2, gumbel_temperature=1.0),
+    ],
+    ids=["darts1", "darts2", "gumbel"],
+)
 def test_selects_the_right_candidate(strategy):
     torch.manual_seed(0)
     strategy.run(ToySpace(), toy_evaluator(epochs=3))
@@ -77,8 +89,14 @@ def test_partial_channel_darts_runs_on_a_darts_space():
 
     torch.manual_seed(0)
     data = TensorDataset(torch.randn(32, 3, 16, 16), torch.randint(0, 10, (32,)))
-    ev = classification(train_dataloaders=DataLoader(data, batch_size=8), max_epochs=1, accelerator="cpu",
-                        enable_progress_bar=False, logger=False, enable_checkpointing=False)
+    ev = classification(
+        train_dataloaders=DataLoader(data, batch_size=8),
+        max_epochs=1,
+        accelerator="cpu",
+        enable_progress_bar=False,
+        logger=False,
+        enable_checkpointing=False,
+    )
     s = DARTS(arc_learning_rate=1e-2, partial_channels=2)
     space = DartsLikeSpace(width=4, num_cells=3, num_nodes=2)
     with pytest.warns(UserWarning, match="split 50/50"):

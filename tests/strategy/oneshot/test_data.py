@@ -1,4 +1,5 @@
 """Search loaders: train/val from the evaluator, or a 50/50 split announced by a warning."""
+
 import pytest
 from torch.utils.data import DataLoader
 

@@ -1,5 +1,6 @@
 """DDP on CPU (gloo, 2 processes): architecture parameters (DARTS and Proxyless alphas, the ENAS
 controller) and model weights stay identical on every rank."""
+
 import os
 import subprocess
 import sys
@@ -14,8 +15,14 @@ ROOT = Path(__file__).resolve().parents[3]
 @pytest.mark.slow
 def test_ddp_two_processes_keep_identical_architecture(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PL_DISABLE_FORK": "1"}
-    proc = subprocess.run([sys.executable, str(Path(__file__).with_name("ddp_script.py")), str(tmp_path)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(Path(__file__).with_name("ddp_script.py")), str(tmp_path)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     for name in ("darts", "proxyless", "enas"):
         r0, r1 = (torch.load(tmp_path / f"{name}_rank{r}.pt", weights_only=False) for r in (0, 1))

@@ -1,4 +1,5 @@
 """The local DARTS-like space's docstring examples run (nasx's own: tests/test_docstrings.py)."""
+
 import doctest
 import importlib
 

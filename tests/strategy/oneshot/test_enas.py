@@ -1,4 +1,5 @@
 """ENAS: controller sampling and search behaviour on the toy problem."""
+
 import torch
 
 from nasx.space import search_space
@@ -16,7 +17,10 @@ def test_controller_samples_valid_archs_and_scores_them():
     _, forced_lp, _ = c.sample(forced=arch)
     torch.testing.assert_close(log_prob, forced_lp)
     # the same generator seed gives the same arch (what keeps DDP ranks in step)
-    assert c.sample(torch.Generator().manual_seed(5))[0] == c.sample(torch.Generator().manual_seed(5))[0]
+    assert (
+        c.sample(torch.Generator().manual_seed(5))[0]
+        == c.sample(torch.Generator().manual_seed(5))[0]
+    )
 
 
 def test_selects_the_right_candidate():

@@ -1,4 +1,5 @@
 """Weight inheritance: supernet keys map to the fixed model's keys; values are copied."""
+
 import pytest
 import torch
 
@@ -23,8 +24,11 @@ def test_cell_keys_map_edge_ops_to_node_ops():
     assert mapping["cells.0.edges.2_1.sep_conv_3x3.1.weight"] == "cells.0.ops.0.0.1.weight"
     assert mapping["stem.0.weight"] == "stem.0.weight"
     assert mapping["cells.0.preprocessor.pre1.1.weight"] == "cells.0.preprocessor.pre1.1.weight"
-    assert not any(k.startswith("cells.0.edges.2_0.sep_conv") for k in mapping if "op_2_1" not in k
-                   and arch["normal/op_2_1"] != "sep_conv_3x3")
+    assert not any(
+        k.startswith("cells.0.edges.2_0.sep_conv")
+        for k in mapping
+        if "op_2_1" not in k and arch["normal/op_2_1"] != "sep_conv_3x3"
+    )
 
 
 def test_inherited_model_has_the_supernet_tensors_and_all_keys():

@@ -1,4 +1,5 @@
 """OneShotModule through Lightning: checkpoint/resume, arch-weight logging, trainer adjustments."""
+
 import csv
 
 import pytest
@@ -65,6 +66,9 @@ def test_optimizer_configs_of_every_shape_are_understood():
     assert split_optimizer_config(opt) == (opt, [])
     assert split_optimizer_config([opt]) == (opt, [])
     assert split_optimizer_config(([opt], [sched])) == (opt, [sched])
-    assert split_optimizer_config({"optimizer": opt, "lr_scheduler": {"scheduler": sched}}) == (opt, [sched])
+    assert split_optimizer_config({"optimizer": opt, "lr_scheduler": {"scheduler": sched}}) == (
+        opt,
+        [sched],
+    )
     with pytest.raises(ValueError, match="exactly one"):
         split_optimizer_config([opt, opt])

@@ -1,4 +1,5 @@
 """Mixed modules: one-hot architecture weights reproduce the chosen candidate exactly."""
+
 import torch
 import torch.nn as nn
 
@@ -9,10 +10,18 @@ from nasx.strategy.oneshot import Supernet, inherit_weights
 class Net(ModelSpace):
     def __init__(self):
         super().__init__()
-        self.op = LayerChoice({"a": nn.Linear(4, 4), "b": nn.Sequential(nn.Linear(4, 4), nn.Tanh()),
-                               "none": nn.Identity()}, label="op")
+        self.op = LayerChoice(
+            {
+                "a": nn.Linear(4, 4),
+                "b": nn.Sequential(nn.Linear(4, 4), nn.Tanh()),
+                "none": nn.Identity(),
+            },
+            label="op",
+        )
         self.pick = InputChoice(3, 2, reduction="sum", label="pick")
-        self.deep = Repeat(lambda i: nn.Sequential(nn.Linear(4, 4), nn.ReLU()), (1, 3), label="depth")
+        self.deep = Repeat(
+            lambda i: nn.Sequential(nn.Linear(4, 4), nn.ReLU()), (1, 3), label="depth"
+        )
 
     def forward(self, x):
         h = self.op(x)
@@ -21,6 +30,7 @@ class Net(ModelSpace):
 
 def one_hot_fn(arch, supernet):
     """Mixture weights that put all mass on ``arch``'s choices ([n] one-hot, or 1/k on k inputs)."""
+
     def fn(key, alpha):
         m = next(m for _, m in supernet.mixed_modules() if m.label == key)
         w = torch.zeros_like(alpha)
@@ -31,6 +41,7 @@ def one_hot_fn(arch, supernet):
         else:
             w[m.values.index(arch[key])] = 1.0
         return w
+
     return fn
 
 
@@ -38,8 +49,11 @@ def test_one_hot_mixture_equals_fixed_model():
     torch.manual_seed(0)
     supernet = Supernet(Net())
     x = torch.randn(5, 4)
-    for arch in [{"op": "a", "pick": [0, 1], "depth": 1}, {"op": "b", "pick": [1, 2], "depth": 3},
-                 {"op": "a", "pick": [0, 2], "depth": 2}]:
+    for arch in [
+        {"op": "a", "pick": [0, 1], "depth": 1},
+        {"op": "b", "pick": [1, 2], "depth": 3},
+        {"op": "a", "pick": [0, 2], "depth": 2},
+    ]:
         supernet.use_mixture(one_hot_fn(arch, supernet))
         with model_context(arch):
             fixed = Net()
@@ -79,6 +93,12 @@ def test_checkpointed_mixture_has_same_values_and_gradients():
         supernet.state.checkpoint = flag
         out = supernet(x)
         out.square().sum().backward()
-        grads.append((out.detach(), supernet.alpha("op").grad.clone(), supernet.model.op.candidate("a").weight.grad.clone()))
+        grads.append(
+            (
+                out.detach(),
+                supernet.alpha("op").grad.clone(),
+                supernet.model.op.candidate("a").weight.grad.clone(),
+            )
+        )
     for a, b in zip(*grads, strict=False):
         torch.testing.assert_close(a, b)

@@ -1,4 +1,5 @@
 """MixedCell extras: PC-DARTS partial-channel edges against a hand computation."""
+
 import pytest
 import torch
 import torch.nn as nn
@@ -18,7 +19,9 @@ def test_channel_shuffle_interleaves_groups():
 def test_partial_edges_of_skip_ops_shuffle_their_input():
     """All weight on skip_connect: edge(x) = shuffle(cat(x[:, :C/2], x[:, C/2:])) = shuffle(x)."""
     torch.manual_seed(0)
-    supernet = Supernet(DartsLikeSpace(width=4, num_cells=3, num_nodes=2), partial_channels=2).eval()
+    supernet = Supernet(
+        DartsLikeSpace(width=4, num_cells=3, num_nodes=2), partial_channels=2
+    ).eval()
     cell = supernet.model.cells[0]  # a normal cell: stride 1 everywhere
     assert cell.edges["2_0"]["sep_conv_3x3"][1].in_channels == 2  # ops on C/2 = 2 channels
     skip = torch.tensor([0.0, 0.0, 1.0, 0.0])
@@ -36,7 +39,9 @@ def test_partial_channel_supernet_trains_and_has_fewer_weights():
     torch.manual_seed(0)
     space = DartsLikeSpace(width=4, num_cells=3, num_nodes=2)
     full, partial = Supernet(space), Supernet(space, partial_channels=2)
-    assert sum(p.numel() for p in partial.model_parameters()) < 0.6 * sum(p.numel() for p in full.model_parameters())
+    assert sum(p.numel() for p in partial.model_parameters()) < 0.6 * sum(
+        p.numel() for p in full.model_parameters()
+    )
     x = torch.randn(2, 3, 16, 16)
     assert partial(x).shape == full(x).shape
     partial(x).sum().backward()
@@ -47,7 +52,9 @@ def test_partial_channels_need_factories_with_partial_and_mixture_mode():
     class Plain(ModelSpace):
         def __init__(self):
             super().__init__()
-            self.cell = Cell({"conv": lambda n, k, j: nn.Conv2d(4, 4, 3, padding=1)}, num_nodes=1, label="c")
+            self.cell = Cell(
+                {"conv": lambda n, k, j: nn.Conv2d(4, 4, 3, padding=1)}, num_nodes=1, label="c"
+            )
 
     with pytest.raises(TypeError, match="partial"):
         Supernet(Plain(), partial_channels=2)

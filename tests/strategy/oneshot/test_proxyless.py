@@ -1,4 +1,5 @@
 """Proxyless: binary-gate gradients equal the mixture gradient at the sampled one-hot gate."""
+
 import pytest
 import torch
 
@@ -43,7 +44,13 @@ def test_selects_the_right_candidate():
 
 def test_cost_penalty_steers_away_from_expensive_candidate():
     torch.manual_seed(0)
-    s = Proxyless(arc_learning_rate=5e-2, cost={"op": {"linear": 10.0, "noise": 0.0, "zero": 0.0}}, penalty_weight=1.0)
+    s = Proxyless(
+        arc_learning_rate=5e-2,
+        cost={"op": {"linear": 10.0, "noise": 0.0, "zero": 0.0}},
+        penalty_weight=1.0,
+    )
     s.run(ToySpace(), toy_evaluator(epochs=2))
     assert s.export_top_models()[0]["op"] != "linear"
-    assert s.penalty({"op": torch.tensor([0.0, 0.0, 1.0]), "pick": torch.tensor([0.5, 0.5])}) == pytest.approx(10.0)
+    assert s.penalty(
+        {"op": torch.tensor([0.0, 0.0, 1.0]), "pick": torch.tensor([0.5, 0.5])}
+    ) == pytest.approx(10.0)

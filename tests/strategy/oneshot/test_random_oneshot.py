@@ -1,4 +1,5 @@
 """RandomOneShot (SPOS): uniform path training, then a search of the trained supernet."""
+
 import pytest
 import torch
 
@@ -21,7 +22,9 @@ def test_selects_the_right_candidate_and_inherits_weights():
 
 
 def test_search_with_a_multi_trial_strategy():
-    trial = pytest.importorskip("nasx.trial", reason="multi-trial strategies (branch multitrial) not merged")
+    trial = pytest.importorskip(
+        "nasx.trial", reason="multi-trial strategies (branch multitrial) not merged"
+    )
     from nasx.strategy import Random
 
     torch.manual_seed(0)

@@ -1,4 +1,5 @@
 """Supernet: parameter split, label sharing, unsupported choices, path mode == fixed model, export."""
+
 import pytest
 import torch
 import torch.nn as nn
@@ -24,7 +25,9 @@ def test_arch_and_model_parameters_are_split_by_name():
     names = [n for n, _ in supernet.named_parameters()]
     arch = [n for n in names if n.startswith("arch_params.")]
     assert len(arch) == len(supernet.arch_parameters()) == 10  # 5 edges x (normal, reduce)
-    assert {id(p) for p in supernet.model_parameters()}.isdisjoint(id(p) for p in supernet.arch_parameters())
+    assert {id(p) for p in supernet.model_parameters()}.isdisjoint(
+        id(p) for p in supernet.arch_parameters()
+    )
     assert all(n.startswith("model.") for n in names if n not in arch)
 
 
@@ -88,7 +91,12 @@ def test_cell_export_keeps_top_edges_by_strongest_non_none_op():
     supernet = Supernet(DartsLikeSpace(width=4, num_cells=3, num_nodes=2))
     # ops: sep_conv, max_pool, skip, none
     logits = {
-        "normal/edge_2_0": [0.0, 2.0, 0.0, 9.0],  # 'none' dominates but is ignored; max_pool strongest
+        "normal/edge_2_0": [
+            0.0,
+            2.0,
+            0.0,
+            9.0,
+        ],  # 'none' dominates but is ignored; max_pool strongest
         "normal/edge_2_1": [3.0, 0.0, 0.0, 0.0],  # sep_conv, strongest edge of node 2
         "normal/edge_3_0": [0.0, 0.0, 0.0, 0.0],  # weakest of node 3
         "normal/edge_3_1": [0.0, 0.0, 1.0, 0.0],
@@ -121,5 +129,7 @@ def test_path_mode_alphas_cover_every_label_over_its_grid():
     space = DartsLikeSpace(width=4, num_cells=3)
     supernet = Supernet(space, mode="path")
     ss = search_space(space)
-    assert {k: a.numel() for k, a in supernet.alphas().items()} == {k: len(c) for k, c in ss.items()}
+    assert {k: a.numel() for k, a in supernet.alphas().items()} == {
+        k: len(c) for k, c in ss.items()
+    }
     ss.validate(supernet.export())

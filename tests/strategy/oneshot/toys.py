@@ -1,6 +1,7 @@
 """Shared test fixtures for one-shot tests: toy spaces with one clearly right candidate, and a
 Lightning evaluator (the real ``nasx.evaluator.Classification`` when present, else a stand-in
 with the same contract)."""
+
 from __future__ import annotations
 
 import sys
@@ -17,8 +18,16 @@ ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tutorials"))
 from darts_space import DartsLikeSpace  # noqa: E402, F401  (tutorials/darts_space.py, for the tests)
 
-FAST_TRAINER = dict(max_epochs=1, enable_progress_bar=False, logger=False, enable_checkpointing=False,
-                    enable_model_summary=False, accelerator="cpu", devices=1, num_sanity_val_steps=0)
+FAST_TRAINER = dict(
+    max_epochs=1,
+    enable_progress_bar=False,
+    logger=False,
+    enable_checkpointing=False,
+    enable_model_summary=False,
+    accelerator="cpu",
+    devices=1,
+    num_sanity_val_steps=0,
+)
 
 
 class Noise(nn.Module):
@@ -46,7 +55,9 @@ class ToySpace(ModelSpace):
 
     def __init__(self):
         super().__init__()
-        self.op = LayerChoice({"noise": Noise(16), "zero": Zero(16), "linear": nn.Linear(8, 16)}, label="op")
+        self.op = LayerChoice(
+            {"noise": Noise(16), "zero": Zero(16), "linear": nn.Linear(8, 16)}, label="op"
+        )
         self.pick = InputChoice(2, 1, label="pick")
         self.head = nn.Linear(16, 3)
 
@@ -106,10 +117,21 @@ class StandInClassification:
 
     direction = "maximize"
 
-    def __init__(self, learning_rate=1e-2, train_dataloaders=None, val_dataloaders=None, datamodule=None, **trainer_kwargs):
+    def __init__(
+        self,
+        learning_rate=1e-2,
+        train_dataloaders=None,
+        val_dataloaders=None,
+        datamodule=None,
+        **trainer_kwargs,
+    ):
         self.module = StandInModule(learning_rate)
         self.trainer = StandInTrainer(**trainer_kwargs)
-        self.train_dataloaders, self.val_dataloaders, self.datamodule = train_dataloaders, val_dataloaders, datamodule
+        self.train_dataloaders, self.val_dataloaders, self.datamodule = (
+            train_dataloaders,
+            val_dataloaders,
+            datamodule,
+        )
 
 
 def classification(**kwargs):
@@ -121,7 +143,9 @@ def classification(**kwargs):
     return Classification(**kwargs)
 
 
-def toy_evaluator(epochs: int = 1, lr: float = 1e-2, split: bool = False, batch_size: int = 32, **extra):
+def toy_evaluator(
+    epochs: int = 1, lr: float = 1e-2, split: bool = False, batch_size: int = 32, **extra
+):
     train = DataLoader(toy_data(512, 0), batch_size=batch_size, shuffle=True)
     val = None if split else DataLoader(toy_data(256, 0), batch_size=batch_size, shuffle=True)
     kwargs = {**FAST_TRAINER, "max_epochs": epochs, **extra}
