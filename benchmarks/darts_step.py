@@ -212,11 +212,16 @@ def nasx_stepper(args, device, **options):
     from nasx.evaluator import Classification
     from nasx.strategy import DARTS
     from nasx.strategy.oneshot.lightning import OneShotModule
+    from nasx.strategy.oneshot.memory_format import resolve_channels_last
 
     none_ops = options.pop("none_ops", None)
     strategy = DARTS(**options)
     supernet = nasx_supernet(args, strategy, none_ops).to(device)
-    if strategy.channels_last:
+    # What BaseOneShotStrategy.run decides for this device (None = auto: channels-last on CPU).
+    strategy.use_channels_last = resolve_channels_last(
+        strategy.channels_last, supernet, device.type
+    )
+    if strategy.use_channels_last:
         supernet.to(memory_format=torch.channels_last)
     strategy.supernet = supernet
     module = OneShotModule(Classification(learning_rate=1e-3).module, supernet, strategy)

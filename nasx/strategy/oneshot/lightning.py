@@ -176,7 +176,7 @@ class OneShotModule(pl.LightningModule):
     # -- steps ----------------------------------------------------------------------------
     def search_step(self, train_batch: Any, val_batch: Any, batch_idx: int = 0) -> torch.Tensor:
         """One architecture step (after warm-up) then one weight step; returns the weight loss."""
-        if self.strategy.channels_last:
+        if self.strategy.use_channels_last:
             train_batch, val_batch = to_channels_last(train_batch), to_channels_last(val_batch)
         opts = self.opts()
         warm = self._trainer is not None and self.current_epoch < self.strategy.warmup_epochs
@@ -225,7 +225,7 @@ class OneShotModule(pl.LightningModule):
 
     def validation_step(self, batch: Any, batch_idx: int) -> Any:
         self.strategy.before_validation(self)
-        if self.strategy.channels_last:
+        if self.strategy.use_channels_last:
             batch = to_channels_last(batch)
         with self._inner_logging(True):
             return self.inner.validation_step(batch, batch_idx)
