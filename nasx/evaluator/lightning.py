@@ -19,6 +19,7 @@ from typing import Any
 import pytorch_lightning as pl
 import torch.nn as nn
 
+from .._third_party import quiet_third_party_warnings
 from .base import Evaluator, Report
 
 __all__ = ["Lightning", "LightningModule", "Trainer"]
@@ -293,7 +294,11 @@ class Lightning(Evaluator):
         module.set_model(model)
         callbacks = [_ReportValidationMetric(self.metric, report)] if report is not None else []
         quiet = not {**SEARCH_TRAINER_DEFAULTS, **self.trainer.kwargs}["enable_progress_bar"]
-        with _quiet_lightning_logs(quiet), _keyboard_interrupt_passes_through():
+        with (
+            _quiet_lightning_logs(quiet),
+            _keyboard_interrupt_passes_through(),
+            quiet_third_party_warnings(),
+        ):
             trainer = self.trainer.build(callbacks=self.trainer.fresh_callbacks() + callbacks)
             if self.datamodule is not None:
                 trainer.fit(module, datamodule=self.datamodule, **self.fit_kwargs)

@@ -133,7 +133,8 @@ class ProcessPoolExecutor:
         capacity: number of worker processes (``max_concurrent_trials``).
         log_dir: where each worker writes its own output (``worker-<n>.log``).
         threads_per_worker: torch CPU threads per worker; default ``cpu_count // capacity``.
-        trial_timeout: seconds after which a trial's worker is killed and the trial failed.
+        trial_timeout: seconds after the trial's own work began (not counting a worker's start-up)
+            after which its worker is killed and the trial failed.
     """
 
     def __init__(
@@ -172,7 +173,7 @@ class ProcessPoolExecutor:
             raise RuntimeError(f"all {self.capacity} workers are busy; wait() for a result first")
         worker = self._idle.pop() if self._idle else self._start_worker()
         worker.job = job
-        worker.submitted = time.monotonic()
+        worker.started = None  # set when the worker says the trial's own work began
         try:
             worker.conn.send(job)
         except OSError:
@@ -186,18 +187,23 @@ class ProcessPoolExecutor:
     def wait(self, timeout: float | None = None) -> list[dict[str, Any]]:
         if not self._busy:
             return []
-        if self.trial_timeout is not None:  # wake up in time to stop the oldest trial
-            due = min(w.submitted for w in self._busy) + self.trial_timeout - time.monotonic()
+        started = [w.started for w in self._busy if w.started is not None]
+        if self.trial_timeout is not None and started:  # wake up in time to stop the oldest
+            due = min(started) + self.trial_timeout - time.monotonic()
             timeout = max(0.0, due if timeout is None else min(timeout, due))
         ready = wait([w.conn for w in self._busy], timeout)
         results = self._overdue(ready)
         for worker in [w for w in self._busy if w.conn in ready]:
-            self._busy.remove(worker)
             try:
                 message = worker.conn.recv()
             except (EOFError, OSError):
+                self._busy.remove(worker)
                 results.append(self._died(worker))
                 continue
+            if "started" in message:
+                worker.started = time.monotonic()
+                continue
+            self._busy.remove(worker)
             if message.get("setup_error"):
                 worker.stop()
                 self.shutdown()
@@ -217,7 +223,11 @@ class ProcessPoolExecutor:
         now = time.monotonic()
         results = []
         for worker in [
-            w for w in self._busy if w.conn not in ready and now - w.submitted >= self.trial_timeout
+            w
+            for w in self._busy
+            if w.conn not in ready
+            and w.started is not None
+            and now - w.started >= self.trial_timeout
         ]:
             self._busy.remove(worker)
             worker.stop()

@@ -35,9 +35,10 @@ from typing import Any
 import torch.nn as nn
 
 from nasx.space import InvalidArchError, search_space
-from nasx.trial import FAILED, REJECTED, RUNNING, WAITING, Trial
+from nasx.trial import FAILED, REJECTED, RUNNING, SUCCEEDED, WAITING, Trial
 
 from .execution import ProcessPoolExecutor, SequentialExecutor
+from .progress import Progress
 from .runner import ModelBuilder
 from .storage import ExperimentDirError, TrialStore
 from .table import TrialTable
@@ -70,6 +71,8 @@ class NasExperiment:
         rerun_interrupted: on resume, re-run trials that were in flight when the last run stopped
             (True) or record them as failed (False).
         direction: ``'maximize'`` or ``'minimize'``; default the evaluator's ``direction``.
+        progress: show a progress bar over trials in a terminal (one line per trial when output
+            is not a terminal); ``False`` for silence.
         ray_address, trial_resources: for ``execution='ray'`` (``ray.init(address=...)``; resources
             of one trial, default ``{'num_cpus': 1}``).
     """
@@ -93,6 +96,7 @@ class NasExperiment:
         direction: str | None = None,
         ray_address: str | None = None,
         trial_resources: dict[str, float] | None = None,
+        progress: bool = True,
     ):
         if execution not in (None, "sequential", "process", "ray"):
             raise ValueError(
@@ -124,7 +128,9 @@ class NasExperiment:
             raise ValueError(f"direction must be 'maximize' or 'minimize', got {self.direction!r}")
         self.ray_address = ray_address
         self.trial_resources = trial_resources
+        self.progress = progress
         self.stop_reason: str | None = None
+        self._progress: Progress | None = None
         self._trials: dict[int, Trial] = {}
         self._opened = False  # a second run() of this object continues its experiment
         self._config = None
@@ -172,12 +178,17 @@ class NasExperiment:
             self.strategy.setup(space, list(self._trials.values()), direction=self.direction)
             builder = ModelBuilder.from_space(self.model_space)
             executor = self._make_executor(builder, store)
+            self._progress = self._make_progress()
             self._loop(
                 space, store, executor, builder, queue=sorted(interrupted, key=lambda t: t.id)
             )
+            self._progress.close(self.stop_reason)
         finally:
             if executor is not None:
                 executor.shutdown()
+            if self._progress is not None:
+                self._progress.close()  # Ctrl-C or an error: leave the terminal tidy
+                self._progress = None
             store.close()
 
     def trials(self, status: str | None = None) -> list[Trial]:
@@ -242,6 +253,7 @@ class NasExperiment:
                         store.add(trial)
                         self._trials[trial.id] = trial
                         self.strategy.tell(trial)
+                        self._progress.trial_finished(trial)
                         continue
                     if reason is not None:
                         trial.status, trial.error = REJECTED, reason
@@ -263,12 +275,14 @@ class NasExperiment:
                 executor.submit(
                     {"id": trial.id, "arch": trial.arch, "log_path": str(store.log_path(trial.id))}
                 )
+                self._progress.trial_started()
             if not in_flight:
                 break
             for result in executor.wait(timeout=1.0):
                 trial = self._finish(store, result)
                 in_flight.discard(trial.id)
                 self.strategy.tell(trial)
+                self._progress.trial_finished(trial)
         _log.info("experiment stopped: %s", self.stop_reason)
 
     def _finish(self, store: TrialStore, result: dict[str, Any]) -> Trial:
@@ -291,6 +305,31 @@ class NasExperiment:
         if trial.status == FAILED:
             _log.warning("trial %d failed: %s", trial.id, (trial.error or "").splitlines()[0])
         return trial
+
+    def _make_progress(self) -> Progress:
+        """The progress display (silent with ``progress=False``), starting from stored trials."""
+        import io
+
+        finished = [t for t in self._trials.values() if t.status in (SUCCEEDED, FAILED)]
+        metrics = [t.metric for t in finished if t.status == SUCCEEDED and t.metric is not None]
+        best = None
+        if metrics:
+            best = max(metrics) if self.direction == "maximize" else min(metrics)
+        progress = Progress(
+            self.max_trials,
+            self.direction,
+            done=len(finished),
+            best=best,
+            stream=None if self.progress else io.StringIO(),
+        )
+        if finished and self.progress:
+            print(
+                f"resuming the experiment in {self.workdir}: {len(finished)} trials already done"
+                + (f" (best metric {best:.4f})" if best is not None else ""),
+                file=progress.stream,
+                flush=True,
+            )
+        return progress
 
     def _limit_reached(self, started: float, new_trial: bool = True) -> str | None:
         trials = self._trials.values()

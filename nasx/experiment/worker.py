@@ -1,8 +1,10 @@
 """Worker process of the local process pool: ``python -m nasx.experiment.worker FD PARENT_PID``.
 
 Receives one setup message (cloudpickled builder, evaluator, thread count) on the socket ``FD``,
-then runs jobs one at a time and sends each result back. While a trial runs, the process's
-stdout and stderr (file descriptors 1 and 2, so C-level output too) go to the trial's log file.
+then runs jobs one at a time: it says ``{"started": id}`` as a job begins (trial timeouts count
+from there, not from a worker start-up that can take seconds) and sends each result back. While
+a trial runs, the process's stdout and stderr (file descriptors 1 and 2, so C-level output too)
+go to the trial's log file.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ def _run(conn: Connection, parent: int) -> None:
             os.dup2(fd, 1)
             os.dup2(fd, 2)
             os.close(fd)
+        conn.send({"started": job["id"]})  # the trial's own work (and its timeout) begin now
         try:
             result = run_trial(builder, evaluator, job)
         finally:

@@ -75,6 +75,11 @@ def test_report_gets_one_value_per_epoch_and_final_metric_is_last():
     assert "model" not in ev.module._modules  # the evaluator's module was not touched
 
 
+# LightningDataModule.from_datasets asks for pinned memory, which torch says is unused on CPU.
+PIN_MEMORY_ON_CPU = pytest.mark.filterwarnings("ignore:'pin_memory' argument is set as true")
+
+
+@PIN_MEMORY_ON_CPU
 def test_datamodule():
     dm = pl.LightningDataModule.from_datasets(
         _regression_data(), _regression_data(seed=1), batch_size=8
@@ -181,6 +186,7 @@ def test_model_already_on_the_module_is_left_untouched():
     assert torch.equal(module.model.weight, before)  # the evaluator's module is untouched
 
 
+@PIN_MEMORY_ON_CPU
 def test_datamodule_from_datasets_pickles():
     """from_datasets builds local functions, which plain pickle refuses; evaluators still travel."""
     dm = pl.LightningDataModule.from_datasets(

@@ -79,3 +79,19 @@ def hang_on_width_8(model) -> float:
     if model.fc1.out_features == 8:
         time.sleep(3600)
     return width_metric(model)
+
+
+class SlowToUnpickle:
+    """A quick evaluator whose unpickling in a worker takes ``seconds`` (a slow worker start-up)."""
+
+    direction = "maximize"
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+    def __setstate__(self, state):
+        time.sleep(state["seconds"])
+        self.__dict__.update(state)
+
+    def evaluate(self, model, report=None):
+        return width_metric(model)

@@ -16,7 +16,13 @@ import pytest
 from nasx.experiment import NasExperiment, load_trials
 from nasx.strategy import GridSearch
 
-from .helpers import SmallNet, crash_on_width_4, hang_on_width_8, reference_metric
+from .helpers import (
+    SlowToUnpickle,
+    SmallNet,
+    crash_on_width_4,
+    hang_on_width_8,
+    reference_metric,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -66,6 +72,20 @@ def test_trial_timeout_stops_a_stuck_trial(tmp_path):
         trials[4].error
         == "TrialTimeout: trial 4 ran longer than trial_timeout (3 s); its worker was stopped"
     )
+
+
+def test_trial_timeout_does_not_count_the_worker_start_up(tmp_path):
+    # Each worker takes 3 s to load the evaluator; the trials themselves take milliseconds.
+    exp = NasExperiment(
+        SmallNet(),
+        SlowToUnpickle(3.0),
+        GridSearch(shuffle=False),
+        workdir=tmp_path,
+        max_trials=2,
+        trial_timeout=1,
+    )
+    exp.run()
+    assert [t.status for t in exp.trials()] == ["succeeded", "succeeded"]
 
 
 def test_trial_timeout_needs_workers(tmp_path):

@@ -11,7 +11,8 @@ from typing import Any
 import torch
 import torch.nn as nn
 
-from .data import search_loaders
+from ..._third_party import quiet_third_party_warnings
+from .data import in_order, search_loaders
 from .memory_format import resolve_channels_last
 from .supernet import Supernet
 
@@ -157,7 +158,13 @@ class BaseOneShotStrategy:
             ckpt = str(pathlib.Path(workdir) / "checkpoints" / "last.ckpt")
             _log.info("resuming one-shot search from %s", ckpt)
         loaders = CombinedLoader({"train": train, "val": val}, mode="max_size_cycle")
-        trainer.fit(self.module, train_dataloaders=loaders, val_dataloaders=val, ckpt_path=ckpt)
+        with quiet_third_party_warnings():
+            trainer.fit(
+                self.module,
+                train_dataloaders=loaders,
+                val_dataloaders=in_order(val),
+                ckpt_path=ckpt,
+            )
         self.trainer = trainer
         self.after_fit()
 

@@ -7,15 +7,15 @@ import warnings
 from typing import Any
 
 import torch
-from torch.utils.data import DataLoader, random_split
+from torch.utils.data import DataLoader, RandomSampler, random_split
 
 
-def _loader_like(loader: DataLoader, dataset: Any) -> DataLoader:
-    """A shuffling DataLoader over ``dataset`` with ``loader``'s batch size, workers and collate."""
+def _loader_like(loader: DataLoader, dataset: Any, shuffle: bool = True) -> DataLoader:
+    """A DataLoader over ``dataset`` with ``loader``'s batch size, workers and collate."""
     return DataLoader(
         dataset,
         batch_size=loader.batch_size,
-        shuffle=True,
+        shuffle=shuffle,
         num_workers=loader.num_workers,
         collate_fn=loader.collate_fn,
         pin_memory=loader.pin_memory,
@@ -38,6 +38,20 @@ def split_loader(loader: DataLoader, seed: int = 0) -> tuple[DataLoader, DataLoa
         loader.dataset, [n - n // 2, n // 2], generator=torch.Generator().manual_seed(seed)
     )
     return _loader_like(loader, first), _loader_like(loader, second)
+
+
+def in_order(loader: Any) -> Any:
+    """``loader`` without shuffling, for the validation loop (the architecture steps keep theirs).
+
+    Example:
+        >>> from torch.utils.data import TensorDataset, SequentialSampler
+        >>> shuffled = DataLoader(TensorDataset(torch.arange(4)), batch_size=2, shuffle=True)
+        >>> isinstance(in_order(shuffled).sampler, SequentialSampler)
+        True
+    """
+    if isinstance(loader, DataLoader) and isinstance(loader.sampler, RandomSampler):
+        return _loader_like(loader, loader.dataset, shuffle=False)
+    return loader
 
 
 def search_loaders(evaluator: Any, seed: int = 0) -> tuple[Any, Any]:

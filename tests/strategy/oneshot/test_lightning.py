@@ -39,7 +39,8 @@ def test_arch_probabilities_are_logged_every_n_steps(tmp_path):
     csv_logger = CSVLogger(tmp_path, name="csv")
     tb_logger = TensorBoardLogger(tmp_path, name="tb")
     s.run(ToySpace(), toy_evaluator(epochs=1, logger=[csv_logger, tb_logger]))
-    rows = list(csv.DictReader(open(f"{csv_logger.log_dir}/metrics.csv")))
+    with open(f"{csv_logger.log_dir}/metrics.csv") as f:
+        rows = list(csv.DictReader(f))
     logged = [r for r in rows if r.get("arch/op/linear")]
     assert [int(r["step"]) for r in logged] == [0, 4, 8, 12]
     assert {"arch/op/noise", "arch/pick/0", "arch/pick/1"} <= set(rows[0])
