@@ -1,8 +1,10 @@
 """Hello NAS: search a small CNN space on Fashion-MNIST with regularized evolution, export the best
 arch and retrain it.
 
-Run it with ``python tutorials/hello_nas.py`` (a few minutes on 2 CPU cores), or with
-``NASX_FAST=1`` for a smoke run of a few seconds (4 trials on a tiny data subset).
+Run it with ``make demo`` or ``python tutorials/hello_nas.py`` (about 3 minutes on 2 CPU cores), or
+with ``NASX_FAST=1`` (or ``--fast``) for a smoke run of a few seconds. ``--seed N`` changes the
+seed (same seed, same numbers); ``--data-dir DIR`` points at Fashion-MNIST's IDX files; Ctrl-C
+stops it and running it again resumes where it stopped.
 """
 # %% [markdown]
 # # Hello NAS
@@ -18,60 +20,79 @@ Run it with ``python tutorials/hello_nas.py`` (a few minutes on 2 CPU cores), or
 # and can be stopped and resumed at any time.
 
 # %%
+import argparse
+import json
 import logging
 import os
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
 
 import nasx
-from nasx.datasets import DataNotFoundError, fashion_mnist
+from nasx.datasets import DataNotFoundError
+from nasx.datasets.demo import demo_images
 from nasx.evaluator import Classification
 from nasx.experiment import NasExperiment
+from nasx.experiment.progress import format_seconds
 from nasx.space import LayerChoice, ModelSpace
 from nasx.strategy import RegularizedEvolution
 
-FAST = os.environ.get("NASX_FAST") == "1"
+parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+parser.add_argument("--seed", type=int, default=0, help="seed of the whole run (default 0)")
+parser.add_argument("--data-dir", default=None, help="folder with Fashion-MNIST's IDX files")
+parser.add_argument("--workdir", default=None, help="experiment folder (default: see below)")
+parser.add_argument("--fast", action="store_true", help="smoke run (same as NASX_FAST=1)")
+args, _ = parser.parse_known_args()  # tolerate notebook / runpy arguments
+
+FAST = args.fast or os.environ.get("NASX_FAST") == "1"
 logging.getLogger("pytorch_lightning").setLevel(logging.WARNING)  # keep Lightning's banners quiet
 logging.getLogger("lightning").setLevel(logging.WARNING)
-torch.manual_seed(0)
+torch.manual_seed(args.seed)
+T0 = time.monotonic()
 
 # %% [markdown]
 # ## Data
 #
-# Fashion-MNIST (28x28 grey images of clothes, 10 classes) from the Debian package
-# `dataset-fashion-mnist`. The search trains on part of the training split and measures accuracy
-# on a held-out part of it; the test split is only used once, for the final retrained model.
+# Fashion-MNIST (28x28 grey images of clothes, 10 classes): read from disk when it is there,
+# else downloaded, else installed from Debian's `dataset-fashion-mnist` (as root), else
+# scikit-learn's real handwritten digits stand in (see `nasx.datasets.demo`). The search trains on
+# part of the training split and measures accuracy on a held-out part of it; the test split is
+# used once, for the final retrained model.
 
 # %%
-N_SEARCH_TRAIN, N_SEARCH_VAL = (1000, 500) if FAST else (8000, 2000)
-N_FINAL_TRAIN, N_TEST = (2000, 1000) if FAST else (20000, 10000)
+try:
+    data = demo_images(args.data_dir)
+except DataNotFoundError as e:
+    sys.exit(f"hello_nas: {e}")
+
+n_train = len(data.train_labels)
+N_SEARCH_TRAIN, N_SEARCH_VAL = (1000, 500) if FAST else (min(8000, n_train // 2), 2000)
+N_FINAL_TRAIN = 2000 if FAST else min(20000, n_train - N_SEARCH_VAL)
+N_TEST = min(1000 if FAST else 10000, len(data.test_labels))
 
 
-def as_tensors(dataset, start: int, stop: int) -> TensorDataset:
-    """Items ``start:stop`` of an ArrayImageDataset as tensors: x (N, 1, 28, 28) in [0, 1], y (N,)."""
-    x = torch.tensor(dataset.images[start:stop], dtype=torch.float32).div_(255.0)
-    y = torch.tensor(dataset.targets[start:stop])
+def as_tensors(images, labels, start: int, stop: int) -> TensorDataset:
+    """Items ``start:stop`` as tensors: x (N, 1, 28, 28) float32 in [0, 1], y (N,) int64."""
+    x = torch.tensor(images[start:stop], dtype=torch.float32).div_(255.0)
+    y = torch.tensor(labels[start:stop], dtype=torch.int64)
     return TensorDataset(x, y)
 
 
-try:
-    train_split, test_split = fashion_mnist("train"), fashion_mnist("test")
-except DataNotFoundError as e:
-    raise SystemExit(f"this tutorial needs Fashion-MNIST: {e}") from None
-search_train = as_tensors(train_split, 0, N_SEARCH_TRAIN)
-search_val = as_tensors(
-    train_split, 50000, 50000 + N_SEARCH_VAL
-)  # held out from the search's training images
-final_train = as_tensors(train_split, 0, N_FINAL_TRAIN)
-test = as_tensors(test_split, 0, N_TEST)
+# The search validates on the last N_SEARCH_VAL training images: never trained on in the search.
+search_train = as_tensors(data.train_images, data.train_labels, 0, N_SEARCH_TRAIN)
+search_val = as_tensors(data.train_images, data.train_labels, n_train - N_SEARCH_VAL, n_train)
+final_train = as_tensors(data.train_images, data.train_labels, 0, N_FINAL_TRAIN)
+test = as_tensors(data.test_images, data.test_labels, 0, N_TEST)
+print(f"data: {data.name} ({data.origin})")
 print(
-    f"data: Fashion-MNIST ({len(train_split)} train / {len(test_split)} test images); search trains on "
-    f"{len(search_train)} and validates on {len(search_val)} held-out train images; the best arch is "
-    f"retrained on {len(final_train)} and tested on {len(test)} test images ({'fast' if FAST else 'full'} mode)"
+    f"  search: train on {len(search_train):,} images, validate on {len(search_val):,} held-out "
+    f"train images; final: retrain on {len(final_train):,}, test on {len(test):,} test images "
+    f"({'FAST smoke run: numbers mean nothing' if FAST else 'full run'}, seed {args.seed})"
 )
 
 # %% [markdown]
@@ -121,7 +142,8 @@ class FashionSpace(ModelSpace):
 
 
 space = FashionSpace()
-print("search space:", {label: c.grid() for label, c in nasx.search_space(space).items()})
+grid = {label: c.grid() for label, c in nasx.search_space(space).items()}
+print(f"search space: {grid} ({len(list(nasx.search_space(space).grid()))} archs)")
 
 # %% [markdown]
 # ## Evaluator and strategy
@@ -146,26 +168,50 @@ evaluator = Classification(
     **trainer_kwargs,
 )
 strategy = RegularizedEvolution(
-    population_size=2 if FAST else 6, sample_size=2 if FAST else 3, mutation_prob=0.25, seed=0
+    population_size=2 if FAST else 6,
+    sample_size=2 if FAST else 3,
+    mutation_prob=0.25,
+    seed=args.seed,
 )
 
 # %% [markdown]
 # ## Run the search
 #
 # The experiment directory holds `nasx.db` (every trial) and `trials/<id>/arch.json` + `trial.log`.
-# Interrupt the script at any time and run it again: `resume=True` continues the same experiment,
+# `seed=` seeds each trial (seed + trial id), so a rerun gives the same numbers. Interrupt the
+# script at any time (Ctrl-C) and run it again: `resume=True` continues the same experiment,
 # re-running only the trial that was in flight.
 
 # %%
-workdir = tempfile.mkdtemp(prefix="hello_nas_") if FAST else "nasx_experiments/hello_nas"
+default_workdir = (
+    tempfile.mkdtemp(prefix="hello_nas_") if FAST else f"nasx_experiments/hello_nas_seed{args.seed}"
+)
+workdir = Path(args.workdir or default_workdir)
+MAX_TRIALS = 4 if FAST else 30
 experiment = NasExperiment(
-    space, evaluator, strategy, workdir=workdir, max_trials=4 if FAST else 30, resume=True
+    space, evaluator, strategy, workdir=workdir, max_trials=MAX_TRIALS, resume=True, seed=args.seed
 )
-start = time.time()
-experiment.run()
+
+
+def one_line_on_ctrl_c(kind, value, traceback) -> None:
+    """Ctrl-C: say what is kept and how to go on, instead of a traceback."""
+    if not issubclass(kind, KeyboardInterrupt):
+        return sys.__excepthook__(kind, value, traceback)
+    done = sum(t.status in ("succeeded", "failed") for t in experiment.trials())
+    print(
+        f"\ninterrupted: {done} finished trials are kept in {workdir}; run the same command "
+        "again to resume",
+        file=sys.stderr,
+    )
+
+
+sys.excepthook = one_line_on_ctrl_c
 print(
-    f"search: {experiment.stop_reason} after {time.time() - start:.0f} s; experiment in {workdir}"
+    f"search: {MAX_TRIALS} trials of regularized evolution, one epoch each; experiment in {workdir}"
 )
+start = time.monotonic()
+experiment.run()
+print(f"search: {experiment.stop_reason} after {format_seconds(time.monotonic() - start)}")
 print(experiment.trial_table())
 
 # %% [markdown]
@@ -173,24 +219,38 @@ print(experiment.trial_table())
 #
 # `export_top_models` gives arch dicts (`formatter='dict'`, what `arch.json` holds) or fresh
 # models (`formatter='instance'`). We retrain the best one from scratch on more data and measure
-# it once on the test split.
+# it once on the test split. The result is saved beside the experiment, so a rerun reuses it.
 
 # %%
 (best_arch,) = experiment.export_top_models(top_k=1)
 (model,) = experiment.export_top_models(top_k=1, formatter="instance")
 best = max(experiment.trials("succeeded"), key=lambda t: t.metric)
-print(
-    f"best arch: {best_arch} (search accuracy {best.metric:.4f}, "
-    f"{sum(p.numel() for p in model.parameters())} parameters)"
-)
+n_params = sum(p.numel() for p in model.parameters())
+print(f"best arch: {best_arch} (search accuracy {best.metric:.2%}, {n_params:,} parameters)")
 
-retrain = Classification(
-    learning_rate=3e-3,
-    train_dataloaders=DataLoader(final_train, batch_size=64, shuffle=True),
-    val_dataloaders=DataLoader(test, batch_size=500),
-    **{**trainer_kwargs, "max_epochs": 1 if FAST else 2},
-)
-test_accuracy = retrain.evaluate(model)
+retrained_file = workdir / "retrained.json"
+record = {"arch": best_arch, "seed": args.seed, "train": len(final_train), "test": len(test)}
+saved = json.loads(retrained_file.read_text()) if retrained_file.exists() else {}
+if {k: saved.get(k) for k in record} == record:
+    test_accuracy = saved["test_accuracy"]
+    print(f"retraining: reusing the result saved in {retrained_file} (delete it to retrain)")
+else:
+    torch.manual_seed(args.seed)  # the same retraining whatever the search consumed before
+    retrain = Classification(
+        learning_rate=3e-3,
+        train_dataloaders=DataLoader(final_train, batch_size=64, shuffle=True),
+        val_dataloaders=DataLoader(test, batch_size=500),
+        **{**trainer_kwargs, "max_epochs": 1 if FAST else 2, "enable_progress_bar": not FAST},
+    )
+    start = time.monotonic()
+    print(
+        f"retraining the best arch for {1 if FAST else 2} epoch(s) on {len(final_train):,} images..."
+    )
+    test_accuracy = retrain.evaluate(model)
+    print(f"retraining took {format_seconds(time.monotonic() - start)}")
+    retrained_file.write_text(json.dumps({**record, "test_accuracy": test_accuracy}, indent=1))
+smoke = " (FAST smoke run: a tiny subset, so this number means nothing)" if FAST else ""
 print(
-    f"retrained best arch: test accuracy {test_accuracy:.4f} on {len(test)} Fashion-MNIST test images"
+    f"retrained best arch: test accuracy {test_accuracy:.2%} on {len(test):,} {data.name} test "
+    f"images{smoke}; total time {format_seconds(time.monotonic() - T0)}"
 )

@@ -71,6 +71,9 @@ class NasExperiment:
         rerun_interrupted: on resume, re-run trials that were in flight when the last run stopped
             (True) or record them as failed (False).
         direction: ``'maximize'`` or ``'minimize'``; default the evaluator's ``direction``.
+        seed: seed torch, numpy and random with ``seed + trial id`` before each trial builds its
+            model, so a trial's numbers do not depend on the trials that ran before it in the same
+            process (a rerun or a resumed run gives the same metrics). None: leave the RNGs alone.
         progress: show a progress bar over trials in a terminal (one line per trial when output
             is not a terminal); ``False`` for silence.
         ray_address, trial_resources: for ``execution='ray'`` (``ray.init(address=...)``; resources
@@ -96,6 +99,7 @@ class NasExperiment:
         direction: str | None = None,
         ray_address: str | None = None,
         trial_resources: dict[str, float] | None = None,
+        seed: int | None = None,
         progress: bool = True,
     ):
         if execution not in (None, "sequential", "process", "ray"):
@@ -129,6 +133,7 @@ class NasExperiment:
         self.ray_address = ray_address
         self.trial_resources = trial_resources
         self.progress = progress
+        self.seed = seed
         self.stop_reason: str | None = None
         self._progress: Progress | None = None
         self._trials: dict[int, Trial] = {}
@@ -272,9 +277,14 @@ class NasExperiment:
                     store.add(trial)
                 self._trials[trial.id] = trial
                 in_flight.add(trial.id)
-                executor.submit(
-                    {"id": trial.id, "arch": trial.arch, "log_path": str(store.log_path(trial.id))}
-                )
+                job = {
+                    "id": trial.id,
+                    "arch": trial.arch,
+                    "log_path": str(store.log_path(trial.id)),
+                }
+                if self.seed is not None:
+                    job["seed"] = self.seed + trial.id
+                executor.submit(job)
                 self._progress.trial_started()
             if not in_flight:
                 break

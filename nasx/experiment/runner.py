@@ -63,6 +63,25 @@ class ModelBuilder:
             return self.space_cls(*self.args, **self.kwargs)
 
 
+def seed_everything(seed: int) -> None:
+    """Seed Python's ``random``, numpy and torch (CPU and CUDA) with ``seed``.
+
+    Example:
+        >>> import torch
+        >>> seed_everything(3); a = torch.rand(2)
+        >>> seed_everything(3); bool((torch.rand(2) == a).all())
+        True
+    """
+    import random
+
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
 def checked_metric(value: Any, trial_id: int) -> tuple[float, dict[str, float]]:
     """:func:`nasx.evaluator.normalize_metric`, with the trial named in its error."""
     try:
@@ -92,9 +111,12 @@ def run_trial(
     """Build ``job['arch']``, evaluate it, return the result fields of the trial.
 
     ``job`` has ``id``, ``arch`` and optionally ``log_path`` (the trial's log file; without one the
-    log is returned as ``result['log']``, which is how remote Ray workers send it back).
+    log is returned as ``result['log']``, which is how remote Ray workers send it back) and
+    ``seed`` (seed torch, numpy and random with it before building the model).
     """
     trial_id, arch = job["id"], job["arch"]
+    if job.get("seed") is not None:
+        seed_everything(job["seed"])
     log_path = job.get("log_path")
     buffer = None if log_path else io.StringIO()
     intermediates: list[float] = []

@@ -4,9 +4,9 @@
 >>> table = TrialTable([Trial(0, {'k': 3}, 'succeeded', metric=0.5, duration=1.25),
 ...                     Trial(1, {'k': 5}, 'failed', error='ValueError: bad\\ntraceback...')])
 >>> print(table)
-id  status     metric  duration  arch      error
- 0  succeeded  0.5     1.25      {"k": 3}
- 1  failed                       {"k": 5}  ValueError: bad
+id  status     metric  duration (s)  arch      error
+ 0  succeeded  0.5     1.25          {"k": 3}
+ 1  failed                           {"k": 5}  ValueError: bad
 """
 
 from __future__ import annotations
@@ -16,6 +16,14 @@ import json
 import os
 
 COLUMNS = ("id", "status", "metric", "duration", "arch", "error")
+HEADERS = (
+    "id",
+    "status",
+    "metric",
+    "duration (s)",
+    "arch",
+    "error",
+)  # the text table's, with units
 
 
 class TrialTable(list):
@@ -69,7 +77,7 @@ class TrialTable(list):
                 )
 
     def __str__(self) -> str:
-        cells = [list(COLUMNS)]
+        cells = [list(HEADERS)]
         for r in self.rows():
             cells.append(
                 [

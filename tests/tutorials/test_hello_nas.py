@@ -46,6 +46,9 @@ def test_hello_nas_fast_mode(tmp_path):
     assert "data: Fashion-MNIST" in text
     assert "search: max_trials (4) reached" in text
     assert text.count("succeeded") == 4  # the trial table
-    best = re.search(r"best arch: (\{.*\}) \(search accuracy ([0-9.]+)", text)
-    accuracy = float(re.search(r"test accuracy ([0-9.]+)", text).group(1))
-    assert best and 0.0 <= accuracy <= 1.0
+    best = re.search(r"best arch: (\{.*\}) \(search accuracy ([0-9.]+)%", text)
+    accuracy = float(re.search(r"test accuracy ([0-9.]+)%", text).group(1))
+    assert best and 0.0 <= accuracy <= 100.0
+    assert "FAST smoke run" in text  # a fast-mode number says it means nothing
+    # progress from the first trial on, one line per trial when output is not a terminal
+    assert out.stderr.count(" succeeded: metric ") == 4, out.stderr[-2000:]
