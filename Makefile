@@ -1,17 +1,26 @@
 # Two commands for a fresh machine: `make demo` runs the main job, `make test` the test suite.
-# Each creates .venv and installs nasx with its dev extras on first use.
+# Each creates .venv and installs nasx with its dev extras on first use, pinned to the versions
+# in constraints/py<X.Y>.txt (the ones the suite last passed with). `make test-latest` runs the
+# suite on the newest releases instead, in .venv-latest, to see breakage before users do.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+PYVER := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+CONSTRAINTS := constraints/py$(PYVER).txt
+# -c FILE when a constraints file exists for this Python, else nothing (and a note at install).
+PIN := $(if $(wildcard $(CONSTRAINTS)),-c $(CONSTRAINTS),)
+PIP_QUIET := --quiet --disable-pip-version-check
 
-.PHONY: demo test test-all lint clean-venv
+.PHONY: demo test test-all test-latest lint format constraints clean-venv
 
-$(STAMP): pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --upgrade --quiet pip
-	$(PY) -m pip install --quiet -e ".[dev]"
-	touch $(STAMP)
+$(STAMP): pyproject.toml $(wildcard $(CONSTRAINTS))
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@echo "installing nasx and its dependencies into $(VENV) ($(if $(PIN),pinned by $(CONSTRAINTS),no constraints file for Python $(PYVER): newest releases)); the first time takes a few minutes"
+	@$(PY) -m pip install $(PIP_QUIET) --upgrade pip
+	@$(PY) -m pip install $(PIP_QUIET) $(PIN) -e ".[dev]" 2>&1 | grep -v -e "^ *$$" -e BuildBackendWarning -e "^  !!" -e "^  \*\*\*" -e "Please be careful" -e "name as your package" -e "with strategy, WheelFile" || true
+	@$(PY) -c "import nasx, torch, pytorch_lightning as pl; print(f'installed: torch {torch.__version__}, pytorch-lightning {pl.__version__}')"
+	@touch $(STAMP)
 
 demo: $(STAMP)
 	$(PY) tutorials/hello_nas.py
@@ -22,8 +31,30 @@ test: $(STAMP)
 test-all: $(STAMP)
 	$(PY) -m pytest -q
 
+# The suite on the newest releases of everything (no constraints), in its own venv.
+test-latest:
+	@test -x .venv-latest/bin/python || $(PYTHON) -m venv .venv-latest
+	.venv-latest/bin/python -m pip install $(PIP_QUIET) --upgrade pip
+	.venv-latest/bin/python -m pip install $(PIP_QUIET) --upgrade --upgrade-strategy eager -e ".[dev]"
+	.venv-latest/bin/python -m pip freeze --exclude-editable | grep -i -E "^(torch|torchvision|pytorch-lightning|numpy)=="
+	.venv-latest/bin/python -m pytest -q -m "not slow"
+
+# Refresh the pins on purpose: after `make test-latest` passes, write its versions as the new
+# constraints for this Python (then run `make test` and commit the file).
+constraints:
+	@test -x .venv-latest/bin/python || { echo "run make test-latest first"; exit 1; }
+	@mkdir -p constraints
+	@{ echo "# Tested with CPython $(PYVER) on $$(uname -m): written by make constraints on $$(date -u +%F)."; \
+	   .venv-latest/bin/python -m pip freeze --exclude-editable | grep -v -i "^nasx"; } > $(CONSTRAINTS)
+	@echo "wrote $(CONSTRAINTS)"
+
 lint: $(STAMP)
 	$(PY) -m ruff check nasx tests tutorials benchmarks
+	$(PY) -m ruff format --check nasx tests tutorials benchmarks
+
+format: $(STAMP)
+	$(PY) -m ruff format nasx tests tutorials benchmarks
+	$(PY) -m ruff check --fix nasx tests tutorials benchmarks
 
 clean-venv:
-	rm -rf $(VENV)
+	rm -rf $(VENV) .venv-latest

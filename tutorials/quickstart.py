@@ -148,7 +148,11 @@ for epoch in range(epochs):
     model.eval()
     with torch.no_grad():
         correct = sum((model(x).argmax(1) == y).sum().item() for x, y in test_loader)
-    print(f"epoch {epoch + 1}: loss {loss.item():.3f}, test accuracy {correct / len(test_set):.3f}")
+    smoke = " (FAST smoke run: a tiny subset, this number means nothing)" if FAST else ""
+    print(
+        f"epoch {epoch + 1}: loss {loss.item():.3f}, test accuracy {correct / len(test_set):.2%}"
+        f"{smoke}"
+    )
 print(f"trained in {time.perf_counter() - start:.1f} s")
 
 # %% [markdown]
