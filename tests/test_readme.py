@@ -38,4 +38,4 @@ def test_readme_python_blocks_run_in_order(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "torch.Size([2, 10])" in out  # the space block's printed shape
     assert isinstance(namespace["best_arch"], dict)  # the multi-trial block's export
-    assert set(namespace["arch"]) == set(namespace["probs"])  # the one-shot block's, every label
+    assert "normal/op_2_0" in namespace["probs"]  # the one-shot block's DARTS probabilities
