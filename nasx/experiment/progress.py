@@ -135,7 +135,7 @@ class Progress:
             what += f" in {format_seconds(trial.duration)}"
         count = f"{self.done}/{self.total}" if self.total is not None else f"{self.done}"
         left = self.time_left()
-        eta = f", about {format_seconds(left)} left" if left is not None else ""
+        eta = f", about {format_seconds(left)} left" if left else ""
         print(f"{what} | {count} done{eta}", file=self.stream, flush=True)
 
     def _make_bar(self) -> Any:

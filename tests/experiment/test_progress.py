@@ -1,0 +1,121 @@
+"""What a person sees while an experiment runs: lines in a log, a bar in a terminal, a resume note."""
+
+from __future__ import annotations
+
+import io
+
+import torch
+
+from nasx.experiment import NasExperiment
+from nasx.experiment.progress import Progress, format_seconds
+from nasx.space import model_context
+from nasx.strategy import GridSearch
+from nasx.trial import Trial
+
+from .helpers import FailOnTanh, SmallNet
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_durations_carry_units():
+    assert [format_seconds(s) for s in (0.04, 9.96, 59.4, 60, 3599, 3600)] == [
+        "0.0 s",
+        "10.0 s",
+        "59 s",
+        "1 min 00 s",
+        "59 min 59 s",
+        "1 h 00 min",
+    ]
+
+
+def test_plain_lines_count_trials_keep_the_best_and_name_failures():
+    out = io.StringIO()
+    p = Progress(total=3, direction="minimize", stream=out)  # not a terminal: lines
+    p.trial_finished(Trial(0, {}, "succeeded", metric=2.0, duration=1.0))
+    p.trial_finished(Trial(1, {}, "failed", error="ValueError: bad\ntraceback", duration=0.5))
+    p.trial_finished(Trial(2, {}, "succeeded", metric=1.0, duration=1.0))
+    p.trial_finished(Trial(3, {}, "rejected", error="too big"))  # not a trial anyone waits for
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 3
+    assert lines[0].startswith("trial 0 succeeded: metric 2.0000 (best 2.0000) in 1.0 s | 1/3 done")
+    assert lines[1].startswith("trial 1 failed: ValueError: bad in 0.5 s | 2/3 done")
+    assert lines[2] == "trial 2 succeeded: metric 1.0000 (best 1.0000) in 1.0 s | 3/3 done"
+    assert (p.done, p.failed, p.best) == (3, 1, 1.0)
+
+
+def test_a_terminal_gets_one_bar_with_best_running_and_failed():
+    out = FakeTerminal()
+    p = Progress(total=2, stream=out, done=1, best=0.5)  # resumed: one trial done before
+    p.trial_started()
+    p.trial_finished(Trial(1, {}, "succeeded", metric=0.75, duration=1.0))
+    p.close("max_trials (2) reached")
+    screen = out.getvalue()
+    assert "trials: 2/2" in screen and "best 0.7500, running 0, failed 0" in screen
+    assert "\n" not in screen.split("search stopped")[0].strip()  # one line redrawn in place
+    assert screen.rstrip().endswith("max_trials (2) reached; best metric 0.7500")
+
+
+def test_experiment_reports_each_trial_and_a_resume(tmp_path, capsys):
+    NasExperiment(
+        SmallNet(), FailOnTanh(), GridSearch(shuffle=False), workdir=tmp_path, max_trials=2
+    ).run()
+    err = capsys.readouterr().err
+    assert err.count("trial ") == 2 and "search stopped after" in err
+    NasExperiment(
+        SmallNet(),
+        FailOnTanh(),
+        GridSearch(shuffle=False),
+        workdir=tmp_path,
+        max_trials=3,
+        resume=True,
+    ).run()
+    err = capsys.readouterr().err
+    assert f"resuming the experiment in {tmp_path}: 2 trials already done" in err
+    assert "3/3 done" in err
+
+
+def test_progress_false_is_silent(tmp_path, capsys):
+    NasExperiment(
+        SmallNet(), FailOnTanh(), GridSearch(), workdir=tmp_path, max_trials=2, progress=False
+    ).run()
+    assert capsys.readouterr().err == ""
+
+
+def random_metric(model) -> float:
+    return torch.rand(()).item()  # depends only on the RNG state the trial starts with
+
+
+def test_seed_makes_each_trial_reproducible_whatever_ran_before(tmp_path):
+    first = NasExperiment(
+        SmallNet(),
+        random_metric,
+        GridSearch(shuffle=False),
+        workdir=tmp_path / "a",
+        seed=7,
+        progress=False,
+    )
+    first.run()
+    # the same experiment in two runs, with unrelated RNG use in between
+    second = NasExperiment(
+        SmallNet(),
+        random_metric,
+        GridSearch(shuffle=False),
+        workdir=tmp_path / "b",
+        seed=7,
+        max_trials=3,
+        progress=False,
+    )
+    second.run()
+    torch.rand(100)
+    second.max_trials = None
+    second.run()
+    metrics = [t.metric for t in first.trials()]
+    assert metrics == [t.metric for t in second.trials()]
+    for trial in first.trials():  # reference: seed + trial id, build the model, draw
+        torch.manual_seed(7 + trial.id)
+        with model_context(trial.arch):
+            SmallNet()
+        assert trial.metric == torch.rand(()).item()
