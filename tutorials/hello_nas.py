@@ -142,8 +142,10 @@ class FashionSpace(ModelSpace):
 
 
 space = FashionSpace()
-grid = {label: c.grid() for label, c in nasx.search_space(space).items()}
-print(f"search space: {grid} ({len(list(nasx.search_space(space).grid()))} archs)")
+n_archs = len(list(nasx.search_space(space).grid()))
+print(f"search space ({n_archs} archs):")
+for label, c in nasx.search_space(space).items():
+    print(f"  {label}: {c.grid()}")
 
 # %% [markdown]
 # ## Evaluator and strategy

@@ -28,6 +28,7 @@ from __future__ import annotations
 import datetime
 import logging
 import re
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -325,21 +326,21 @@ class NasExperiment:
         best = None
         if metrics:
             best = max(metrics) if self.direction == "maximize" else min(metrics)
-        progress = Progress(
+        if finished and self.progress:  # before the bar, which then owns the line
+            print(
+                f"resuming the experiment in {self.workdir}: {len(finished)} "
+                f"{'trial' if len(finished) == 1 else 'trials'} already done"
+                + (f" (best metric {best:.4f})" if best is not None else ""),
+                file=sys.stderr,
+                flush=True,
+            )
+        return Progress(
             self.max_trials,
             self.direction,
             done=len(finished),
             best=best,
             stream=None if self.progress else io.StringIO(),
         )
-        if finished and self.progress:
-            print(
-                f"resuming the experiment in {self.workdir}: {len(finished)} trials already done"
-                + (f" (best metric {best:.4f})" if best is not None else ""),
-                file=progress.stream,
-                flush=True,
-            )
-        return progress
 
     def _limit_reached(self, started: float, new_trial: bool = True) -> str | None:
         trials = self._trials.values()

@@ -148,7 +148,7 @@ class Progress:
             unit="trial",
             file=self.stream,
             dynamic_ncols=True,
-            bar_format="{desc}: {n_fmt}/{total_fmt} |{bar}| {postfix} [{elapsed}<{remaining}]",
+            bar_format="{desc}: {n_fmt}/{total_fmt} |{bar}| [{elapsed}<{remaining}{postfix}]",
         )
 
     def _refresh(self) -> None:
