@@ -201,8 +201,8 @@ def one_line_on_ctrl_c(kind, value, traceback) -> None:
         return sys.__excepthook__(kind, value, traceback)
     done = sum(t.status in ("succeeded", "failed") for t in experiment.trials())
     print(
-        f"\ninterrupted: {done} finished trials are kept in {workdir}; run the same command "
-        "again to resume",
+        f"\ninterrupted: the {done} finished trial(s) are kept in {workdir}; run the same "
+        "command again to resume",
         file=sys.stderr,
     )
 
