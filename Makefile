@@ -11,14 +11,20 @@ CONSTRAINTS := constraints/py$(PYVER).txt
 # -c FILE when a constraints file exists for this Python, else nothing (and a note at install).
 PIN := $(if $(wildcard $(CONSTRAINTS)),-c $(CONSTRAINTS),)
 PIP_QUIET := --quiet --disable-pip-version-check
+# pip --quiet still prints setuptools' editable-install banner and, on machines whose pip.conf
+# names local indexes that are absent, one warning per package: neither is news to a user.
+# (pipefail is not set, so a failing pip still fails at the import check below.)
+PIP_NOISE_FILTER := grep -v -e "^ *$$" -e BuildBackendWarning -e "^ *!!" -e "^ *\*\*\*" \
+	-e "Please be careful" -e "name as your package" -e "with strategy, WheelFile" \
+	-e "is ignored: it is neither a file nor a directory" || true
 
 .PHONY: demo test test-all test-latest lint format constraints clean-venv
 
 $(STAMP): pyproject.toml $(wildcard $(CONSTRAINTS))
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@echo "installing nasx and its dependencies into $(VENV) ($(if $(PIN),pinned by $(CONSTRAINTS),no constraints file for Python $(PYVER): newest releases)); the first time takes a few minutes"
-	@$(PY) -m pip install $(PIP_QUIET) --upgrade pip
-	@$(PY) -m pip install $(PIP_QUIET) $(PIN) -e ".[dev]" 2>&1 | grep -v -e "^ *$$" -e BuildBackendWarning -e "^  !!" -e "^  \*\*\*" -e "Please be careful" -e "name as your package" -e "with strategy, WheelFile" || true
+	@$(PY) -m pip install $(PIP_QUIET) --upgrade pip 2>&1 | $(PIP_NOISE_FILTER)
+	@$(PY) -m pip install $(PIP_QUIET) $(PIN) -e ".[dev]" 2>&1 | $(PIP_NOISE_FILTER)
 	@$(PY) -c "import nasx, torch, pytorch_lightning as pl; print(f'installed: torch {torch.__version__}, pytorch-lightning {pl.__version__}')"
 	@touch $(STAMP)
 
