@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from nasx._lazy import lazy_attributes
 
-from .base import Evaluator, normalize_metric
+from .base import Evaluator, ModelEvaluator, normalize_metric
 from .functional import FunctionalEvaluator
 
 # Name -> module defining it; these modules import pytorch_lightning, so they load on first use.
@@ -28,7 +28,7 @@ _LAZY_NAMES = {
     "Regression": "nasx.evaluator.supervised",
 }
 
-__all__ = ["Evaluator", "FunctionalEvaluator", "normalize_metric", *_LAZY_NAMES]
+__all__ = ["Evaluator", "ModelEvaluator", "FunctionalEvaluator", "normalize_metric", *_LAZY_NAMES]
 
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY_NAMES, globals())

@@ -1,4 +1,5 @@
-"""The evaluator protocol: ``Evaluator.evaluate(model, report)`` and ``normalize_metric``.
+"""The evaluator seam: :class:`ModelEvaluator` (the contract), :class:`Evaluator` (a base class
+implementing it) and ``normalize_metric``.
 
 An evaluator turns one model into one metric, returned (never sent through a global channel).
 Intermediate metrics, such as per-epoch validation accuracy, go to the ``report`` callback.
@@ -9,16 +10,74 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal, Protocol, runtime_checkable
 
-__all__ = ["Evaluator", "Metric", "Report", "normalize_metric"]
+__all__ = [
+    "Direction",
+    "Evaluator",
+    "Metric",
+    "ModelEvaluator",
+    "Report",
+    "direction_of",
+    "normalize_metric",
+]
 
 Metric = float | dict[str, float]
 Report = Callable[[float], None]
+Direction = Literal["maximize", "minimize"]
+DIRECTIONS: tuple[Direction, ...] = ("maximize", "minimize")
+
+
+@runtime_checkable
+class ModelEvaluator(Protocol):
+    """What a multi-trial experiment needs from an evaluator: one method.
+
+    ``evaluate(model, report=None)`` trains and/or tests ``model`` (a plain ``nn.Module`` built
+    from one arch) and returns its metric: a finite float, or a dict with a ``'default'`` float
+    (the one searched on) and any others. It may call ``report(value)`` for intermediate metrics.
+    A class attribute ``direction`` (``'maximize'``, the default, or ``'minimize'``) tells the
+    experiment and the strategies which way is better. A plain function ``fn(model)`` (or
+    ``fn(model, report)``) is accepted wherever an evaluator is. Further per-trial context (such
+    as the trial's ``arch``) is only ever passed as a keyword to evaluators that declare it, so
+    this minimal signature stays valid.
+
+    One-shot strategies need more from their evaluator (the LightningModule, trainer settings and
+    data): see :class:`nasx.strategy.oneshot.base.OneShotEvaluator`.
+
+    A minimal implementation (no base class needed):
+
+        >>> import torch
+        >>> class Sparsity:
+        ...     direction = 'minimize'
+        ...     def evaluate(self, model, report=None):
+        ...         return float(sum(p.numel() for p in model.parameters()))
+        >>> isinstance(Sparsity(), ModelEvaluator), direction_of(Sparsity())
+        (True, 'minimize')
+        >>> Sparsity().evaluate(torch.nn.Linear(2, 3))
+        9.0
+    """
+
+    def evaluate(self, model: Any, report: Report | None = None) -> Metric:
+        """Called once per trial, in the process running it: return the model's metric."""
+
+
+def direction_of(evaluator: Any) -> Direction:
+    """The evaluator's ``direction`` (``'maximize'`` when it declares none, as functions don't).
+
+    >>> direction_of(lambda model: 0.5)
+    'maximize'
+    """
+    direction = getattr(evaluator, "direction", "maximize")
+    if direction not in DIRECTIONS:
+        raise ValueError(
+            f"direction must be 'maximize' or 'minimize', got {direction!r} "
+            f"from {type(evaluator).__name__}"
+        )
+    return direction
 
 
 class Evaluator:
-    """Base class of evaluators: ``evaluate(model, report=None)`` returns the metric.
+    """Base class of evaluators (implements :class:`ModelEvaluator`); adds pickling by value.
 
     Subclasses implement :meth:`evaluate`. ``direction`` says whether a larger metric is better
     (``'maximize'``) or a smaller one (``'minimize'``); strategies read it.
@@ -37,7 +96,7 @@ class Evaluator:
         9.0
     """
 
-    direction: str = "maximize"
+    direction: Direction = "maximize"
 
     def evaluate(self, model: Any, report: Report | None = None) -> Metric:
         """Train and/or test ``model``; return a float or a dict with a ``'default'`` float."""

@@ -30,12 +30,17 @@ import logging
 import re
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 import torch.nn as nn
 
+from nasx._contracts import missing_members
+from nasx.evaluator.base import Metric, ModelEvaluator, direction_of
 from nasx.space import InvalidArchError, search_space
+from nasx.strategy.base import MultiTrialStrategy
+from nasx.strategy.oneshot.base import OneShotStrategy
 from nasx.trial import FAILED, REJECTED, RUNNING, SUCCEEDED, WAITING, Trial
 
 from .execution import ProcessPoolExecutor, SequentialExecutor
@@ -48,15 +53,22 @@ _log = logging.getLogger("nasx.experiment")
 
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
+# What NasExperiment accepts (see the Protocols' docstrings for the contracts).
+AnyStrategy = Union[MultiTrialStrategy, OneShotStrategy]  # noqa: UP007 - a runtime alias on 3.10
+AnyEvaluator = Union[ModelEvaluator, Callable[..., Metric]]  # noqa: UP007
+
 
 class NasExperiment:
     """A multi-trial (or one-shot) architecture search, stored in ``workdir``.
 
     Args:
         model_space: a :class:`~nasx.space.ModelSpace` instance.
-        evaluator: a nasx evaluator (``evaluate(model, report=None)``) or a plain function
-            ``fn(model) -> metric``; the metric is a finite float or a dict with a ``'default'``.
-        strategy: a multi-trial strategy (``setup``/``propose``/``tell``) or a one-shot one.
+        evaluator: a :class:`~nasx.evaluator.base.ModelEvaluator` (``evaluate(model, report=None)``)
+            or a plain function ``fn(model) -> metric``; the metric is a finite float or a dict
+            with a ``'default'``. One-shot strategies need a Lightning evaluator
+            (:class:`~nasx.strategy.oneshot.base.OneShotEvaluator`).
+        strategy: a :class:`~nasx.strategy.base.MultiTrialStrategy` (``setup``/``propose``/``tell``)
+            or a :class:`~nasx.strategy.oneshot.base.OneShotStrategy` (``run``/``export_top_models``).
         workdir: the experiment directory (default ``nasx_experiments/<timestamp>``).
         max_trials: stop proposing after this many trials (rejected archs do not count).
         max_duration: stop proposing after this long in one ``run()`` (seconds or ``'30m'``,
@@ -84,8 +96,8 @@ class NasExperiment:
     def __init__(
         self,
         model_space: nn.Module,
-        evaluator: Any,
-        strategy: Any,
+        evaluator: AnyEvaluator,
+        strategy: AnyStrategy,
         *,
         workdir: str | Path | None = None,
         max_trials: int | None = None,
@@ -111,6 +123,8 @@ class NasExperiment:
             raise ValueError(
                 f"max_concurrent_trials must be at least 1, got {max_concurrent_trials}"
             )
+        self._one_shot = _is_one_shot(strategy)
+        _check_evaluator(evaluator)
         self.model_space = model_space
         self.evaluator = evaluator
         self.strategy = strategy
@@ -128,7 +142,7 @@ class NasExperiment:
         self.filter = _as_filter(filter)
         self.resume = resume
         self.rerun_interrupted = rerun_interrupted
-        self.direction = direction or getattr(evaluator, "direction", "maximize")
+        self.direction = direction or direction_of(evaluator)
         if self.direction not in ("maximize", "minimize"):
             raise ValueError(f"direction must be 'maximize' or 'minimize', got {self.direction!r}")
         self.ray_address = ray_address
@@ -145,7 +159,8 @@ class NasExperiment:
     # ----------------------------------------------------------------- public
     @property
     def is_one_shot(self) -> bool:
-        return bool(getattr(self.strategy, "is_one_shot", False))
+        """Whether the strategy is a one-shot one (decided once, from its methods)."""
+        return self._one_shot
 
     @property
     def config(self):
@@ -484,6 +499,37 @@ def parse_duration(value: float | str | None, what: str = "max_duration") -> flo
             f"{what} must be seconds or a string like '30s', '10m', '2h', '1d'; got {value!r}"
         )
     return float(match.group(1)) * _DURATION_UNITS[match.group(2)]
+
+
+def _is_one_shot(strategy: Any) -> bool:
+    """Which seam ``strategy`` implements; a TypeError naming the missing methods if neither."""
+    multi = missing_members(strategy, MultiTrialStrategy)
+    one_shot = missing_members(strategy, OneShotStrategy)
+    if getattr(strategy, "is_one_shot", False) is True and one_shot:
+        multi = ["(it declares is_one_shot = True)"]
+    if not multi:
+        return False
+    if not one_shot:
+        return True
+    raise TypeError(
+        f"the strategy must be a multi-trial strategy (setup, propose, tell: see "
+        f"nasx.strategy.base.MultiTrialStrategy) or a one-shot strategy (run, export_top_models: "
+        f"see nasx.strategy.oneshot.base.OneShotStrategy); {type(strategy).__name__} lacks "
+        f"{', '.join(multi)} for the first and {', '.join(one_shot)} for the second"
+    )
+
+
+def _check_evaluator(evaluator: Any) -> None:
+    if isinstance(evaluator, ModelEvaluator):
+        if not callable(evaluator.evaluate):
+            raise TypeError(f"{type(evaluator).__name__}.evaluate must be a method")
+        return
+    if not callable(evaluator):
+        raise TypeError(
+            f"the evaluator must have an evaluate(model, report=None) method (see "
+            f"nasx.evaluator.base.ModelEvaluator) or be a function fn(model) -> metric; "
+            f"{type(evaluator).__name__} has no evaluate and is not callable"
+        )
 
 
 def _as_filter(f: Any):

@@ -31,7 +31,7 @@ from typing import Any
 
 import torch.nn as nn
 
-from nasx.evaluator.base import normalize_metric
+from nasx.evaluator.base import ModelEvaluator, normalize_metric
 from nasx.space import ModelSpace, model_context
 from nasx.trial import FAILED, SUCCEEDED
 
@@ -92,7 +92,7 @@ def checked_metric(value: Any, trial_id: int) -> tuple[float, dict[str, float]]:
 
 def call_evaluator(evaluator: Any, model: nn.Module, report: Callable[[Any], None]) -> Any:
     """``evaluator.evaluate(model, report=...)``, or ``evaluator(model[, report=...])`` for a function."""
-    if hasattr(evaluator, "evaluate"):
+    if isinstance(evaluator, ModelEvaluator):
         return evaluator.evaluate(model, report=report)
     if callable(evaluator):
         try:

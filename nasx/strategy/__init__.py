@@ -19,6 +19,9 @@ from nasx._lazy import lazy_attributes
 # Public name -> module that defines it (each branch adds its own strategies here).
 _LAZY_NAMES = {
     "Strategy": "nasx.strategy.base",
+    "MultiTrialStrategy": "nasx.strategy.base",
+    "OneShotStrategy": "nasx.strategy.oneshot.base",
+    "OneShotEvaluator": "nasx.strategy.oneshot.base",
     "Random": "nasx.strategy.random",
     "GridSearch": "nasx.strategy.grid",
     "RegularizedEvolution": "nasx.strategy.evolution",

@@ -1,4 +1,5 @@
-"""Strategy base class: propose archs from a search space, learn from finished trials.
+"""The multi-trial strategy seam: :class:`MultiTrialStrategy` (the contract) and :class:`Strategy`
+(the base class most strategies subclass).
 
 A multi-trial strategy has three methods. ``setup(search_space, trials, direction)`` rebuilds all
 state from stored trials, so resuming an experiment needs nothing but its trial table;
@@ -21,40 +22,102 @@ seed and the stored trials, never of a generator that lived in a dead process.
 
 from __future__ import annotations
 
+import abc
 import random
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from nasx.trial import SUCCEEDED, Trial, arch_key
+
+if TYPE_CHECKING:
+    from nasx.space import SearchSpace
+
+__all__ = ["Direction", "MultiTrialStrategy", "Strategy"]
+
+Direction = Literal["maximize", "minimize"]
 
 # Above this many archs, an exhausted-looking dedup search gives up instead of enumerating.
 _ENUMERATE_LIMIT = 200_000
 
 
-class Strategy:
-    """Base class of multi-trial strategies.
+@runtime_checkable
+class MultiTrialStrategy(Protocol):
+    """What :class:`~nasx.experiment.NasExperiment` needs from a multi-trial strategy.
+
+    The experiment calls ``setup`` once per ``run()`` with every stored trial (so a resumed
+    experiment rebuilds the strategy's state from storage alone), then alternates ``propose`` (one
+    arch per free trial slot; ``None`` ends the search) and ``tell`` (each trial once it finished:
+    succeeded, failed or rejected by a filter). Subclassing :class:`Strategy` gives seeding,
+    deduplication and replay for free; a class written from scratch works as well.
+
+    Optional attributes the experiment uses when present: ``seed`` (stored with the experiment)
+    and ``seed_given`` (False lets a resumed run reuse the stored seed).
+
+    A minimal implementation (proposes the archs in grid order, skipping stored ones):
+
+        >>> from nasx.space import Categorical, SearchSpace
+        >>> class Sweep:
+        ...     def setup(self, search_space, trials=(), direction='maximize'):
+        ...         done = [t.arch for t in trials]
+        ...         self.todo = [a for a in search_space.grid() if a not in done]
+        ...     def propose(self):
+        ...         return self.todo.pop(0) if self.todo else None
+        ...     def tell(self, trial):
+        ...         pass
+        >>> isinstance(Sweep(), MultiTrialStrategy)
+        True
+        >>> s = Sweep(); s.setup(SearchSpace(k=Categorical([3, 5], label='k')))
+        >>> s.propose(), s.propose(), s.propose()
+        ({'k': 3}, {'k': 5}, None)
+    """
+
+    def setup(
+        self,
+        search_space: SearchSpace,
+        trials: Iterable[Trial] = (),
+        direction: Direction = "maximize",
+    ) -> None:
+        """Called at the start of every ``run()``: forget all state, then replay ``trials``
+        (every stored trial, any status, in id order) to rebuild it."""
+
+    def propose(self) -> dict[str, Any] | None:
+        """Called whenever a trial slot is free: the next arch, or None when exhausted."""
+
+    def tell(self, trial: Trial) -> None:
+        """Called once per finished trial (succeeded, failed or rejected), in finishing order."""
+
+
+class Strategy(abc.ABC):
+    """Base class of multi-trial strategies (implements :class:`MultiTrialStrategy`).
 
     Subclasses implement :meth:`next_arch` (and :meth:`learn` if they learn from results);
-    the base class handles seeding, deduplication and replaying stored trials.
+    the base class handles seeding, deduplication and replaying stored trials. A subclass that
+    forgets ``next_arch`` cannot be instantiated (TypeError naming it).
 
     Args:
         dedup: never propose an arch twice (including archs of failed or rejected trials).
         seed: makes proposals reproducible; ``None`` draws a seed from the OS.
     """
 
-    is_one_shot = False
+    is_one_shot: ClassVar[bool] = False
 
     def __init__(self, *, dedup: bool = True, seed: int | None = None):
         self.dedup = dedup
         # Without a seed one is drawn here; NasExperiment stores it so that a resume reuses it.
         self.seed_given = seed is not None
         self.seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
-        self.search_space: dict | None = None
-        self.direction = "maximize"
+        self.search_space: SearchSpace | None = None
+        self.direction: Direction = "maximize"
+        self.num_proposed = 0
+        self.seen: set[str] = set()
+        self.history: list[Trial] = []  # finished trials, in the order they were told
 
     # ----------------------------------------------------------------- the three public methods
     def setup(
-        self, search_space: dict, trials: Iterable[Trial] = (), direction: str = "maximize"
+        self,
+        search_space: SearchSpace,
+        trials: Iterable[Trial] = (),
+        direction: Direction = "maximize",
     ) -> None:
         """Start over on ``search_space`` and replay ``trials`` (every stored trial, any status).
 
@@ -71,8 +134,8 @@ class Strategy:
         self.search_space = search_space
         self.direction = direction
         self.num_proposed = 0
-        self.seen: set[str] = set()
-        self.history: list[Trial] = []  # finished trials, in the order they were told
+        self.seen = set()
+        self.history = []
         self.reset()
         trials = sorted(trials, key=lambda t: t.id)
         for t in trials:
@@ -94,22 +157,21 @@ class Strategy:
 
     def tell(self, trial: Trial) -> None:
         """Learn from a finished trial (succeeded, failed or rejected)."""
-        if (
-            arch_key(trial.arch) not in self.seen
-        ):  # told without being proposed (e.g. seeded by hand)
+        if arch_key(trial.arch) not in self.seen:  # told without being proposed (seeded by hand)
             self._count_proposal(trial.arch)
         self.history.append(trial)
         self.learn(trial)
 
     # ----------------------------------------------------------------- for subclasses
-    def reset(self) -> None:
+    def reset(self) -> None:  # noqa: B027 - an optional hook, empty by default
         """Clear learned state (called by :meth:`setup` before replaying trials)."""
 
+    @abc.abstractmethod
     def next_arch(self, rng: random.Random) -> dict[str, Any] | None:
-        """The next arch, drawing randomness only from ``rng``; None when exhausted."""
-        raise NotImplementedError
+        """Called by :meth:`propose` once per proposal, with the generator of proposal *n*
+        (draw randomness only from it); return the arch, or None when exhausted."""
 
-    def learn(self, trial: Trial) -> None:
+    def learn(self, trial: Trial) -> None:  # noqa: B027 - an optional hook
         """Update learned state with a finished trial (default: nothing to learn)."""
 
     # ----------------------------------------------------------------- helpers
@@ -135,6 +197,8 @@ class Strategy:
         Samples a few times, then enumerates the remaining archs of small spaces.
         """
         space = self.search_space
+        if space is None:
+            raise RuntimeError(f"call {type(self).__name__}.setup(search_space) first")
         for _ in range(tries):
             arch = space.sample(rng)
             if self.is_new(arch):

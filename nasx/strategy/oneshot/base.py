@@ -1,15 +1,19 @@
-"""BaseOneShotStrategy: what every one-shot strategy shares (the run loop, trainer set-up,
-checkpoint/resume, export), leaving the architecture step and the path choice to subclasses."""
+"""The one-shot seam: :class:`OneShotStrategy` (what the experiment calls), :class:`OneShotEvaluator`
+(what a one-shot strategy needs from its evaluator) and :class:`BaseOneShotStrategy`, what every
+one-shot strategy shares (the run loop, trainer set-up, checkpoint/resume, export), leaving the
+architecture step and the path choice to subclasses."""
 
 from __future__ import annotations
 
 import copy
 import logging
 import pathlib
-from typing import Any
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import torch
 import torch.nn as nn
+
+from nasx._contracts import require
 
 from ..._third_party import quiet_third_party_warnings
 from .data import in_order, search_loaders
@@ -30,6 +34,81 @@ def _device_type(trainer: Any) -> str:
     if isinstance(trainer.accelerator, CPUAccelerator):
         return "cpu"
     return trainer.strategy.root_device.type
+
+
+@runtime_checkable
+class OneShotStrategy(Protocol):
+    """What :class:`~nasx.experiment.NasExperiment` needs from a one-shot strategy: two methods.
+
+    ``run(model_space, evaluator, workdir)`` is called once per ``NasExperiment.run()``: search
+    the space (typically by training a weight-sharing supernet), checkpointing to ``workdir`` and
+    resuming from it when a checkpoint is there. ``export_top_models(top_k)`` is called after it
+    and returns the ``top_k`` best archs, best first, as ``dict[label, value]`` (the same format a
+    multi-trial search exports). Subclass :class:`BaseOneShotStrategy` to get the supernet, the
+    Lightning loop and checkpointing, and write only the architecture step.
+
+    A minimal implementation (no training: it exports each space's default arch):
+
+        >>> import torch.nn as nn
+        >>> from nasx.space import ModelSpace, choice, search_space
+        >>> class DefaultArch:
+        ...     is_one_shot = True  # optional, read by NasExperiment.is_one_shot's callers
+        ...     def run(self, model_space, evaluator, workdir=None):
+        ...         self.best = search_space(model_space).default()
+        ...     def export_top_models(self, top_k=1):
+        ...         return [self.best][:top_k]
+        >>> class Net(ModelSpace):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.fc = nn.Linear(2, choice('width', [4, 8]))
+        >>> s = DefaultArch(); s.run(Net(), evaluator=None)
+        >>> isinstance(s, OneShotStrategy), s.export_top_models()
+        (True, [{'width': 4}])
+    """
+
+    def run(
+        self, model_space: nn.Module, evaluator: Any, workdir: pathlib.Path | None = None
+    ) -> None:
+        """Called by ``NasExperiment.run()``: search ``model_space`` using ``evaluator``."""
+
+    def export_top_models(self, top_k: int = 1) -> list[dict[str, Any]]:
+        """Called after :meth:`run`: the ``top_k`` best archs, best first."""
+
+
+@runtime_checkable
+class TrainerSpec(Protocol):
+    """A picklable recipe for ``pytorch_lightning.Trainer`` (:class:`nasx.evaluator.Trainer`)."""
+
+    kwargs: dict[str, Any]
+
+    def build(self, **overrides: Any) -> Any:
+        """A fresh ``pl.Trainer`` from the spec's kwargs, then ``overrides``."""
+
+    def fresh_callbacks(self) -> list[Any]:
+        """Copies of the spec's callbacks (their state must not leak between trainers)."""
+
+
+@runtime_checkable
+class OneShotEvaluator(Protocol):
+    """What a one-shot strategy needs from its evaluator; :class:`nasx.evaluator.Lightning` (and so
+    ``Classification`` and ``Regression``) has it all.
+
+    ``module`` is the ``LightningModule`` whose ``training_step``/``configure_optimizers`` train
+    the supernet (it gets it through ``set_model``); ``trainer`` is a :class:`TrainerSpec` (epochs,
+    devices, precision...); the data is ``datamodule`` or ``train_dataloaders`` /
+    ``val_dataloaders`` (unused ones are None). Without validation data the training data is split
+    in two halves, one for the weights and one for the architecture.
+
+        >>> from nasx.evaluator import Classification
+        >>> isinstance(Classification(), OneShotEvaluator)
+        True
+    """
+
+    module: Any
+    trainer: TrainerSpec
+    train_dataloaders: Any
+    val_dataloaders: Any
+    datamodule: Any
 
 
 class BaseOneShotStrategy:
@@ -60,9 +139,9 @@ class BaseOneShotStrategy:
         (True, None)
     """
 
-    is_one_shot = True
-    supernet_mode = "mixture"
-    needs_alphas = True
+    is_one_shot: ClassVar[bool] = True
+    supernet_mode: ClassVar[str] = "mixture"
+    needs_alphas: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -125,7 +204,10 @@ class BaseOneShotStrategy:
         )
 
     def run(
-        self, model_space: nn.Module, evaluator: Any, workdir: pathlib.Path | None = None
+        self,
+        model_space: nn.Module,
+        evaluator: OneShotEvaluator,
+        workdir: pathlib.Path | None = None,
     ) -> None:
         """Train the supernet of ``model_space`` with ``evaluator`` (a Lightning evaluator).
 
@@ -136,12 +218,13 @@ class BaseOneShotStrategy:
 
         from .lightning import OneShotModule
 
-        module = getattr(evaluator, "module", None)
-        if module is None:
-            raise TypeError(
-                f"one-shot strategies need a Lightning evaluator (Classification, Regression, Lightning); "
-                f"got {type(evaluator).__name__}, which has no .module"
-            )
+        require(
+            evaluator,
+            OneShotEvaluator,
+            "the evaluator of a one-shot strategy (a Lightning evaluator: Classification, "
+            "Regression or Lightning)",
+        )
+        module = evaluator.module
         self.supernet = self.build_supernet(model_space)
         self.space = model_space
         train, val = search_loaders(evaluator, self.seed)
@@ -171,12 +254,10 @@ class BaseOneShotStrategy:
     def after_fit(self) -> None:
         """Work after training (RandomOneShot searches the trained supernet here)."""
 
-    def _build_trainer(self, evaluator: Any, workdir: pathlib.Path | None):
+    def _build_trainer(self, evaluator: OneShotEvaluator, workdir: pathlib.Path | None) -> Any:
         """The evaluator's trainer spec, adjusted for one-shot training (see :meth:`run`)."""
-        import pytorch_lightning as pl
-
-        spec = getattr(evaluator, "trainer", None)
-        kwargs = dict(getattr(spec, "kwargs", {}) or {})
+        spec = evaluator.trainer
+        kwargs = dict(spec.kwargs or {})
         overrides: dict[str, Any] = {}
         if kwargs.get("gradient_clip_val") is not None:
             # Lightning refuses trainer-level clipping with manual optimisation: we clip ourselves.
@@ -190,11 +271,7 @@ class BaseOneShotStrategy:
             and kwargs.get("accelerator", "auto") in ("auto", "gpu", "cuda")
         ):
             overrides["precision"] = "bf16-mixed"
-        callbacks = (
-            spec.fresh_callbacks()
-            if hasattr(spec, "fresh_callbacks")
-            else list(kwargs.get("callbacks") or [])
-        )
+        callbacks = spec.fresh_callbacks()
         if workdir is not None:
             from pytorch_lightning.callbacks import ModelCheckpoint
 
@@ -212,9 +289,7 @@ class BaseOneShotStrategy:
             from pytorch_lightning.strategies import DDPStrategy
 
             overrides["strategy"] = DDPStrategy(find_unused_parameters=True)
-        if hasattr(spec, "build"):
-            return spec.build(**overrides)
-        return pl.Trainer(**{**kwargs, **overrides})
+        return spec.build(**overrides)
 
     def _need_supernet(self) -> Supernet:
         if self.supernet is None:

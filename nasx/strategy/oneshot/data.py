@@ -55,20 +55,17 @@ def in_order(loader: Any) -> Any:
 
 
 def search_loaders(evaluator: Any, seed: int = 0) -> tuple[Any, Any]:
-    """``(train, val)`` loaders of a Lightning evaluator for one-shot search.
+    """``(train, val)`` loaders of a one-shot evaluator (``OneShotEvaluator``'s data attributes).
 
     Uses the evaluator's datamodule when it has one, else ``train_dataloaders`` and
     ``val_dataloaders``. Without validation data the training set is split 50/50 (with a warning).
     """
-    datamodule = getattr(evaluator, "datamodule", None)
-    if datamodule is not None:
-        datamodule.setup("fit")
-        train, val = datamodule.train_dataloader(), datamodule.val_dataloader()
+    if evaluator.datamodule is not None:
+        evaluator.datamodule.setup("fit")
+        train = evaluator.datamodule.train_dataloader()
+        val = evaluator.datamodule.val_dataloader()
     else:
-        train, val = (
-            getattr(evaluator, "train_dataloaders", None),
-            getattr(evaluator, "val_dataloaders", None),
-        )
+        train, val = evaluator.train_dataloaders, evaluator.val_dataloaders
     if train is None:
         raise ValueError(
             "one-shot strategies need an evaluator with training data (train_dataloaders= or datamodule=), "
