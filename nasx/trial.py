@@ -15,15 +15,49 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final, Literal, get_args
 
-WAITING = "waiting"
-RUNNING = "running"
-SUCCEEDED = "succeeded"
-FAILED = "failed"
-REJECTED = "rejected"
-STATUSES = (WAITING, RUNNING, SUCCEEDED, FAILED, REJECTED)
-FINISHED = (SUCCEEDED, FAILED, REJECTED)
+# Statuses are plain strings in storage and in the trial table; the Literal lets a type checker
+# catch a misspelled one, the constants let code name them once.
+TrialStatus = Literal["waiting", "running", "succeeded", "failed", "rejected"]
+WAITING: Final = "waiting"
+RUNNING: Final = "running"
+SUCCEEDED: Final = "succeeded"
+FAILED: Final = "failed"
+REJECTED: Final = "rejected"
+STATUSES: tuple[TrialStatus, ...] = get_args(TrialStatus)
+FINISHED: tuple[TrialStatus, ...] = (SUCCEEDED, FAILED, REJECTED)
+
+# Why a trial failed when nasx decided it (the error text starts with ``"<kind>: "``); a trial that
+# raised starts its error with the exception's type name instead (``"ValueError: ..."``).
+FailureKind = Literal["TrialTimeout", "WorkerDied", "Interrupted", "FilterError"]
+FAILURE_KINDS: tuple[FailureKind, ...] = get_args(FailureKind)
+
+
+def failure(kind: FailureKind, message: str) -> str:
+    """The error text of a trial that failed for ``kind`` (one of :data:`FAILURE_KINDS`).
+
+    >>> failure('TrialTimeout', 'trial 4 ran longer than trial_timeout (3 s)')
+    'TrialTimeout: trial 4 ran longer than trial_timeout (3 s)'
+    """
+    if kind not in FAILURE_KINDS:
+        raise ValueError(f"unknown failure kind {kind!r}; known: {', '.join(FAILURE_KINDS)}")
+    return f"{kind}: {message}"
+
+
+def failure_kind(error: str | None) -> str | None:
+    """What a failed trial's error says went wrong: a :data:`FAILURE_KINDS` entry, or the type of
+    the exception the trial raised; None without an error.
+
+    >>> failure_kind('WorkerDied: the worker process running trial 3 was killed by signal SIGKILL')
+    'WorkerDied'
+    >>> failure_kind('ValueError: trial 0: the metric must be finite, got nan'), failure_kind(None)
+    ('ValueError', None)
+    """
+    if not error:
+        return None
+    head = error.split(":", 1)[0].strip()
+    return head if head.isidentifier() else None
 
 
 @dataclass
@@ -45,7 +79,7 @@ class Trial:
 
     id: int
     arch: dict
-    status: str = WAITING
+    status: TrialStatus = WAITING
     metric: float | None = None
     metrics: dict = field(default_factory=dict)
     intermediates: list = field(default_factory=list)

@@ -52,4 +52,6 @@ def cache_dir() -> Path:
         >>> cache_dir().is_absolute()
         True
     """
-    return Path(os.environ.get("NASX_CACHE_DIR") or Path.home() / ".cache" / "nasx").expanduser()
+    from nasx._cache import cache_root
+
+    return cache_root()

@@ -18,6 +18,8 @@ _LAZY_NAMES = {
     "TrialStore": "nasx.experiment.storage",
     "load_trials": "nasx.experiment.storage",
     "TrialTable": "nasx.experiment.table",
+    "Filter": "nasx.experiment.filters",
+    "ParamCountFilter": "nasx.experiment.filters",
 }
 
 __all__ = list(_LAZY_NAMES)

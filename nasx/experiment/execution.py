@@ -35,7 +35,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
-from nasx.trial import FAILED
+from nasx.trial import FAILED, failure
 
 from .runner import run_trial
 
@@ -234,8 +234,11 @@ class ProcessPoolExecutor:
             results.append(
                 failed_result(
                     worker.job,
-                    f"TrialTimeout: trial {worker.job['id']} ran longer than "
-                    f"trial_timeout ({self.trial_timeout:g} s); its worker was stopped",
+                    failure(
+                        "TrialTimeout",
+                        f"trial {worker.job['id']} ran longer than "
+                        f"trial_timeout ({self.trial_timeout:g} s); its worker was stopped",
+                    ),
                 )
             )
         return results
@@ -246,8 +249,10 @@ class ProcessPoolExecutor:
         job = worker.job
         return failed_result(
             job,
-            f"WorkerDied: the worker process running trial {job['id']} {how} "
-            f"(output in {worker.log.name})",
+            failure(
+                "WorkerDied",
+                f"the worker process running trial {job['id']} {how} (output in {worker.log.name})",
+            ),
         )
 
     def shutdown(self) -> None:

@@ -41,7 +41,7 @@ from nasx.evaluator.base import Metric, ModelEvaluator, direction_of
 from nasx.space import InvalidArchError, search_space
 from nasx.strategy.base import MultiTrialStrategy
 from nasx.strategy.oneshot.base import OneShotStrategy
-from nasx.trial import FAILED, REJECTED, RUNNING, SUCCEEDED, WAITING, Trial
+from nasx.trial import FAILED, REJECTED, RUNNING, SUCCEEDED, WAITING, Trial, failure
 
 from .execution import ProcessPoolExecutor, SequentialExecutor
 from .progress import Progress
@@ -79,7 +79,7 @@ class NasExperiment:
             it needs a worker, so one concurrent trial then runs on a 1-process pool.
         execution: ``'sequential'``, ``'process'`` or ``'ray'``; default sequential for one
             concurrent trial without ``trial_timeout``, else process.
-        filter: a :class:`~nasx.strategy.filters.Filter` (or ``f(arch) -> bool``) run before training.
+        filter: a :class:`~nasx.experiment.filters.Filter` (or ``f(arch) -> bool``) run before training.
         resume: continue the experiment already in ``workdir``; without it such a directory is an error.
         rerun_interrupted: on resume, re-run trials that were in flight when the last run stopped
             (True) or record them as failed (False).
@@ -171,12 +171,14 @@ class NasExperiment:
             self._config = NniConfig(self)
         return self._config
 
-    def run(self, port: int | None = None, **_nni_options: Any) -> None:
+    def run(self, port: int | None = None, **nni_options: Any) -> None:
         """Run until a limit is reached or the strategy is exhausted; call again to go on.
 
-        ``port`` (and NNI's other ``run`` options) are accepted for NNI scripts and ignored: nasx
-        has no web UI; read ``trial_table()`` or the experiment directory instead.
+        ``port`` and NNI's other ``run`` options (``config``, ``wait_completion``, ``debug``) are
+        accepted for NNI scripts and ignored: nasx has no web UI; read ``trial_table()`` or the
+        experiment directory instead. Any other keyword is refused, naming the known ones.
         """
+        _check_nni_run_options(nni_options)
         if not self._execution_given:  # max_concurrent_trials may have changed (exp.config)
             self.execution = self._default_execution()
         if self.is_one_shot:
@@ -193,7 +195,10 @@ class NasExperiment:
             if interrupted and not self.rerun_interrupted:
                 for t in interrupted:
                     t.status, t.end_time = FAILED, time.time()
-                    t.error = "Interrupted: the experiment stopped while this trial ran (rerun_interrupted=False)"
+                    t.error = failure(
+                        "Interrupted",
+                        "the experiment stopped while this trial ran (rerun_interrupted=False)",
+                    )
                     store.update(t)
                 interrupted = []
             self.strategy.setup(space, list(self._trials.values()), direction=self.direction)
@@ -268,7 +273,7 @@ class NasExperiment:
                     ) as e:  # e.g. the model cannot be built: the trial fails, the search goes on
                         trial.status, trial.error = (
                             FAILED,
-                            f"the filter raised {type(e).__name__}: {e}",
+                            failure("FilterError", f"the filter raised {type(e).__name__}: {e}"),
                         )
                         trial.end_time, trial.duration = trial.start_time, 0.0
                         store.add(trial)
@@ -501,6 +506,20 @@ def parse_duration(value: float | str | None, what: str = "max_duration") -> flo
     return float(match.group(1)) * _DURATION_UNITS[match.group(2)]
 
 
+# NNI 3.0's NasExperiment.run / Experiment.run options besides `port`: accepted, without effect.
+NNI_RUN_OPTIONS = ("config", "wait_completion", "debug")
+
+
+def _check_nni_run_options(options: dict[str, Any]) -> None:
+    unknown = sorted(set(options) - set(NNI_RUN_OPTIONS))
+    if unknown:
+        raise TypeError(
+            f"NasExperiment.run() got unknown option(s) {', '.join(map(repr, unknown))}; it takes "
+            f"port and NNI's {', '.join(NNI_RUN_OPTIONS)} (all ignored: nasx has no web UI). "
+            "Limits such as max_trials are NasExperiment(...) arguments"
+        )
+
+
 def _is_one_shot(strategy: Any) -> bool:
     """Which seam ``strategy`` implements; a TypeError naming the missing methods if neither."""
     multi = missing_members(strategy, MultiTrialStrategy)
@@ -536,11 +555,11 @@ def _as_filter(f: Any):
     if f is None or hasattr(f, "check"):
         return f
     if callable(f):
-        from nasx.strategy.filters import Filter
+        from .filters import Filter
 
         return Filter(f, on="arch")
     raise TypeError(
-        f"filter must be a nasx.strategy.filters.Filter or a function f(arch) -> bool, got {type(f).__name__}"
+        f"filter must be a nasx.experiment.filters.Filter or a function f(arch) -> bool, got {type(f).__name__}"
     )
 
 

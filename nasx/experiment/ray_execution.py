@@ -17,6 +17,8 @@ import sys
 import time
 from typing import Any
 
+from nasx.trial import failure
+
 from .execution import failed_result
 from .runner import run_trial
 
@@ -99,7 +101,10 @@ class RayExecutor:
                 results.append(
                     failed_result(
                         job,
-                        f"WorkerDied: Ray could not run trial {job['id']}: {type(e).__name__}: {e}",
+                        failure(
+                            "WorkerDied",
+                            f"Ray could not run trial {job['id']}: {type(e).__name__}: {e}",
+                        ),
                     )
                 )
         if self.trial_timeout is not None:
@@ -111,8 +116,11 @@ class RayExecutor:
                 results.append(
                     failed_result(
                         job,
-                        f"TrialTimeout: trial {job['id']} ran longer than trial_timeout "
-                        f"({self.trial_timeout:g} s); its Ray task was cancelled",
+                        failure(
+                            "TrialTimeout",
+                            f"trial {job['id']} ran longer than trial_timeout "
+                            f"({self.trial_timeout:g} s); its Ray task was cancelled",
+                        ),
                     )
                 )
         return results

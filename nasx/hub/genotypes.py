@@ -16,13 +16,13 @@ edge of node 2) and ``normal/input_2_0`` (its input, a one-element list).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
+from nasx.space.cell import CELL_LABEL_PATTERN, cell_input_label, cell_op_label
+
 CELL_TYPES = ("normal", "reduce")
 NUM_PREDECESSORS = 2
-_LABEL = re.compile(r"^(normal|reduce)/(op|input)_(\d+)_(\d+)$")
 
 
 class Genotype(NamedTuple):
@@ -97,8 +97,8 @@ def genotype_to_arch(genotype: Genotype) -> dict[str, Any]:
                 raise ValueError(
                     f"genotype {cell} edge {i} of node {node} reads node {inp}; allowed 0..{node - 1}"
                 )
-            arch[f"{cell}/op_{node}_{k}"] = op
-            arch[f"{cell}/input_{node}_{k}"] = [inp]
+            arch[cell_op_label(cell, node, k)] = op
+            arch[cell_input_label(cell, node, k)] = [inp]
     return arch
 
 
@@ -110,10 +110,15 @@ def arch_to_genotype(arch: Mapping[str, Any], merge_op: str = "all") -> Genotype
     """
     parsed: dict[str, dict[tuple[int, int], dict[str, Any]]] = {t: {} for t in CELL_TYPES}
     for label, value in arch.items():
-        m = _LABEL.match(label)
-        if not m:
+        m = CELL_LABEL_PATTERN.match(label)
+        if not m or m.group("cell") not in CELL_TYPES:
             continue
-        cell, kind, node, k = m.group(1), m.group(2), int(m.group(3)), int(m.group(4))
+        cell, kind, node, k = (
+            m.group("cell"),
+            m.group("kind"),
+            int(m.group("node")),
+            int(m.group("k")),
+        )
         if kind == "input":
             value = list(value) if isinstance(value, (list, tuple)) else [value]
             if len(value) != 1:

@@ -1,7 +1,7 @@
 """Pre-searched models: ``load_searched_model(name)`` builds one at its published size, with weights.
 
 Weights are plain ``state_dict`` files loaded with ``torch.load(..., weights_only=True)``. Published
-weights (``pretrained=True``) are looked up in a cache directory (``$NASX_CACHE_DIR``, default
+weights (``pretrained=True``) are looked up in a cache directory (``$NASX_CACHE_DIR/hub``, default
 ``~/.cache/nasx/hub``) and verified against their SHA-256 when one is configured; when missing
 they are downloaded from a configured URL into a temporary file that replaces the cached name only
 after its checksum passed, so a bad download never overwrites anything. nasx ships no weight URLs
@@ -190,8 +190,10 @@ def configure_weights(
 
 
 def default_cache_dir() -> Path:
-    """Where published weights are cached: ``$NASX_CACHE_DIR`` or ``~/.cache/nasx/hub``."""
-    return Path(os.environ.get("NASX_CACHE_DIR", Path.home() / ".cache" / "nasx" / "hub"))
+    """Where published weights are cached: ``$NASX_CACHE_DIR/hub`` or ``~/.cache/nasx/hub``."""
+    from nasx._cache import cache_root
+
+    return cache_root() / "hub"
 
 
 def _entry(name: str) -> SearchedModel:
@@ -334,7 +336,7 @@ def load_searched_model(
             one is configured), downloading them first when a URL is configured.
         weights: a ``state_dict`` file of your own to load instead (``pretrained`` is ignored).
         progress: print download progress to stderr.
-        cache_dir: the cache directory (default ``$NASX_CACHE_DIR`` or ``~/.cache/nasx/hub``).
+        cache_dir: the cache directory (default ``$NASX_CACHE_DIR/hub`` or ``~/.cache/nasx/hub``).
         sha256: expected checksum (or an 8+ digit prefix) of ``weights``.
         download: allow downloading missing published weights (when a URL is configured).
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -40,6 +41,26 @@ def _as_factory(name: Any, candidate: nn.Module | Callable) -> OpFactory:
             f"but it takes {n_params} argument(s)"
         )
     return candidate
+
+
+# NNI's label format for a cell's edges, written once (the hub's genotype conversion parses it).
+CELL_LABEL_PATTERN = re.compile(r"^(?P<cell>.+)/(?P<kind>op|input)_(?P<node>\d+)_(?P<k>\d+)$")
+
+
+def cell_op_label(cell: str, node: int, k: int) -> str:
+    """The label of the operation of the ``k``-th edge into ``node`` of cell ``cell``.
+
+    >>> cell_op_label('normal', 2, 0), cell_input_label('normal', 2, 0)
+    ('normal/op_2_0', 'normal/input_2_0')
+    >>> CELL_LABEL_PATTERN.match('reduce/input_3_1').group('cell', 'kind', 'node', 'k')
+    ('reduce', 'input', '3', '1')
+    """
+    return f"{cell}/op_{node}_{k}"
+
+
+def cell_input_label(cell: str, node: int, k: int) -> str:
+    """The label of the input choice of the ``k``-th edge into ``node`` of cell ``cell``."""
+    return f"{cell}/input_{node}_{k}"
 
 
 class _CopyOf:
@@ -146,7 +167,9 @@ class Cell(nn.Module):
         for node in range(num_predecessors, num_predecessors + num_nodes):
             node_ops, node_inputs = nn.ModuleList(), nn.ModuleList()
             for k in range(num_ops_per_node):
-                pick = InputChoice(node, 1, label=ResolvedLabel(f"{self.label}/input_{node}_{k}"))
+                pick = InputChoice(
+                    node, 1, label=ResolvedLabel(cell_input_label(self.label, node, k))
+                )
                 input_index = pick.chosen[0] if isinstance(pick, ChosenInputs) else None
                 node_inputs.append(pick)
                 node_ops.append(self._edge_op(node, k, input_index))
@@ -156,7 +179,7 @@ class Cell(nn.Module):
 
     def _edge_op(self, node: int, op_index: int, input_index: int | None) -> nn.Module:
         """The operation of edge (node, op_index): a LayerChoice, or only the chosen op when fixed."""
-        label = ResolvedLabel(f"{self.label}/op_{node}_{op_index}")
+        label = ResolvedLabel(cell_op_label(self.label, node, op_index))
         if current_arch() is not None:
             # Build just the chosen candidate: a DARTS network has ~280 edges x 7 ops otherwise.
             chosen = resolve(Categorical(list(self.op_factories), label=label, _kind="layerchoice"))

@@ -28,8 +28,8 @@ _LAZY_NAMES = {
     "PolicyGradient": "nasx.strategy.policy_gradient",
     "PolicyBasedRL": "nasx.strategy.policy_gradient",  # NNI 3.0 name
     "TPE": "nasx.strategy.tpe",
-    "Filter": "nasx.strategy.filters",
-    "ParamCountFilter": "nasx.strategy.filters",
+    "Filter": "nasx.experiment.filters",  # re-exported: filters are experiment policy
+    "ParamCountFilter": "nasx.experiment.filters",
     # one-shot
     "DARTS": "nasx.strategy.oneshot.darts",
     "GumbelDARTS": "nasx.strategy.oneshot.darts",

@@ -115,3 +115,20 @@ def test_a_strategy_subclass_without_next_arch_fails_when_constructed():
 def test_one_shot_strategy_names_what_its_evaluator_lacks():
     with pytest.raises(TypeError, match=r"has no datamodule, module, train_dataloaders, trainer"):
         DARTS().run(SmallNet(), lambda model: 0.0)
+
+
+def test_unknown_run_options_and_config_fields_are_refused_with_the_known_ones(tmp_path):
+    exp = NasExperiment(SmallNet(), lambda model: 0.0, Random(seed=0), workdir=tmp_path)
+    with pytest.raises(TypeError, match=r"'max_trial'.*port and NNI's config, wait_completion"):
+        exp.run(max_trial=3)
+    with pytest.raises(
+        AttributeError, match=r"'trial_concurency' \(did you mean 'trial_concurrency'"
+    ):
+        exp.config.trial_concurency = 2
+    exp.config.max_trial_duration = "1m"  # NNI's per-trial limit is nasx's trial_timeout
+    exp.config.trial_gpu_number = 0  # an NNI field without a meaning here: accepted, ignored
+    assert exp.trial_timeout == 60.0
+    exp.config.max_trial_duration = None  # (a timeout needs worker processes: slow to start)
+    exp.config.max_trial_number = 1
+    exp.run(port=8081, wait_completion=True, debug=False)
+    assert len(exp.trials()) == 1

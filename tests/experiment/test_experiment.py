@@ -13,7 +13,7 @@ from nasx.experiment import ExperimentDirError, NasExperiment, TrialStore, load_
 from nasx.space import InvalidArchError
 from nasx.strategy import GridSearch, ParamCountFilter, Random, RegularizedEvolution
 from nasx.strategy.base import Strategy
-from nasx.trial import Trial
+from nasx.trial import Trial, failure_kind
 
 from .helpers import FailOnTanh, Returns, SmallNet, reference_metric, width_metric
 
@@ -375,5 +375,6 @@ def test_a_filter_that_raises_fails_the_trial_not_the_experiment(tmp_path):
     exp.run()
     failed = exp.trials("failed")
     assert [t.arch["width"] for t in failed] == [4, 4]
-    assert failed[0].error == "the filter raised RuntimeError: cannot measure this one"
+    assert failed[0].error == "FilterError: the filter raised RuntimeError: cannot measure this one"
+    assert failure_kind(failed[0].error) == "FilterError"
     assert len(exp.trials("succeeded")) == 4

@@ -14,6 +14,7 @@ from nasx.space import SearchSpace
 from .base import BaseOneShotStrategy
 from .distributed import average_across_ranks
 from .sampling import batch_reward, split_batch, step_generator
+from .topk import prob_key
 
 
 class Controller(nn.Module):
@@ -171,7 +172,7 @@ class ENAS(BaseOneShotStrategy):
         for i, label in enumerate(c.labels):
             state = c.lstm(x, state)
             probs = c._logits(state[0], i).softmax(-1)
-            out[label] = {_key(v): float(p) for v, p in zip(c.grids[i], probs, strict=False)}
+            out[label] = {prob_key(v): float(p) for v, p in zip(c.grids[i], probs, strict=False)}
             x = c.embeddings[i](probs.argmax().view(1))
         return out
 
@@ -192,9 +193,3 @@ class ENAS(BaseOneShotStrategy):
         if self.controller is None:
             raise RuntimeError("ENAS has not run yet: call run(space, evaluator) first")
         return self.controller
-
-
-def _key(value: Any) -> Any:
-    if isinstance(value, list):
-        return value[0] if len(value) == 1 else tuple(value)
-    return value

@@ -12,6 +12,7 @@ import torch.nn as nn
 
 from .base import BaseOneShotStrategy
 from .sampling import batch_reward, split_batch, step_rng
+from .topk import prob_key
 
 
 class RandomOneShot(BaseOneShotStrategy):
@@ -146,7 +147,7 @@ class RandomOneShot(BaseOneShotStrategy):
     def export_probs(self) -> dict[str, dict[Any, float]]:
         """Uniform: RandomOneShot learns no architecture distribution."""
         space = self._need_supernet().search_space
-        return {label: {_key(v): 1.0 / len(c) for v in c.grid()} for label, c in space.items()}
+        return {label: {prob_key(v): 1.0 / len(c) for v in c.grid()} for label, c in space.items()}
 
     def export_top_models(self, top_k: int = 1) -> list[dict[str, Any]]:
         if not self.results:
@@ -160,9 +161,3 @@ def _to(batch: Any, device: torch.device) -> Any:
     if isinstance(batch, (list, tuple)):
         return type(batch)(_to(b, device) for b in batch)
     return batch
-
-
-def _key(value: Any) -> Any:
-    if isinstance(value, list):
-        return value[0] if len(value) == 1 else tuple(value)
-    return value

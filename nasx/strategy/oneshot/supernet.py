@@ -35,6 +35,7 @@ from nasx.space.choice import Categorical
 from .mixed import NONE_OPS, MixedInput, MixedLayer, MixedRepeat
 from .mixed_cell import MixedCell
 from .state import ArchState
+from .topk import prob_key
 
 MIXED_TYPES = (MixedLayer, MixedInput, MixedRepeat, MixedCell)
 
@@ -219,7 +220,7 @@ class Supernet(nn.Module):
         probs = self.probs()
         if self.mode == "path":
             return {
-                label: {_key(v): float(p) for v, p in zip(c.grid(), probs[label], strict=False)}
+                label: {prob_key(v): float(p) for v, p in zip(c.grid(), probs[label], strict=False)}
                 for label, c in self.search_space.items()
             }
         out: dict[str, dict[Any, float]] = {}
@@ -230,10 +231,3 @@ class Supernet(nn.Module):
                 else m.export_probs(probs[m.label])
             )
         return out
-
-
-def _key(value: Any) -> Any:
-    """A dict key for a grid value: input choices' one-element lists become their index."""
-    if isinstance(value, list):
-        return value[0] if len(value) == 1 else tuple(value)
-    return value

@@ -35,7 +35,7 @@ def top_k_archs(
         if label not in best or label not in space:
             continue
         best_value = space[label].validate(best[label])
-        p_best = max(dist.get(_key(best_value), 1e-12), 1e-12)
+        p_best = max(dist.get(prob_key(best_value), 1e-12), 1e-12)
         for key, p in dist.items():
             value = space[label].validate(_as_value(label, key, space[label]))
             if value != best_value:
@@ -62,7 +62,13 @@ def top_k_archs(
     return out
 
 
-def _key(value: Any) -> Any:
+def prob_key(value: Any) -> Any:
+    """The key of a choice value in a probability dict: an input choice's one-element list
+    becomes its index, a longer list a tuple (lists are not hashable).
+
+    >>> prob_key([2]), prob_key([0, 1]), prob_key('conv3')
+    (2, (0, 1), 'conv3')
+    """
     if isinstance(value, list):
         return value[0] if len(value) == 1 else tuple(value)
     return value

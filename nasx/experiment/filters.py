@@ -1,0 +1,105 @@
+"""Filters: reject archs before training (e.g. outside a parameter-count range).
+
+A filter is handed to :class:`~nasx.experiment.NasExperiment` (``filter=``). A rejected arch is
+stored as a trial with status ``'rejected'`` and the reason as its error, the strategy is told (so
+it is not proposed again), and after ``patience`` rejections in a row the experiment stops,
+because the strategy is evidently not finding archs the filter accepts.
+
+    >>> import torch.nn as nn
+    >>> f = ParamCountFilter(max_params=100)
+    >>> f.check({}, lambda: nn.Linear(10, 5))     # 55 parameters: accepted
+    >>> f.check({}, lambda: nn.Linear(10, 20))    # 220 parameters
+    'rejected by ParamCountFilter: 220 parameters, allowed at most 100'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch.nn as nn
+
+
+class Filter:
+    """Accept or reject an arch before it is trained.
+
+    Args:
+        predicate: ``predicate(arch)`` (``on='arch'``) or ``predicate(model)`` (``on='model'``,
+            the model built from the arch) returning True to accept.
+        on: what the predicate receives.
+        patience: stop the experiment after this many rejections in a row.
+        name: how rejections are described in the trial table.
+
+    Example:
+        >>> f = Filter(lambda arch: arch['width'] >= 16, name='width >= 16')
+        >>> f.check({'width': 8}, model_fn=None)
+        'rejected by width >= 16'
+    """
+
+    def __init__(
+        self,
+        predicate: Callable[[Any], bool],
+        on: str = "arch",
+        patience: int = 100,
+        name: str | None = None,
+    ):
+        if on not in ("arch", "model"):
+            raise ValueError(f"Filter(on=...) must be 'arch' or 'model', got {on!r}")
+        if patience < 1:
+            raise ValueError(f"patience must be at least 1, got {patience}")
+        self.predicate = predicate
+        self.on = on
+        self.patience = patience
+        self.name = name or getattr(predicate, "__name__", type(self).__name__)
+
+    def check(self, arch: dict[str, Any], model_fn: Callable[[], nn.Module] | None) -> str | None:
+        """None to accept ``arch``, else the reason it is rejected. ``model_fn()`` builds the model."""
+        subject = model_fn() if self.on == "model" else arch
+        return None if self.predicate(subject) else f"rejected by {self.name}"
+
+
+class ParamCountFilter(Filter):
+    """Accept models whose number of parameters lies in ``[min_params, max_params]``.
+
+    Example:
+        >>> ParamCountFilter(min_params=1000).check({}, lambda: nn.Linear(2, 2))
+        'rejected by ParamCountFilter: 6 parameters, allowed at least 1000'
+    """
+
+    def __init__(
+        self, min_params: int | None = None, max_params: int | None = None, patience: int = 100
+    ):
+        if min_params is None and max_params is None:
+            raise ValueError("ParamCountFilter needs min_params, max_params or both")
+        if min_params is not None and max_params is not None and min_params > max_params:
+            raise ValueError(f"min_params ({min_params}) is larger than max_params ({max_params})")
+        super().__init__(self._accepts, on="model", patience=patience, name="ParamCountFilter")
+        self.min_params = min_params
+        self.max_params = max_params
+
+    @staticmethod
+    def count(model: nn.Module) -> int:
+        return sum(p.numel() for p in model.parameters())
+
+    def _accepts(self, model: nn.Module) -> bool:
+        n = self.count(model)
+        return (self.min_params is None or n >= self.min_params) and (
+            self.max_params is None or n <= self.max_params
+        )
+
+    def check(self, arch: dict[str, Any], model_fn: Callable[[], nn.Module] | None) -> str | None:
+        n = self.count(model_fn())
+        if self.min_params is not None and n < self.min_params:
+            bound = (
+                f"allowed at least {self.min_params}" if self.max_params is None else self._range()
+            )
+        elif self.max_params is not None and n > self.max_params:
+            bound = (
+                f"allowed at most {self.max_params}" if self.min_params is None else self._range()
+            )
+        else:
+            return None
+        return f"rejected by ParamCountFilter: {n} parameters, {bound}"
+
+    def _range(self) -> str:
+        return f"allowed [{self.min_params}, {self.max_params}]"
