@@ -33,6 +33,7 @@ import torch.nn as nn
 
 from nasx.evaluator.base import ModelEvaluator, normalize_metric
 from nasx.space import ModelSpace, model_context
+from nasx.space.base import space_record
 from nasx.trial import FAILED, SUCCEEDED
 
 
@@ -50,13 +51,13 @@ class ModelBuilder:
 
     @classmethod
     def from_space(cls, space: nn.Module) -> ModelBuilder:
-        if not isinstance(space, ModelSpace) or "_nasx_init_args" not in space.__dict__:
+        if not isinstance(space, ModelSpace) or "_nasx_record" not in space.__dict__:
             raise TypeError(
                 f"the model space must be an instance of a nasx.space.ModelSpace subclass, got "
                 f"{type(space).__name__}; subclass ModelSpace so trials can rebuild it from an arch"
             )
-        args, kwargs = space.__dict__["_nasx_init_args"]
-        return cls(type(space), args, kwargs)
+        record = space_record(space)
+        return cls(type(space), record.args, record.kwargs)
 
     def __call__(self, arch: dict[str, Any]) -> nn.Module:
         with model_context(arch):

@@ -4,21 +4,34 @@ One small metaclass hook decides what a constructor call returns. It is the only
 magic in nasx, and it exists for one reason: under :func:`model_context`, ``LayerChoice([...])``
 must *be* the chosen module (and ``Repeat(...)`` a plain ``nn.Sequential``), so the rebuilt model
 holds no search machinery, matches a hand-written model parameter for parameter, and scripts or
-exports like one. Everything else is ordinary ``nn.Module`` code.
+exports like one. Everything else is ordinary ``nn.Module`` code. (Why it stays rather than an
+explicit ``build(arch)``: CONTRIBUTING.md, "Decisions". The build and freeze path as a whole:
+:mod:`nasx.space.state`.)
 """
 
 from __future__ import annotations
 
-import contextlib
 import inspect
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch.nn as nn
 
 from .choice import Choice
-from .context import current_arch, model_context, recording_value_choices
-from .labels import fresh_label_root, label_scope
-from .registry import in_space_construction, label_registry
+from .context import current_arch, model_context
+from .state import space_construction
+
+
+@dataclass
+class SpaceRecord:
+    """What a space's construction leaves on it for the search form and for rebuilding it.
+
+    Kept as a plain attribute (``space._nasx_record``), not a buffer: a rebuilt model ignores it.
+    """
+
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]  # includes label_prefix, so a rebuild uses the same labels
+    value_choices: list[Choice] = field(default_factory=list)
 
 
 class _ConstructionHook(type(nn.Module)):
@@ -84,6 +97,17 @@ class MutableModule(nn.Module, metaclass=_ConstructionHook):
         return []
 
 
+def space_record(space: nn.Module) -> SpaceRecord:
+    """How ``space`` was constructed (arguments, value choices); see :class:`SpaceRecord`."""
+    record = space.__dict__.get("_nasx_record")
+    if not isinstance(space, ModelSpace) or record is None:
+        raise TypeError(
+            f"the model space must be an instance of a nasx.space.ModelSpace subclass, built by "
+            f"calling its class; got {type(space).__name__}, which can't be rebuilt from an arch"
+        )
+    return record
+
+
 class ModelSpace(nn.Module, metaclass=_ConstructionHook):
     """Base class of a model space: an ``nn.Module`` whose constructor declares choices.
 
@@ -115,22 +139,17 @@ class ModelSpace(nn.Module, metaclass=_ConstructionHook):
     @classmethod
     def _construct(cls, *args: Any, label_prefix: str | None = None, **kwargs: Any) -> ModelSpace:
         prefix = label_prefix if label_prefix is not None else cls.label_prefix
-        top_level = not in_space_construction()
-        with contextlib.ExitStack() as stack:
-            if top_level:
-                stack.enter_context(fresh_label_root())
-                stack.enter_context(label_registry())
-            stack.enter_context(label_scope(prefix))
-            value_choices = stack.enter_context(recording_value_choices())
+        with space_construction(prefix) as state:
             space = type.__call__(cls, *args, **kwargs)
-        # Plain attributes (not buffers): the search form needs them, a rebuilt model ignores them.
-        space.__dict__["_nasx_value_choices"] = value_choices
-        space.__dict__["_nasx_init_args"] = (args, {**kwargs, "label_prefix": label_prefix})
+        space.__dict__["_nasx_record"] = SpaceRecord(
+            args, {**kwargs, "label_prefix": label_prefix}, state.value_choices or []
+        )
         return space
 
     def value_choices(self) -> list[Choice]:
         """Value choices (``nasx.choice``, ``ensure_frozen``) this space resolved while constructed."""
-        return list(self.__dict__.get("_nasx_value_choices", []))
+        record = self.__dict__.get("_nasx_record")
+        return list(record.value_choices) if record is not None else []
 
     def freeze(self, arch: dict[str, Any]) -> nn.Module:
         """Validate ``arch`` against this space and build the plain model it selects.
@@ -141,6 +160,6 @@ class ModelSpace(nn.Module, metaclass=_ConstructionHook):
         from .search_space import search_space
 
         arch = search_space(self).validate(arch)
-        args, kwargs = self.__dict__["_nasx_init_args"]
         with model_context(arch):
-            return type(self)(*args, **kwargs)
+            record = space_record(self)
+            return type(self)(*record.args, **record.kwargs)

@@ -2,8 +2,9 @@
 
 Choices read the active arch when they are constructed, so the same constructor code serves both
 the search form (no context: choices keep every candidate) and the fixed form (every choice
-replaced by its chosen value or module). The arch lives in a :mod:`contextvars` variable, which is
-per thread and per asyncio task.
+replaced by its chosen value or module). The arch is a field of the construction state
+(:mod:`nasx.space.state`, which explains the whole build and freeze path), per thread and per
+asyncio task.
 
     >>> import torch.nn as nn
     >>> from nasx.space import LayerChoice, model_context
@@ -16,15 +17,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
-from contextvars import ContextVar
 from typing import Any
 
 from .choice import Choice
 from .errors import InvalidArchError
-
-_arch: ContextVar[Mapping[str, Any] | None] = ContextVar("nasx_arch", default=None)
-# Value choices resolved in search mode inside the space being built (they leave no module behind).
-_value_choices: ContextVar[list[Choice] | None] = ContextVar("nasx_value_choices", default=None)
+from .state import building, current
 
 
 @contextlib.contextmanager
@@ -42,17 +39,14 @@ def model_context(arch: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
     bad = [k for k in arch if not isinstance(k, str)]
     if bad:
         raise InvalidArchError(f"arch labels must be strings, got {bad!r}")
-    outer = _arch.get()
-    token = _arch.set({**outer, **arch} if outer else dict(arch))
-    try:
+    outer = current().arch
+    with building(arch={**outer, **arch} if outer else dict(arch)):
         yield arch
-    finally:
-        _arch.reset(token)
 
 
 def current_arch() -> Mapping[str, Any] | None:
     """The arch of the innermost :func:`model_context`, or None when building the search form."""
-    return _arch.get()
+    return current().arch
 
 
 def resolve(choice: Choice) -> Any:
@@ -61,9 +55,12 @@ def resolve(choice: Choice) -> Any:
     In search mode the choice is recorded in the space under construction, so a value that left
     no module behind (a width, a kernel size) still appears in :func:`~nasx.space.search_space`.
     """
-    arch = _arch.get()
+    state = current()
+    arch = state.arch
     if arch is None:
-        recorded = _value_choices.get()
+        # Recorded in the space being built: a value that left no module behind (a width, a
+        # kernel size) must still appear in its search space.
+        recorded = state.value_choices
         if recorded is not None and all(c.label != choice.label for c in recorded):
             recorded.append(choice)
         return choice.default
@@ -92,14 +89,3 @@ def ensure_frozen(value: Any) -> Any:
     if isinstance(value, (tuple, list)) and any(isinstance(v, Choice) for v in value):
         return type(value)(ensure_frozen(v) for v in value)
     return value
-
-
-@contextlib.contextmanager
-def recording_value_choices() -> Iterator[list[Choice]]:
-    """Collect the value choices resolved in search mode while one space constructor runs."""
-    recorded: list[Choice] = []
-    token = _value_choices.set(recorded)
-    try:
-        yield recorded
-    finally:
-        _value_choices.reset(token)

@@ -16,19 +16,8 @@ from __future__ import annotations
 import contextlib
 from collections import Counter
 from collections.abc import Iterator
-from contextvars import ContextVar
-from dataclasses import dataclass, field
 
-
-@dataclass
-class _Scope:
-    path: tuple[str, ...] = ()
-    counters: Counter = field(default_factory=Counter)
-
-
-# Choices created outside any ModelSpace share this root; their auto labels keep counting up.
-_GLOBAL_ROOT = _Scope()
-_current: ContextVar[_Scope] = ContextVar("nasx_label_scope", default=_GLOBAL_ROOT)
+from .state import building, current
 
 
 class ResolvedLabel(str):
@@ -38,7 +27,8 @@ class ResolvedLabel(str):
     """
 
 
-def _check_segment(label: object) -> str:
+def check_segment(label: object) -> str:
+    """``label`` if it is a valid label segment, else ValueError saying what a label is."""
     if not isinstance(label, str) or not label or label.startswith("/") or label.endswith("/"):
         raise ValueError(
             f"invalid label {label!r}: a label is a non-empty string that does not start or end with '/'"
@@ -50,11 +40,11 @@ def make_label(label: str | None, kind: str) -> str:
     """Full label for a new choice: ``label`` (or an auto-numbered ``<kind>_<n>``) under the scope."""
     if isinstance(label, ResolvedLabel):
         return str(label)
-    scope = _current.get()
+    state = current()
     if label is None:
-        scope.counters[kind] += 1
-        label = f"{kind}_{scope.counters[kind]}"
-    return "/".join((*scope.path, _check_segment(label)))
+        state.counters[kind] += 1
+        label = f"{kind}_{state.counters[kind]}"
+    return "/".join((*state.path, check_segment(label)))
 
 
 @contextlib.contextmanager
@@ -66,24 +56,10 @@ def label_scope(name: str | None) -> Iterator[None]:
     if name is None:
         yield
         return
-    parent = _current.get()
-    token = _current.set(_Scope(path=(*parent.path, _check_segment(name))))
-    try:
+    with building(path=(*current().path, check_segment(name)), counters=Counter()):
         yield
-    finally:
-        _current.reset(token)
-
-
-@contextlib.contextmanager
-def fresh_label_root() -> Iterator[None]:
-    """Start a new, unprefixed numbering: used around a top-level space's construction."""
-    token = _current.set(_Scope())
-    try:
-        yield
-    finally:
-        _current.reset(token)
 
 
 def current_path() -> tuple[str, ...]:
     """The named scopes enclosing the code running now (``()`` at the top)."""
-    return _current.get().path
+    return current().path

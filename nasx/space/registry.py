@@ -1,23 +1,23 @@
-"""Which labels one top-level space construction has used, so a label clash fails at once."""
+"""Which labels one top-level space construction has used, so a label clash fails at once.
+
+The record itself is ``BuildState.seen_labels`` (:mod:`nasx.space.state`), set afresh by each
+top-level ``ModelSpace`` construction.
+"""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 from .errors import LabelConflictError
+from .state import current
 
 if TYPE_CHECKING:
     from .choice import Choice
 
-_seen_labels: ContextVar[dict[str, Choice] | None] = ContextVar("nasx_seen_labels", default=None)
-
 
 def register(choice: Choice) -> None:
     """Note a newly created choice; two different decisions under one label are an error."""
-    seen = _seen_labels.get()
+    seen = current().seen_labels
     if seen is None:
         return
     other = seen.setdefault(choice.label, choice)
@@ -29,16 +29,6 @@ def register(choice: Choice) -> None:
         )
 
 
-@contextlib.contextmanager
-def label_registry() -> Iterator[None]:
-    """A fresh record of used labels, for the duration of one top-level space construction."""
-    token = _seen_labels.set({})
-    try:
-        yield
-    finally:
-        _seen_labels.reset(token)
-
-
 def in_space_construction() -> bool:
     """Whether a ModelSpace constructor is running (in any enclosing frame)."""
-    return _seen_labels.get() is not None
+    return current().seen_labels is not None
