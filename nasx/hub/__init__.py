@@ -13,6 +13,7 @@ from .mnasnet import MNASNET_A1, MOBILENET_V2, MnasNet
 from .nasbench201 import NasBench201, arch_to_nb201_string, nb201_string_to_arch
 from .nds import DARTS, ENAS, NDS, PNAS, AmoebaNet, NASNet
 from .pretrained import available_models, configure_weights, load_searched_model
+from .registry import list_spaces, space_entry
 from .spinenet import SPINENET_49, SpineNet
 
 __all__ = [
@@ -33,6 +34,8 @@ __all__ = [
     "nb201_string_to_arch",
     "arch_to_genotype",
     "available_models",
+    "list_spaces",
+    "space_entry",
     "configure_weights",
     "load_searched_model",
     "genotype_to_arch",

@@ -42,6 +42,15 @@ FILTER_CHOICES = (
 )
 """Output channels per block: MobileNetV2's widths times about 0.75/1/1.25 (multiples of 8), and
 MnasNet-A1's 112 for block 5."""
+BLOCK_MENU: dict[str, tuple] = {
+    "conv": ("mbconv", "conv"),
+    "expand": (6, 3, 1),
+    "kernel": (3, 5),
+    "se": (0.0, 0.25),
+    "skip": ("identity", "none"),
+}
+"""The per-block layer choices (labels ``block<b>/<name>``), in label order; each block also
+chooses its ``filters`` (:data:`FILTER_CHOICES`) and ``repeats`` (around :data:`BASE_REPEATS`)."""
 STEM_CHANNELS = 32
 HEAD_CHANNELS = 1280
 
@@ -144,11 +153,9 @@ class MnasNet(ModelSpace):
         c_in = STEM_CHANNELS
         blocks = []
         for b, stride in enumerate(STRIDES, start=1):
-            conv = choice(f"block{b}/conv", ["mbconv", "conv"])
-            expand = choice(f"block{b}/expand", [6, 3, 1])
-            kernel = choice(f"block{b}/kernel", [3, 5])
-            se = choice(f"block{b}/se", [0.0, 0.25])
-            skip = choice(f"block{b}/skip", ["identity", "none"])
+            conv, expand, kernel, se, skip = (
+                choice(f"block{b}/{name}", list(values)) for name, values in BLOCK_MENU.items()
+            )
             c_out = choice(f"block{b}/filters", list(FILTER_CHOICES[b - 1]))
             base = BASE_REPEATS[b - 1]
             repeats = Categorical(

@@ -21,7 +21,7 @@ is a nasx arch, unchanged.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import ClassVar, Literal, NamedTuple
 
 import torch
 import torch.nn as nn
@@ -297,7 +297,84 @@ class NDS(ModelSpace):
                 module.drop_prob = drop_prob
 
 
-_DOC_ARGS = """
+class CellFamily(NamedTuple):
+    """One NDS space as data: its operations, nodes per cell, what a cell outputs, and its paper."""
+
+    ops: tuple[str, ...]
+    num_nodes: int
+    merge_op: Literal["all", "loose_end"]
+    summary: str
+
+
+# The five NNI spaces, in NNI's operation order (arch values and search-space reprs depend on it).
+CELL_FAMILIES: dict[str, CellFamily] = {
+    "DARTS": CellFamily(
+        ("max_pool_3x3", "avg_pool_3x3", "skip_connect", "sep_conv_3x3", "sep_conv_5x5",
+         "dil_conv_3x3", "dil_conv_5x5"),
+        4, "all", "The DARTS space (Liu et al., ICLR 2019): 4 nodes per cell, all nodes concatenated.",
+    ),
+    "NASNet": CellFamily(
+        ("skip_connect", "conv_3x1_1x3", "conv_7x1_1x7", "dil_conv_3x3", "avg_pool_3x3",
+         "max_pool_3x3", "max_pool_5x5", "max_pool_7x7", "conv_1x1", "conv_3x3", "sep_conv_3x3",
+         "sep_conv_5x5", "sep_conv_7x7"),
+        5, "loose_end",
+        "The NASNet space (Zoph et al., CVPR 2018): 13 operations, 5 nodes, loose ends concatenated.",
+    ),
+    "ENAS": CellFamily(
+        ("skip_connect", "sep_conv_3x3", "sep_conv_5x5", "avg_pool_3x3", "max_pool_3x3"),
+        5, "loose_end",
+        "The ENAS micro space (Pham et al., ICML 2018): 5 operations, 5 nodes, loose ends "
+        "concatenated.",
+    ),
+    "AmoebaNet": CellFamily(
+        ("skip_connect", "sep_conv_3x3", "sep_conv_5x5", "sep_conv_7x7", "avg_pool_3x3",
+         "max_pool_3x3", "dil_sep_conv_3x3", "conv_7x1_1x7"),
+        5, "loose_end",
+        "The AmoebaNet space (Real et al., AAAI 2019): 8 operations, 5 nodes, loose ends "
+        "concatenated.",
+    ),
+    "PNAS": CellFamily(
+        ("sep_conv_3x3", "sep_conv_5x5", "sep_conv_7x7", "conv_7x1_1x7", "skip_connect",
+         "avg_pool_3x3", "max_pool_3x3", "dil_conv_3x3"),
+        5, "all", "The PNAS space (Liu et al., ECCV 2018): 8 operations, 5 nodes, all nodes concatenated.",
+    ),
+}  # fmt: skip
+
+
+class _CellSpace(NDS):
+    """One builder for every :data:`CELL_FAMILIES` space, with NNI's signature for them.
+
+    A subclass names its family (``FAMILY``); its docstring is made by :func:`_family_doc`.
+    """
+
+    FAMILY: ClassVar[str]
+
+    def __init__(
+        self,
+        width: int | tuple[int, ...] = (16, 24, 32),
+        num_cells: int | tuple[int, ...] = (4, 8, 12, 16, 20),
+        dataset: Literal["cifar", "imagenet"] = "cifar",
+        auxiliary_loss: bool = False,
+        drop_path_prob: float = 0.0,
+        num_classes: int | None = None,
+    ):
+        family = CELL_FAMILIES[self.FAMILY]
+        super().__init__(
+            list(family.ops),
+            family.merge_op,
+            family.num_nodes,
+            width,
+            num_cells,
+            dataset,
+            auxiliary_loss,
+            drop_path_prob,
+            num_classes,
+        )
+
+
+def _family_doc(family: str, notes: str, example: str) -> str:
+    return f"""{CELL_FAMILIES[family].summary}
+{notes}
     Args:
         width: initial channels, or a tuple of widths to search (label ``width``).
         num_cells: total number of cells, or a tuple to search (label ``depth``).
@@ -305,235 +382,73 @@ _DOC_ARGS = """
         auxiliary_loss: add the auxiliary head (``forward`` returns two logits in training).
         drop_path_prob: drop-path probability on non-identity ops.
         num_classes: override the class count implied by ``dataset``.
-"""
+
+    Example:
+{example}
+    """
 
 
-class DARTS(NDS):
-    __doc__ = (
-        """The DARTS space (Liu et al., ICLR 2019): 4 nodes per cell, all nodes concatenated.
-
+class DARTS(_CellSpace):
+    __doc__ = _family_doc(
+        "DARTS",
+        """
     Its seven operations are NNI's ``DARTS_OPS`` in NNI's order. The paper's zero op ``none`` is
     left out, as in NNI, and nasx's one-shot strategies do not add it: a DARTS search here weighs
     the seven real ops, and keeps each node's two strongest incoming edges. Archs such as
     ``{'normal/op_2_0': 'sep_conv_3x3', 'normal/input_2_0': [1], ...}`` are NNI's.
-    """
-        + _DOC_ARGS
-        + """
-    Example:
-        >>> import torch
+""",
+        """        >>> import torch
         >>> from nasx.hub import DARTS
         >>> DARTS(width=4, num_cells=3)(torch.randn(2, 3, 32, 32)).shape
-        torch.Size([2, 10])
-    """
+        torch.Size([2, 10])""",
     )
-
-    DARTS_OPS = [
-        "max_pool_3x3",
-        "avg_pool_3x3",
-        "skip_connect",
-        "sep_conv_3x3",
-        "sep_conv_5x5",
-        "dil_conv_3x3",
-        "dil_conv_5x5",
-    ]
-
-    def __init__(
-        self,
-        width: int | tuple[int, ...] = (16, 24, 32),
-        num_cells: int | tuple[int, ...] = (4, 8, 12, 16, 20),
-        dataset: Literal["cifar", "imagenet"] = "cifar",
-        auxiliary_loss: bool = False,
-        drop_path_prob: float = 0.0,
-        num_classes: int | None = None,
-    ):
-        super().__init__(
-            self.DARTS_OPS,
-            "all",
-            4,
-            width,
-            num_cells,
-            dataset,
-            auxiliary_loss,
-            drop_path_prob,
-            num_classes,
-        )
+    FAMILY = "DARTS"
+    DARTS_OPS = list(CELL_FAMILIES[FAMILY].ops)  # NNI's name for the list
 
 
-class NASNet(NDS):
-    __doc__ = (
-        """The NASNet space (Zoph et al., CVPR 2018): 13 operations, 5 nodes, loose ends concatenated.
-    """
-        + _DOC_ARGS
-        + """
-    Example:
-        >>> from nasx.hub import NASNet
+class NASNet(_CellSpace):
+    __doc__ = _family_doc(
+        "NASNet",
+        "",
+        """        >>> from nasx.hub import NASNet
         >>> len(NASNet.NASNET_OPS)
-        13
-    """
+        13""",
     )
-
-    NASNET_OPS = [
-        "skip_connect",
-        "conv_3x1_1x3",
-        "conv_7x1_1x7",
-        "dil_conv_3x3",
-        "avg_pool_3x3",
-        "max_pool_3x3",
-        "max_pool_5x5",
-        "max_pool_7x7",
-        "conv_1x1",
-        "conv_3x3",
-        "sep_conv_3x3",
-        "sep_conv_5x5",
-        "sep_conv_7x7",
-    ]
-
-    def __init__(
-        self,
-        width: int | tuple[int, ...] = (16, 24, 32),
-        num_cells: int | tuple[int, ...] = (4, 8, 12, 16, 20),
-        dataset: Literal["cifar", "imagenet"] = "cifar",
-        auxiliary_loss: bool = False,
-        drop_path_prob: float = 0.0,
-        num_classes: int | None = None,
-    ):
-        super().__init__(
-            self.NASNET_OPS,
-            "loose_end",
-            5,
-            width,
-            num_cells,
-            dataset,
-            auxiliary_loss,
-            drop_path_prob,
-            num_classes,
-        )
+    FAMILY = "NASNet"
+    NASNET_OPS = list(CELL_FAMILIES[FAMILY].ops)
 
 
-class ENAS(NDS):
-    __doc__ = (
-        """The ENAS micro space (Pham et al., ICML 2018): 5 operations, 5 nodes, loose ends concatenated.
-    """
-        + _DOC_ARGS
-        + """
-    Example:
-        >>> from nasx.hub import ENAS
+class ENAS(_CellSpace):
+    __doc__ = _family_doc(
+        "ENAS",
+        "",
+        """        >>> from nasx.hub import ENAS
         >>> ENAS.ENAS_OPS
-        ['skip_connect', 'sep_conv_3x3', 'sep_conv_5x5', 'avg_pool_3x3', 'max_pool_3x3']
-    """
+        ['skip_connect', 'sep_conv_3x3', 'sep_conv_5x5', 'avg_pool_3x3', 'max_pool_3x3']""",
     )
-
-    ENAS_OPS = ["skip_connect", "sep_conv_3x3", "sep_conv_5x5", "avg_pool_3x3", "max_pool_3x3"]
-
-    def __init__(
-        self,
-        width: int | tuple[int, ...] = (16, 24, 32),
-        num_cells: int | tuple[int, ...] = (4, 8, 12, 16, 20),
-        dataset: Literal["cifar", "imagenet"] = "cifar",
-        auxiliary_loss: bool = False,
-        drop_path_prob: float = 0.0,
-        num_classes: int | None = None,
-    ):
-        super().__init__(
-            self.ENAS_OPS,
-            "loose_end",
-            5,
-            width,
-            num_cells,
-            dataset,
-            auxiliary_loss,
-            drop_path_prob,
-            num_classes,
-        )
+    FAMILY = "ENAS"
+    ENAS_OPS = list(CELL_FAMILIES[FAMILY].ops)
 
 
-class AmoebaNet(NDS):
-    __doc__ = (
-        """The AmoebaNet space (Real et al., AAAI 2019): 8 operations, 5 nodes, loose ends concatenated.
-    """
-        + _DOC_ARGS
-        + """
-    Example:
-        >>> from nasx.hub import AmoebaNet
+class AmoebaNet(_CellSpace):
+    __doc__ = _family_doc(
+        "AmoebaNet",
+        "",
+        """        >>> from nasx.hub import AmoebaNet
         >>> 'conv_7x1_1x7' in AmoebaNet.AMOEBA_OPS
-        True
-    """
+        True""",
     )
-
-    AMOEBA_OPS = [
-        "skip_connect",
-        "sep_conv_3x3",
-        "sep_conv_5x5",
-        "sep_conv_7x7",
-        "avg_pool_3x3",
-        "max_pool_3x3",
-        "dil_sep_conv_3x3",
-        "conv_7x1_1x7",
-    ]
-
-    def __init__(
-        self,
-        width: int | tuple[int, ...] = (16, 24, 32),
-        num_cells: int | tuple[int, ...] = (4, 8, 12, 16, 20),
-        dataset: Literal["cifar", "imagenet"] = "cifar",
-        auxiliary_loss: bool = False,
-        drop_path_prob: float = 0.0,
-        num_classes: int | None = None,
-    ):
-        super().__init__(
-            self.AMOEBA_OPS,
-            "loose_end",
-            5,
-            width,
-            num_cells,
-            dataset,
-            auxiliary_loss,
-            drop_path_prob,
-            num_classes,
-        )
+    FAMILY = "AmoebaNet"
+    AMOEBA_OPS = list(CELL_FAMILIES[FAMILY].ops)
 
 
-class PNAS(NDS):
-    __doc__ = (
-        """The PNAS space (Liu et al., ECCV 2018): 8 operations, 5 nodes, all nodes concatenated.
-    """
-        + _DOC_ARGS
-        + """
-    Example:
-        >>> from nasx.hub import PNAS
+class PNAS(_CellSpace):
+    __doc__ = _family_doc(
+        "PNAS",
+        "",
+        """        >>> from nasx.hub import PNAS
         >>> len(PNAS.PNAS_OPS)
-        8
-    """
+        8""",
     )
-
-    PNAS_OPS = [
-        "sep_conv_3x3",
-        "sep_conv_5x5",
-        "sep_conv_7x7",
-        "conv_7x1_1x7",
-        "skip_connect",
-        "avg_pool_3x3",
-        "max_pool_3x3",
-        "dil_conv_3x3",
-    ]
-
-    def __init__(
-        self,
-        width: int | tuple[int, ...] = (16, 24, 32),
-        num_cells: int | tuple[int, ...] = (4, 8, 12, 16, 20),
-        dataset: Literal["cifar", "imagenet"] = "cifar",
-        auxiliary_loss: bool = False,
-        drop_path_prob: float = 0.0,
-        num_classes: int | None = None,
-    ):
-        super().__init__(
-            self.PNAS_OPS,
-            "all",
-            5,
-            width,
-            num_cells,
-            dataset,
-            auxiliary_loss,
-            drop_path_prob,
-            num_classes,
-        )
+    FAMILY = "PNAS"
+    PNAS_OPS = list(CELL_FAMILIES[FAMILY].ops)
