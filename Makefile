@@ -18,7 +18,7 @@ PIP_NOISE_FILTER := grep -v -e "^ *$$" -e BuildBackendWarning -e "^ *!!" -e "^ *
 	-e "Please be careful" -e "name as your package" -e "with strategy, WheelFile" \
 	-e "is ignored: it is neither a file nor a directory" || true
 
-.PHONY: demo test test-all test-latest lint format constraints clean-venv
+.PHONY: demo test test-all test-latest lint format typecheck constraints clean-venv
 
 $(STAMP): pyproject.toml $(wildcard $(CONSTRAINTS))
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -61,6 +61,10 @@ lint: $(STAMP)
 format: $(STAMP)
 	$(PY) -m ruff format nasx tests tutorials benchmarks
 	$(PY) -m ruff check --fix nasx tests tutorials benchmarks
+
+# mypy reads [tool.mypy] in pyproject.toml: all of nasx/, strict on nasx/space/.
+typecheck: $(STAMP)
+	$(PY) -m mypy
 
 clean-venv:
 	rm -rf $(VENV) .venv-latest

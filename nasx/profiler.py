@@ -42,6 +42,7 @@ def count_macs(model: nn.Module, input_shape: Sequence[int]) -> int:
 
     def conv_hook(module: nn.Module, inputs: tuple, output: torch.Tensor) -> None:
         nonlocal total
+        assert isinstance(module, nn.Conv2d)
         per_output = module.in_channels // module.groups * math.prod(module.kernel_size)
         total += output[0].numel() * per_output  # output[0]: the single sample
 

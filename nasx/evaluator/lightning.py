@@ -20,7 +20,7 @@ import pytorch_lightning as pl
 import torch.nn as nn
 
 from .._third_party import quiet_third_party_warnings
-from .base import Evaluator, Report
+from .base import Direction, Evaluator, Report
 
 __all__ = ["Lightning", "LightningModule", "Trainer"]
 
@@ -276,8 +276,8 @@ class Lightning(Evaluator):
         self.val_dataloaders = val_dataloaders
         self.datamodule = datamodule
         self.fit_kwargs = dict(fit_kwargs or {})
-        self.metric = metric or getattr(module, "metric_name", "default")
-        self.direction = direction
+        self.metric = str(metric or getattr(module, "metric_name", "default"))
+        self.direction: Direction = direction  # type: ignore[assignment]  # checked above
 
     def evaluate(self, model: nn.Module, report: Report | None = None) -> float:
         """Fit a copy of ``self.module`` holding ``model``; return the last validation metric."""

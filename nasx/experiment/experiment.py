@@ -32,13 +32,11 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Union
-
-import torch.nn as nn
+from typing import Any, Union, cast
 
 from nasx._contracts import missing_members
-from nasx.evaluator.base import Metric, ModelEvaluator, direction_of
-from nasx.space import InvalidArchError, search_space
+from nasx.evaluator.base import DIRECTIONS, Direction, Metric, ModelEvaluator, direction_of
+from nasx.space import InvalidArchError, ModelSpace, search_space
 from nasx.strategy.base import MultiTrialStrategy
 from nasx.strategy.oneshot.base import OneShotStrategy
 from nasx.trial import FAILED, REJECTED, RUNNING, SUCCEEDED, WAITING, Trial, failure
@@ -95,7 +93,7 @@ class NasExperiment:
 
     def __init__(
         self,
-        model_space: nn.Module,
+        model_space: ModelSpace,
         evaluator: AnyEvaluator,
         strategy: AnyStrategy,
         *,
@@ -127,7 +125,8 @@ class NasExperiment:
         _check_evaluator(evaluator)
         self.model_space = model_space
         self.evaluator = evaluator
-        self.strategy = strategy
+        # Checked against both Protocols above; the code below dispatches on self.is_one_shot.
+        self.strategy: Any = strategy
         self.workdir = Path(workdir) if workdir is not None else _default_workdir()
         self.max_trials = max_trials
         self.max_duration = parse_duration(max_duration)
@@ -142,9 +141,10 @@ class NasExperiment:
         self.filter = _as_filter(filter)
         self.resume = resume
         self.rerun_interrupted = rerun_interrupted
-        self.direction = direction or direction_of(evaluator)
-        if self.direction not in ("maximize", "minimize"):
-            raise ValueError(f"direction must be 'maximize' or 'minimize', got {self.direction!r}")
+        direction = direction or direction_of(evaluator)
+        if direction not in DIRECTIONS:
+            raise ValueError(f"direction must be 'maximize' or 'minimize', got {direction!r}")
+        self.direction: Direction = direction  # narrowed by the check above
         self.ray_address = ray_address
         self.trial_resources = trial_resources
         self.progress = progress
@@ -234,7 +234,9 @@ class NasExperiment:
             archs = self.strategy.export_top_models(top_k)
         else:
             sign = 1 if self.direction == "maximize" else -1
-            best = sorted(self.trials("succeeded"), key=lambda t: (-sign * t.metric, t.id))
+            best = sorted(
+                self.trials("succeeded"), key=lambda t: (-sign * cast(float, t.metric), t.id)
+            )
             archs = [t.arch for t in best[:top_k]]
         if formatter == "instance":
             return [self.model_space.freeze(arch) for arch in archs]

@@ -54,7 +54,7 @@ class Filter:
 
     def check(self, arch: dict[str, Any], model_fn: Callable[[], nn.Module] | None) -> str | None:
         """None to accept ``arch``, else the reason it is rejected. ``model_fn()`` builds the model."""
-        subject = model_fn() if self.on == "model" else arch
+        subject = _build(model_fn) if self.on == "model" else arch
         return None if self.predicate(subject) else f"rejected by {self.name}"
 
 
@@ -88,7 +88,7 @@ class ParamCountFilter(Filter):
         )
 
     def check(self, arch: dict[str, Any], model_fn: Callable[[], nn.Module] | None) -> str | None:
-        n = self.count(model_fn())
+        n = self.count(_build(model_fn))
         if self.min_params is not None and n < self.min_params:
             bound = (
                 f"allowed at least {self.min_params}" if self.max_params is None else self._range()
@@ -103,3 +103,9 @@ class ParamCountFilter(Filter):
 
     def _range(self) -> str:
         return f"allowed [{self.min_params}, {self.max_params}]"
+
+
+def _build(model_fn: Callable[[], nn.Module] | None) -> nn.Module:
+    if model_fn is None:
+        raise ValueError("this filter looks at the model: check(arch, model_fn) needs model_fn")
+    return model_fn()

@@ -182,5 +182,5 @@ def _trial_log(log_path: str | Path | None, buffer: io.StringIO | None):
         log.setLevel(previous_level)
         root.removeHandler(handler)
         handler.flush()
-        if log_path:
+        if log_path and stream is not None:
             stream.close()

@@ -30,7 +30,7 @@ import json
 import os
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from nasx.trial import Trial
 
@@ -77,7 +77,7 @@ class TrialStore:
 
     def __init__(self, directory: str | os.PathLike, *, lock: bool = True):
         self.directory = Path(directory)
-        self._lock_file = None
+        self._lock_file: IO[str] | None = None
         if lock:
             self._acquire_lock()
         self._db = sqlite3.connect(

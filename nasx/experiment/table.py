@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+from typing import Any
 
 COLUMNS = ("id", "status", "metric", "duration", "arch", "error")
 HEADERS = (
@@ -29,7 +30,7 @@ HEADERS = (
 class TrialTable(list):
     """A list of :class:`~nasx.trial.Trial` with a text rendering and CSV export."""
 
-    def rows(self) -> list[dict[str, object]]:
+    def rows(self) -> list[dict[str, Any]]:
         """One dict per trial: id, status, metric, metrics, duration, arch, error (first line)."""
         return [
             {

@@ -90,7 +90,7 @@ class NasBench201Cell(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         nodes = [x]
         for node_edges in self.edges:
-            nodes.append(sum(op(nodes[j]) for j, op in enumerate(node_edges)))
+            nodes.append(sum(op(nodes[j]) for j, op in enumerate(node_edges)))  # type: ignore
         return nodes[-1]
 
 

@@ -269,7 +269,7 @@ class NDS(ModelSpace):
             s0 = s1 = self.stem(x)  # [N, 3C, 32, 32]
         aux_logits = None
         for stage_index, stage in enumerate(self.stages):
-            for i, cell in enumerate(stage):
+            for i, cell in enumerate(stage):  # type: ignore[arg-type, var-annotated]  # nn.Sequential
                 s0, s1 = cell([s0, s1])
                 if stage_index == 2 and i == 0 and self.auxiliary_loss and self.training:
                     aux_logits = self.auxiliary_head(s1)

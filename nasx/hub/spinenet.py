@@ -253,7 +253,10 @@ class SpineNet(ModelSpace):
             strict=True,
         ):
             size = (math.ceil(h / 2**level), math.ceil(w / 2**level))
-            merged = sum(r(feats[p], size) for r, p in zip(resample, parents, strict=True))
+            merged: torch.Tensor = sum(  # type: ignore[assignment]  # a sum of tensors
+                r(feats[p], size)
+                for r, p in zip(resample, parents, strict=True)  # type: ignore[call-overload]
+            )
             for j in extras:
                 merged = merged + feats[j]
             feats.append(block(torch.relu(merged)))

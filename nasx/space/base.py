@@ -12,6 +12,7 @@ explicit ``build(arch)``: CONTRIBUTING.md, "Decisions". The build and freeze pat
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,8 +35,10 @@ class SpaceRecord:
     value_choices: list[Choice] = field(default_factory=list)
 
 
-class _ConstructionHook(type(nn.Module)):
+class _ConstructionHook(type):  # nn.Module's metaclass is `type`
     """Metaclass: ``Cls(*args)`` calls ``Cls._construct(*args)``, which normally builds ``Cls``."""
+
+    _construct: Callable[..., Any]  # defined by MutableModule and ModelSpace
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         return cls._construct(*args, **kwargs)
@@ -44,7 +47,7 @@ class _ConstructionHook(type(nn.Module)):
     def __signature__(cls) -> inspect.Signature:
         # inspect.signature(cls) would otherwise report __call__'s (*args, **kwargs); a metaclass
         # property answers on classes only, so instances keep forward's signature.
-        sig = inspect.signature(cls.__init__)
+        sig = inspect.signature(cls.__init__)  # type: ignore[misc]  # the class's own __init__
         params = list(sig.parameters.values())[1:]
         if issubclass(cls, ModelSpace) and "label_prefix" not in sig.parameters:
             params = [p for p in params if p.kind is not p.VAR_KEYWORD]
@@ -85,7 +88,8 @@ class MutableModule(nn.Module, metaclass=_ConstructionHook):
     def _construct(cls, *args: Any, **kwargs: Any) -> nn.Module:
         if current_arch() is not None:
             return cls.create_fixed_module(*args, **kwargs)
-        return type.__call__(cls, *args, **kwargs)
+        module: nn.Module = type.__call__(cls, *args, **kwargs)
+        return module
 
     @classmethod
     def create_fixed_module(cls, *args: Any, **kwargs: Any) -> nn.Module:
@@ -100,7 +104,7 @@ class MutableModule(nn.Module, metaclass=_ConstructionHook):
 def space_record(space: nn.Module) -> SpaceRecord:
     """How ``space`` was constructed (arguments, value choices); see :class:`SpaceRecord`."""
     record = space.__dict__.get("_nasx_record")
-    if not isinstance(space, ModelSpace) or record is None:
+    if not isinstance(space, ModelSpace) or not isinstance(record, SpaceRecord):
         raise TypeError(
             f"the model space must be an instance of a nasx.space.ModelSpace subclass, built by "
             f"calling its class; got {type(space).__name__}, which can't be rebuilt from an arch"
@@ -140,7 +144,7 @@ class ModelSpace(nn.Module, metaclass=_ConstructionHook):
     def _construct(cls, *args: Any, label_prefix: str | None = None, **kwargs: Any) -> ModelSpace:
         prefix = label_prefix if label_prefix is not None else cls.label_prefix
         with space_construction(prefix) as state:
-            space = type.__call__(cls, *args, **kwargs)
+            space: ModelSpace = type.__call__(cls, *args, **kwargs)
         space.__dict__["_nasx_record"] = SpaceRecord(
             args, {**kwargs, "label_prefix": label_prefix}, state.value_choices or []
         )

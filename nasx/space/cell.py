@@ -27,7 +27,7 @@ OpFactory = Callable[[int, int, "int | None"], nn.Module]
 MERGE_OPS = ("all", "loose_end")
 
 
-def _as_factory(name: Any, candidate: nn.Module | Callable) -> OpFactory:
+def _as_factory(name: Any, candidate: nn.Module | Callable[..., nn.Module]) -> OpFactory:
     if isinstance(candidate, nn.Module):
         return _CopyOf(candidate)
     if not callable(candidate):
@@ -123,7 +123,8 @@ class Cell(nn.Module):
 
     def __init__(
         self,
-        op_candidates: Sequence[nn.Module | Callable] | Mapping[str, nn.Module | Callable],
+        op_candidates: Sequence[nn.Module | Callable[..., nn.Module]]
+        | Mapping[str, nn.Module | Callable[..., nn.Module]],
         num_nodes: int,
         num_ops_per_node: int = 1,
         num_predecessors: int = 1,
@@ -147,7 +148,7 @@ class Cell(nn.Module):
         if isinstance(op_candidates, Mapping):
             items = list(op_candidates.items())
         else:
-            items = list(enumerate(op_candidates))
+            items = list(enumerate(op_candidates))  # type: ignore[arg-type]  # int keys: indices
         if not items:
             raise ValueError("Cell needs at least one op candidate")
         self.op_factories: dict[Any, OpFactory] = {k: _as_factory(k, c) for k, c in items}
@@ -192,7 +193,7 @@ class Cell(nn.Module):
         return [
             [
                 pick.chosen if isinstance(pick, ChosenInputs) else pick.choice.default
-                for pick in node_inputs
+                for pick in node_inputs  # type: ignore[attr-defined]  # a ModuleList
             ]
             for node_inputs in self.inputs
         ]
@@ -213,7 +214,7 @@ class Cell(nn.Module):
             )
         states = self.preprocessor(list(inputs))
         for node_ops, node_inputs in zip(self.ops, self.inputs):
-            edges = [op(pick(states)) for op, pick in zip(node_ops, node_inputs)]
+            edges = [op(pick(states)) for op, pick in zip(node_ops, node_inputs)]  # type: ignore[call-overload]
             states.append(edges[0] if len(edges) == 1 else torch.stack(edges).sum(0))
         merged = torch.cat(
             [states[self.num_predecessors + n] for n in self.output_node_indices], self.concat_dim

@@ -24,7 +24,7 @@ def _candidate_items(
                 f"LayerChoice dict keys must be non-empty strings without '.', got {bad!r}"
             )
     elif isinstance(candidates, Sequence) and not isinstance(candidates, str):
-        items = list(enumerate(candidates))
+        items = list(enumerate(candidates))  # type: ignore[arg-type]  # int keys: indices
     else:
         raise TypeError(
             f"LayerChoice candidates must be a list or dict of modules, got {type(candidates).__name__}"
@@ -74,10 +74,13 @@ class LayerChoice(MutableModule):
             self._modules[str(key)] = module
 
     @classmethod
-    def create_fixed_module(cls, candidates, *, label: str | None = None) -> nn.Module:
+    def create_fixed_module(
+        cls, candidates: Sequence[nn.Module] | Mapping[str, nn.Module], *, label: str | None = None
+    ) -> nn.Module:
         items = _candidate_items(candidates)
         chosen = resolve(Categorical([key for key, _ in items], label=label, _kind="layerchoice"))
-        return dict(items)[chosen]
+        module: nn.Module = dict(items)[chosen]
+        return module
 
     @property
     def label(self) -> str:
@@ -90,7 +93,9 @@ class LayerChoice(MutableModule):
 
     def __getitem__(self, value: Any) -> nn.Module:
         """The candidate module for a value (an index or a key)."""
-        return self._modules[str(self.choice.validate(value))]
+        module = self._modules[str(self.choice.validate(value))]
+        assert module is not None  # candidates are never None
+        return module
 
     def __len__(self) -> int:
         return len(self.choice.values)

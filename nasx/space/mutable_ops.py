@@ -22,7 +22,7 @@ from .choice import Choice
 from .context import ensure_frozen
 
 
-def _choices_in(args: tuple, kwargs: dict) -> list[Choice]:
+def _choices_in(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Choice]:
     found: list[Choice] = []
     for value in (*args, *kwargs.values()):
         items = value if isinstance(value, (tuple, list)) else (value,)

@@ -144,7 +144,7 @@ class Repeat(MutableModule):
     @property
     def blocks(self) -> list[nn.Module]:
         """All blocks of the deepest stack, in order."""
-        return list(self._modules.values())
+        return [m for m in self._modules.values() if m is not None]
 
     def choices(self) -> list[Choice]:
         return [self.depth_choice] if isinstance(self.depth_choice, Categorical) else []

@@ -32,7 +32,7 @@ from .choice import Choice
 from .errors import InvalidArchError, LabelConflictError
 
 
-class SearchSpace(dict):
+class SearchSpace(dict[str, Choice]):
     """``dict[label, Choice]``, in the order the space declares its choices."""
 
     def default(self) -> dict[str, Any]:

@@ -175,6 +175,12 @@ class Strategy(abc.ABC):
         """Update learned state with a finished trial (default: nothing to learn)."""
 
     # ----------------------------------------------------------------- helpers
+    def need_space(self) -> SearchSpace:
+        """The search space given to :meth:`setup` (RuntimeError before it)."""
+        if self.search_space is None:
+            raise RuntimeError(f"call {type(self).__name__}.setup(search_space) first")
+        return self.search_space
+
     def rng(self, n: int) -> random.Random:
         """The generator of the ``n``-th proposal (a pure function of the seed and ``n``)."""
         return random.Random(f"{type(self).__name__}:{self.seed}:{n}")
@@ -185,6 +191,8 @@ class Strategy(abc.ABC):
 
     def score(self, trial: Trial) -> float:
         """The trial's metric oriented so that larger is better."""
+        if trial.metric is None:
+            raise ValueError(f"trial {trial.id} has no metric (status {trial.status})")
         return trial.metric if self.direction == "maximize" else -trial.metric
 
     def succeeded_trials(self) -> list[Trial]:
@@ -196,9 +204,7 @@ class Strategy(abc.ABC):
 
         Samples a few times, then enumerates the remaining archs of small spaces.
         """
-        space = self.search_space
-        if space is None:
-            raise RuntimeError(f"call {type(self).__name__}.setup(search_space) first")
+        space = self.need_space()
         for _ in range(tries):
             arch = space.sample(rng)
             if self.is_new(arch):

@@ -66,7 +66,7 @@ class RegularizedEvolution(Strategy):
     def next_arch(self, rng: random.Random) -> dict[str, Any] | None:
         population = self.population()
         if self.num_proposed < self.population_size or not population:
-            return self.random_unseen_arch(rng) if self.dedup else self.search_space.sample(rng)
+            return self.random_unseen_arch(rng) if self.dedup else self.need_space().sample(rng)
         for _ in range(50):
             contenders = rng.sample(population, min(self.sample_size, len(population)))
             parent = max(contenders, key=self.score)
@@ -77,7 +77,7 @@ class RegularizedEvolution(Strategy):
 
     def mutate(self, arch: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         """A copy of ``arch`` with each label resampled with probability ``mutation_prob``."""
-        mutable = [label for label, c in self.search_space.items() if len(c) > 1]
+        mutable = [label for label, c in self.need_space().items() if len(c) > 1]
         if not mutable:
             return dict(arch)
         changed = [label for label in mutable if rng.random() < self.mutation_prob]
@@ -85,6 +85,6 @@ class RegularizedEvolution(Strategy):
             changed = [rng.choice(mutable)]
         child = dict(arch)
         for label in changed:
-            options = [v for v in self.search_space[label].grid() if v != arch[label]]
+            options = [v for v in self.need_space()[label].grid() if v != arch[label]]
             child[label] = rng.choice(options)
         return child

@@ -36,8 +36,8 @@ class GridSearch(Strategy):
         self.shuffle = shuffle
 
     def reset(self) -> None:
-        self._labels = list(self.search_space)
-        self._values = [self.search_space[label].grid() for label in self._labels]
+        self._labels = list(self.need_space())
+        self._values = [self.need_space()[label].grid() for label in self._labels]
         self._size = math.prod(len(v) for v in self._values)
         self._order = None
         self._affine = None

@@ -53,7 +53,7 @@ class PolicyGradient(Strategy):
         self.baseline_decay = baseline_decay
 
     def reset(self) -> None:
-        self._grids = {label: c.grid() for label, c in self.search_space.items()}
+        self._grids = {label: c.grid() for label, c in self.need_space().items()}
         # One logit vector per label, shape [len(choice)], starting uniform.
         self.logits = torch.nn.ParameterDict(
             {
@@ -89,7 +89,7 @@ class PolicyGradient(Strategy):
             for (label, grid), logits in zip(
                 self._grids.items(), self.logits.values(), strict=True
             ):
-                index = torch.multinomial(torch.softmax(logits, 0), 1, generator=generator).item()
+                index = int(torch.multinomial(torch.softmax(logits, 0), 1, generator=generator))
                 arch[label] = grid[index]
             return arch
 
@@ -101,7 +101,7 @@ class PolicyGradient(Strategy):
             self.baseline = reward
         else:
             self.baseline = self.baseline_decay * self.baseline + (1 - self.baseline_decay) * reward
-        log_prob = 0.0
+        log_prob = torch.zeros(())
         for (label, grid), logits in zip(self._grids.items(), self.logits.values(), strict=True):
             index = _index_of(grid, trial.arch[label])
             log_prob = log_prob + torch.log_softmax(logits, 0)[index]

@@ -29,5 +29,5 @@ class Random(Strategy):
 
     def next_arch(self, rng: random.Random) -> dict[str, Any] | None:
         if not self.dedup:
-            return self.search_space.sample(rng)
+            return self.need_space().sample(rng)
         return self.random_unseen_arch(rng)

@@ -52,8 +52,8 @@ class TPE(Strategy):
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         self._optuna = optuna
-        self._grids = {label: c.grid() for label, c in self.search_space.items()}
-        self._distributions = {
+        self._grids = {label: c.grid() for label, c in self.need_space().items()}
+        self._distributions: dict[str, Any] = {
             label: optuna.distributions.CategoricalDistribution(list(range(len(grid))))
             for label, grid in self._grids.items()
         }

@@ -165,7 +165,7 @@ class BaseOneShotStrategy:
         self.partial_channels = partial_channels
         self.seed = seed
         self.supernet: Supernet | None = None
-        self.module = None
+        self.module: Any = None  # the OneShotModule of the last run
 
     # -- hooks for subclasses -------------------------------------------------------------
     def extra_modules(self) -> nn.Module:

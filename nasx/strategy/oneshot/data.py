@@ -29,7 +29,7 @@ def split_loader(loader: DataLoader, seed: int = 0) -> tuple[DataLoader, DataLoa
         raise TypeError(
             f"cannot split training data of type {type(loader).__name__}; give val_dataloaders too"
         )
-    n = len(loader.dataset)
+    n = len(loader.dataset)  # type: ignore[arg-type]  # map-style datasets have a length
     if n < 2:
         raise ValueError(
             f"cannot split a training set of {n} sample(s) into weight and architecture halves"
