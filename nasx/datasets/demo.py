@@ -20,6 +20,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -73,7 +74,9 @@ def _apt_install(package: str, say) -> bool:
     say(f"installing Debian's {package} with apt-get (you are root; about 30 MB)...")
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     command = ["apt-get", "install", "-y", "-qq", package]
-    quiet = dict(env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
+    quiet: dict[str, Any] = dict(
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600
+    )
     try:
         if subprocess.run(command, **quiet).returncode == 0:
             return True

@@ -150,7 +150,7 @@ class NasExperiment:
         self.progress = progress
         self.seed = seed
         self.stop_reason: str | None = None
-        self._progress: Progress | None = None
+        self._progress: Any = None  # the Progress of a run() in flight (typed Any: _loop calls it)
         self._trials: dict[int, Trial] = {}
         self._opened = False  # a second run() of this object continues its experiment
         self._config = None
