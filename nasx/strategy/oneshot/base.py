@@ -214,16 +214,16 @@ class BaseOneShotStrategy:
         With ``workdir``, checkpoints go to ``workdir/checkpoints`` and a run finding
         ``last.ckpt`` there resumes from it (optimizer states, arch weights, epoch, step).
         """
-        from pytorch_lightning.utilities import CombinedLoader
-
-        from .lightning import OneShotModule
-
-        require(
+        require(  # before importing Lightning: a wrong evaluator fails at once
             evaluator,
             OneShotEvaluator,
             "the evaluator of a one-shot strategy (a Lightning evaluator: Classification, "
             "Regression or Lightning)",
         )
+        from pytorch_lightning.utilities import CombinedLoader
+
+        from .lightning import OneShotModule
+
         module = evaluator.module
         self.supernet = self.build_supernet(model_space)
         self.space = model_space
