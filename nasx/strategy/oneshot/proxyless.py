@@ -11,6 +11,7 @@ import torch
 from .base import BaseOneShotStrategy
 from .distributed import average_across_ranks
 from .sampling import step_generator
+from .topk import prob_key
 
 
 class Proxyless(BaseOneShotStrategy):
@@ -74,7 +75,9 @@ class Proxyless(BaseOneShotStrategy):
         terms = []
         for label, table in self.cost.items():
             grid = self._need_supernet().search_space[label].grid()
-            costs = torch.tensor([float(table[_key(v)]) for v in grid], device=probs[label].device)
+            costs = torch.tensor(
+                [float(table[prob_key(v)]) for v in grid], device=probs[label].device
+            )
             terms.append((probs[label] * costs).sum())
         if self.cost_fn is not None:
             terms.append(self.cost_fn(probs))
@@ -115,9 +118,3 @@ class Proxyless(BaseOneShotStrategy):
 
         supernet = self._need_supernet()
         return top_k_archs(supernet.export(), supernet.export_probs(), supernet.search_space, top_k)
-
-
-def _key(value: Any) -> Any:
-    if isinstance(value, list):
-        return value[0] if len(value) == 1 else tuple(value)
-    return value
