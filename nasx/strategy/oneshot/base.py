@@ -185,7 +185,15 @@ class BaseOneShotStrategy:
         """Set the supernet's mode for validation batches."""
 
     def on_epoch_end(self, module: Any) -> None:
-        """Per-epoch schedules (e.g. a Gumbel temperature)."""
+        """Called at the end of every training epoch: per-epoch schedules (a Gumbel temperature)."""
+
+    def state_dict(self) -> dict[str, Any]:
+        """Called when a checkpoint is saved: the strategy's own state that is not in a module
+        or optimizer (a schedule's position), stored under ``checkpoint['strategy']``."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Called when a run resumes from a checkpoint, with what :meth:`state_dict` returned."""
 
     def export_probs(self) -> dict[str, dict[Any, float]]:
         return self._need_supernet().export_probs()

@@ -197,3 +197,9 @@ class GumbelDARTS(DARTS):
 
     def on_epoch_end(self, module: Any) -> None:
         self.temperature = max(self.min_temperature, self.temperature * self.temperature_decay)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"temperature": self.temperature}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.temperature = float(state.get("temperature", self.temperature))

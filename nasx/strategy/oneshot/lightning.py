@@ -223,6 +223,14 @@ class OneShotModule(pl.LightningModule):
             sched.step()
         self.strategy.on_epoch_end(self)
 
+    # The strategy's own state (e.g. GumbelDARTS's temperature) travels with the checkpoint, so
+    # a resumed run continues its schedules instead of restarting them.
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        checkpoint["strategy"] = self.strategy.state_dict()
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        self.strategy.load_state_dict(checkpoint.get("strategy", {}))
+
     def validation_step(self, batch: Any, batch_idx: int) -> Any:
         self.strategy.before_validation(self)
         if self.strategy.use_channels_last:

@@ -73,3 +73,21 @@ def test_optimizer_configs_of_every_shape_are_understood():
     )
     with pytest.raises(ValueError, match="exactly one"):
         split_optimizer_config([opt, opt])
+
+
+def test_a_resumed_run_continues_the_strategys_own_schedule(tmp_path):
+    """GumbelDARTS's temperature is checkpointed: 2 epochs + 1 resumed = 3 uninterrupted ones."""
+    from nasx.strategy import GumbelDARTS
+
+    def strategy():
+        return GumbelDARTS(gumbel_temperature=1.0, temperature_decay=0.5, min_temperature=0.01)
+
+    whole = strategy()
+    whole.run(ToySpace(), toy_evaluator(epochs=3))
+    assert whole.temperature == 0.125
+    first = strategy()
+    first.run(ToySpace(), toy_evaluator(epochs=2), workdir=tmp_path)
+    assert first.temperature == 0.25
+    resumed = strategy()
+    resumed.run(ToySpace(), toy_evaluator(epochs=3), workdir=tmp_path)
+    assert resumed.temperature == 0.125  # without the checkpointed state: 1.0 * 0.5 = 0.5
