@@ -71,9 +71,9 @@ except DataNotFoundError as e:
     sys.exit(f"hello_nas: {e}")
 
 n_train = len(data.train_labels)
-N_SEARCH_TRAIN, N_SEARCH_VAL = (1000, 500) if FAST else (min(8000, n_train // 2), 2000)
-N_FINAL_TRAIN = 2000 if FAST else min(20000, n_train - N_SEARCH_VAL)
-N_TEST = min(1000 if FAST else 10000, len(data.test_labels))
+N_SEARCH_TRAIN, N_SEARCH_VAL = (320, 200) if FAST else (min(8000, n_train // 2), 2000)
+N_FINAL_TRAIN = 320 if FAST else min(20000, n_train - N_SEARCH_VAL)
+N_TEST = min(500 if FAST else 10000, len(data.test_labels))
 
 
 def as_tensors(images, labels, start: int, stop: int) -> TensorDataset:

@@ -51,8 +51,8 @@ SMALL_STRIDED_SEARCH = """
         def forward(self, x):
             return self.head(self.reduce(self.stem(x)).mean((2, 3)))
 
-    data = TensorDataset(torch.randn(64, 3, 16, 16), torch.randint(0, 10, (64,)))
-    ev = Classification(train_dataloaders=DataLoader(data, batch_size=8), max_epochs=2,
+    data = TensorDataset(torch.randn(32, 3, 16, 16), torch.randint(0, 10, (32,)))
+    ev = Classification(train_dataloaders=DataLoader(data, batch_size=8), max_epochs=1,
                         accelerator="cpu", enable_progress_bar=False, logger=False,
                         enable_checkpointing=False, enable_model_summary=False)
     with warnings.catch_warnings(record=True) as caught:
