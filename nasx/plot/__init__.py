@@ -18,6 +18,13 @@ _LAZY_NAMES = {
     "cell_graph": "nasx.plot.cell_graph",
     "cell_names": "nasx.plot.cell_graph",
     "CellGraph": "nasx.plot.cell_graph",
+    "plot_metric_history": "nasx.plot.charts",
+    "plot_pareto": "nasx.plot.charts",
+    "plot_learning_curves": "nasx.plot.charts",
+    "plot_arch_weights": "nasx.plot.charts",
+    "arch_weight_history": "nasx.plot.charts",
+    "pareto_front": "nasx.plot.charts",
+    "running_best": "nasx.plot.charts",
 }
 
 __all__ = list(_LAZY_NAMES)

@@ -1,0 +1,158 @@
+"""Read an experiment directory without ever writing to it: for the CLI, plots and the dashboard.
+
+The database is opened with SQLite's read-only URI (``mode=ro``), so no statement can change it;
+in WAL mode a reader never blocks the process running the experiment. Every problem with the
+directory is one :class:`ExperimentReadError` whose message fits on one line.
+
+    >>> import tempfile
+    >>> from nasx.experiment.storage import TrialStore
+    >>> from nasx.trial import Trial
+    >>> d = tempfile.mkdtemp()
+    >>> store = TrialStore.create(d, {'space': 'Net', 'strategy': 'Random', 'direction': 'maximize'})
+    >>> store.add(Trial(0, {'k': 3}, 'succeeded', metric=0.5))
+    >>> store.close()
+    >>> exp = read_experiment(d)
+    >>> exp.kind, exp.meta['space'], [t.metric for t in exp.trials]
+    ('multi-trial', 'Net', [0.5])
+    >>> read_experiment(d + '/nope')
+    Traceback (most recent call last):
+    ...
+    nasx.experiment.readonly.ExperimentReadError: no such directory: .../nope
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nasx.trial import Trial
+
+from .storage import _COLUMNS, _JSON_COLUMNS, DB_NAME, TRIALS_DIR
+
+
+class ExperimentReadError(Exception):
+    """The directory is missing, is not a nasx experiment, or its database cannot be read."""
+
+
+@dataclass
+class ExperimentRecord:
+    """What an experiment directory holds: ``kind`` ``'multi-trial'`` or ``'one-shot'``."""
+
+    directory: Path
+    kind: str
+    meta: dict[str, Any] = field(default_factory=dict)
+    trials: list[Trial] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.directory.name
+
+    @property
+    def direction(self) -> str:
+        return self.meta.get("direction", "maximize")
+
+    def counts(self) -> dict[str, int]:
+        """Trials per status, every status present (zeros included)."""
+        from nasx.trial import STATUSES
+
+        out = dict.fromkeys(STATUSES, 0)
+        for t in self.trials:
+            out[t.status] = out.get(t.status, 0) + 1
+        return out
+
+    def best(self, top_k: int = 1) -> list[Trial]:
+        """The ``top_k`` succeeded trials with the best metric (ties: lower id first)."""
+        sign = -1 if self.direction == "maximize" else 1
+        done = [t for t in self.trials if t.status == "succeeded" and t.metric is not None]
+        return sorted(done, key=lambda t: (sign * t.metric, t.id))[:top_k]
+
+    def trial(self, trial_id: int) -> Trial:
+        for t in self.trials:
+            if t.id == trial_id:
+                return t
+        raise ExperimentReadError(f"experiment {self.directory} has no trial {trial_id}")
+
+    def log_path(self, trial_id: int) -> Path:
+        """``trials/<id>/trial.log``; the id is an int, so the path cannot leave the directory."""
+        return self.directory / TRIALS_DIR / str(int(trial_id)) / "trial.log"
+
+
+def is_experiment_dir(directory: str | os.PathLike) -> bool:
+    """Whether ``directory`` looks like a nasx experiment (multi-trial or one-shot)."""
+    d = Path(directory)
+    return (d / DB_NAME).is_file() or (d / "checkpoints" / "last.ckpt").is_file()
+
+
+def read_experiment(directory: str | os.PathLike) -> ExperimentRecord:
+    """The meta data and trials of the experiment in ``directory``, read-only."""
+    d = Path(directory)
+    if not d.exists():
+        raise ExperimentReadError(f"no such directory: {d}")
+    if not d.is_dir():
+        raise ExperimentReadError(f"not a directory: {d}")
+    if not (d / DB_NAME).exists():
+        if (d / "checkpoints" / "last.ckpt").is_file():
+            return ExperimentRecord(d, "one-shot", {"strategy": "one-shot"})
+        raise ExperimentReadError(
+            f"{d} is not a nasx experiment directory (no {DB_NAME}, no checkpoints/last.ckpt)"
+        )
+    meta, trials = _read_db(d / DB_NAME)
+    return ExperimentRecord(d, "multi-trial", meta, trials)
+
+
+def _read_db(path: Path) -> tuple[dict[str, Any], list[Trial]]:
+    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+    try:
+        db = sqlite3.connect(uri, uri=True)
+    except sqlite3.Error as e:
+        raise ExperimentReadError(f"cannot open {path}: {e}") from None
+    try:
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not {"meta", "trials"} <= tables:
+            raise ExperimentReadError(
+                f"{path} is an SQLite database but not a nasx one (tables {sorted(tables)}, "
+                "expected 'meta' and 'trials')"
+            )
+        meta = {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM meta")}
+        rows = db.execute(f"SELECT {', '.join(_COLUMNS)} FROM trials ORDER BY id").fetchall()
+        trials = []
+        for row in rows:
+            d = dict(zip(_COLUMNS, row, strict=True))
+            for c in _JSON_COLUMNS:
+                d[c] = (
+                    json.loads(d[c]) if d[c] is not None else ([] if c == "intermediates" else {})
+                )
+            trials.append(Trial(**d))
+    except sqlite3.DatabaseError as e:
+        raise ExperimentReadError(f"{path} is corrupted or not a nasx database: {e}") from None
+    except (ValueError, TypeError) as e:  # bad JSON or an unknown status
+        raise ExperimentReadError(f"{path} holds a malformed trial row: {e}") from None
+    finally:
+        db.close()
+    return meta, trials
+
+
+def list_experiments(root: str | os.PathLike, max_depth: int = 2) -> list[Path]:
+    """Experiment directories at or under ``root`` (searched ``max_depth`` levels down), sorted."""
+    root = Path(root)
+    if not root.is_dir():
+        raise ExperimentReadError(f"no such directory: {root}")
+    found = []
+    frontier = [root]
+    for _ in range(max_depth + 1):
+        nxt = []
+        for d in frontier:
+            if is_experiment_dir(d):
+                found.append(d)
+                continue
+            try:
+                nxt += sorted(p for p in d.iterdir() if p.is_dir() and not p.name.startswith("."))
+            except OSError:
+                continue
+        frontier = nxt
+    return sorted(found)

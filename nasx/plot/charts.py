@@ -1,0 +1,380 @@
+"""Charts of an experiment: metric by trial with the running best, two metrics with their Pareto
+front, learning curves from intermediate metrics, and one-shot architecture weights over training.
+
+Each chart takes trials (a list of :class:`~nasx.trial.Trial`, a ``NasExperiment`` or an
+experiment directory) and returns a matplotlib ``Figure`` (``fig.savefig('chart.png')``); pass
+``ax=`` to draw into an axes of your own. The numbers behind each chart are plain functions
+(:func:`running_best`, :func:`pareto_front`) that the dashboard and tests share.
+
+    >>> from nasx.trial import Trial
+    >>> trials = [Trial(i, {'k': i}, 'succeeded', metric=m, metrics={'default': m})
+    ...           for i, m in enumerate([0.5, 0.7, 0.6, 0.8])]
+    >>> running_best([t.metric for t in trials])
+    [0.5, 0.7, 0.7, 0.8]
+    >>> fig = plot_metric_history(trials)
+    >>> fig.axes[0].get_ylabel()
+    'default'
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from nasx.trial import FAILED, SUCCEEDED, Trial
+
+DIRECTIONS = ("maximize", "minimize")
+_BEST = "#d62728"
+_POINT = "#1f77b4"
+_FAIL = "#7f7f7f"
+
+
+def trials_of(source: Any) -> list[Trial]:
+    """Trials from a list of trials, a ``NasExperiment``, or an experiment directory (read-only)."""
+    if isinstance(source, (str, os.PathLike)):
+        from nasx.experiment.readonly import read_experiment
+
+        return read_experiment(source).trials
+    if hasattr(source, "trials") and callable(source.trials):
+        return list(source.trials())
+    trials = list(source)
+    for t in trials:
+        if not isinstance(t, Trial):
+            raise TypeError(f"expected nasx.trial.Trial objects, got {type(t).__name__}")
+    return trials
+
+
+def metric_value(trial: Trial, name: str = "default") -> float | None:
+    """A finite number for metric ``name`` of a succeeded trial, else None.
+
+    >>> metric_value(Trial(0, {}, 'succeeded', metric=0.9, metrics={'default': 0.9, 'ms': 3}), 'ms')
+    3.0
+    """
+    if trial.status != SUCCEEDED:
+        return None
+    value = trial.metric if name == "default" and trial.metric is not None else None
+    if value is None:
+        value = (trial.metrics or {}).get(name)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def metric_names(trials: Sequence[Trial]) -> list[str]:
+    """Every numeric final metric name found in the trials, ``'default'`` first."""
+    names = {"default"} if any(t.metric is not None for t in trials) else set()
+    for t in trials:
+        names |= {k for k, v in (t.metrics or {}).items() if isinstance(v, (int, float))}
+    return sorted(names, key=lambda n: (n != "default", n))
+
+
+def running_best(values: Sequence[float], direction: str = "maximize") -> list[float]:
+    """The best value so far at each position.
+
+    >>> running_best([3, 1, 2], 'minimize')
+    [3, 1, 1]
+    """
+    _check_direction(direction)
+    better = max if direction == "maximize" else min
+    out: list[float] = []
+    for v in values:
+        out.append(v if not out else better(out[-1], v))
+    return out
+
+
+def pareto_front(
+    points: Sequence[tuple[float, float]], directions=("maximize", "maximize")
+) -> list[int]:
+    """Indices of the non-dominated points, sorted by the first coordinate.
+
+    A point is dominated when another is at least as good in both coordinates and better in one.
+
+    >>> pareto_front([(1, 1), (2, 3), (3, 2), (2, 2), (0, 4)])
+    [4, 1, 2]
+    >>> pareto_front([(0.9, 10), (0.8, 5), (0.85, 20)], ('maximize', 'minimize'))
+    [1, 0]
+    """
+    for d in directions:
+        _check_direction(d)
+    signs = [1 if d == "maximize" else -1 for d in directions]
+    scored = [(signs[0] * x, signs[1] * y) for x, y in points]
+    front = []
+    for i, (a, b) in enumerate(scored):
+        dominated = any(
+            (c >= a and d >= b) and (c > a or d > b) for j, (c, d) in enumerate(scored) if j != i
+        )
+        if not dominated:
+            front.append(i)
+    return sorted(front, key=lambda i: (points[i][0], points[i][1]))
+
+
+def _check_direction(direction: str) -> None:
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+
+
+def _axes(ax, figsize=(6.4, 4.0)):
+    import matplotlib.pyplot as plt
+
+    if ax is not None:
+        return ax.figure, ax
+    fig, ax = plt.subplots(figsize=figsize)
+    plt.close(fig)  # returned, not shown: the caller saves or displays it
+    return fig, ax
+
+
+def plot_metric_history(
+    source: Any, metric: str = "default", direction: str = "maximize", *, ax=None
+):
+    """Metric of each trial by trial id, the running best as a step line, failures marked.
+
+    The main chart of a search: is it still improving? Failed trials are drawn as grey crosses on
+    the lower edge so that a run of failures shows.
+    """
+    _check_direction(direction)
+    trials = sorted(trials_of(source), key=lambda t: t.id)
+    fig, ax = _axes(ax)
+    done = [(t.id, metric_value(t, metric)) for t in trials]
+    done = [(i, v) for i, v in done if v is not None]
+    if done:
+        ids, values = zip(*done, strict=True)
+        ax.scatter(ids, values, s=18, color=_POINT, alpha=0.75, label="trial", zorder=2)
+        best = running_best(values, direction)
+        ax.step(ids, best, where="post", color=_BEST, lw=2, label="best so far", zorder=3)
+    failed = [t.id for t in trials if t.status == FAILED]
+    if failed:
+        ax.scatter(
+            failed,
+            [0.0] * len(failed),
+            marker="x",
+            color=_FAIL,
+            transform=ax.get_xaxis_transform(),
+            clip_on=False,
+            label=f"failed ({len(failed)})",
+            zorder=2,
+        )
+    ax.set_xlabel("trial")
+    ax.set_ylabel(metric)
+    title = f"{metric} by trial ({len(done)} of {len(trials)} succeeded)"
+    if done:
+        k = values.index(best[-1])
+        title += f"\nbest {best[-1]:.4g} (trial {ids[k]})"
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    if done or failed:
+        ax.legend(fontsize=8, loc="best")
+    return fig
+
+
+def plot_pareto(
+    source: Any,
+    x: str,
+    y: str = "default",
+    directions: tuple[str, str] = ("minimize", "maximize"),
+    *,
+    ax=None,
+):
+    """Scatter of two final metrics of the succeeded trials with the Pareto front highlighted.
+
+    ``x`` and ``y`` name metrics (``'default'`` is the trial's metric); ``directions`` says which
+    way each is better, e.g. latency minimised and accuracy maximised (the default).
+    """
+    trials = trials_of(source)
+    fig, ax = _axes(ax)
+    rows = [(t.id, metric_value(t, x), metric_value(t, y)) for t in trials]
+    rows = [r for r in rows if r[1] is not None and r[2] is not None]
+    if not rows and trials:
+        known = metric_names(trials)
+        missing = [m for m in (x, y) if m not in known]
+        if missing:
+            raise ValueError(f"no trial has metric(s) {missing}; the trials have {known}")
+    if rows:
+        front = pareto_front([(a, b) for _, a, b in rows], directions)
+        ax.scatter(
+            [r[1] for r in rows], [r[2] for r in rows], s=18, color=_POINT, alpha=0.6, label="trial"
+        )
+        fx, fy = [rows[i][1] for i in front], [rows[i][2] for i in front]
+        ax.step(
+            fx,
+            fy,
+            where="post" if directions[0] != directions[1] else "pre",
+            color=_BEST,
+            lw=1.2,
+            alpha=0.7,
+        )
+        ax.scatter(fx, fy, s=40, color=_BEST, label=f"Pareto front ({len(front)})", zorder=3)
+        for i in front:
+            ax.annotate(
+                f"#{rows[i][0]}",
+                (rows[i][1], rows[i][2]),
+                textcoords="offset points",
+                xytext=(4, 4),
+                fontsize=7,
+                color=_BEST,
+            )
+        ax.legend(fontsize=8, loc="best")
+    ax.set_xlabel(f"{x} ({directions[0][:3]})")
+    ax.set_ylabel(f"{y} ({directions[1][:3]})")
+    ax.set_title(f"{y} vs {x}")
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def plot_learning_curves(
+    source: Any, top_k: int | None = 10, direction: str = "maximize", *, ax=None
+):
+    """Each trial's intermediate metrics (one point per report, e.g. per epoch).
+
+    With ``top_k`` only the curves of the best ``top_k`` finished trials are coloured and labelled;
+    the others are drawn thin and grey, so early stopping decisions can be checked by eye.
+    """
+    _check_direction(direction)
+    trials = [t for t in trials_of(source) if t.intermediates]
+    fig, ax = _axes(ax)
+    sign = -1 if direction == "maximize" else 1
+    ranked = sorted(trials, key=lambda t: (t.metric is None, sign * (t.metric or 0.0), t.id))
+    best = ranked if top_k is None else ranked[:top_k]
+    shown = {t.id for t in best}
+    for t in trials:  # the others first, thin and grey, under the coloured ones
+        if t.id not in shown:
+            ax.plot(range(1, len(t.intermediates) + 1), t.intermediates, lw=0.8, color="#bbbbbb")
+    for t in best:  # the legend lists the best first
+        steps = range(1, len(t.intermediates) + 1)
+        ax.plot(steps, t.intermediates, lw=1.6, marker="o", markersize=3, label=f"#{t.id}")
+    ax.set_xlabel("report (epoch)")
+    ax.set_ylabel("intermediate metric")
+    ax.set_title(f"learning curves ({len(trials)} trials)")
+    ax.grid(alpha=0.3)
+    if shown:
+        ax.legend(
+            fontsize=7, ncol=2, loc="best", title=None if top_k is None else f"best {len(shown)}"
+        )
+    return fig
+
+
+# ----------------------------------------------------------------------------- one-shot
+def arch_weight_history(
+    source: str | os.PathLike | Mapping,
+) -> dict[str, dict[str, list[tuple[int, float]]]]:
+    """``{label: {value: [(step, probability), ...]}}`` of a one-shot search.
+
+    ``source`` is a one-shot experiment directory (its Lightning logs: ``metrics.csv`` of the CSV
+    logger, or TensorBoard event files when the ``tensorboard`` package is installed), or a flat
+    mapping ``{step: {'arch/<label>/<value>': p}}`` as the strategy logs it.
+
+    >>> arch_weight_history({0: {'arch/op/conv': 0.5, 'arch/op/pool': 0.5},
+    ...                      10: {'arch/op/conv': 0.7, 'arch/op/pool': 0.3}})['op']['conv']
+    [(0, 0.5), (10, 0.7)]
+    """
+    rows = source if isinstance(source, Mapping) else _read_lightning_logs(Path(source))
+    history: dict[str, dict[str, list[tuple[int, float]]]] = {}
+    for step in sorted(rows):
+        for key, p in rows[step].items():
+            if not key.startswith("arch/"):
+                continue
+            label, _, value = key[len("arch/") :].rpartition("/")
+            history.setdefault(label, {}).setdefault(value, []).append((int(step), float(p)))
+    return history
+
+
+def _read_lightning_logs(directory: Path) -> dict[int, dict[str, float]]:
+    import csv
+
+    rows: dict[int, dict[str, float]] = {}
+    csvs = sorted(directory.glob("**/metrics.csv"))
+    for path in csvs:
+        with open(path, newline="") as f:
+            for rec in csv.DictReader(f):
+                step = rec.get("step")
+                for key, value in rec.items():
+                    if (
+                        key.startswith("arch/")
+                        and value not in ("", None)
+                        and step not in ("", None)
+                    ):
+                        rows.setdefault(int(float(step)), {})[key] = float(value)
+    events = sorted(directory.glob("**/events.out.tfevents.*"))
+    if events and not rows:
+        try:
+            from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+        except ImportError as e:
+            raise ImportError(
+                f"{directory} holds TensorBoard logs; reading them needs the tensorboard package "
+                "(pip install tensorboard)"
+            ) from e
+        for path in events:
+            acc = EventAccumulator(str(path), size_guidance={"scalars": 0})
+            acc.Reload()
+            for tag in acc.Tags().get("scalars", []):
+                if tag.startswith("arch/"):
+                    for ev in acc.Scalars(tag):
+                        rows.setdefault(int(ev.step), {})[tag] = float(ev.value)
+    if not rows:
+        raise FileNotFoundError(
+            f"no architecture weights logged under {directory} (looked for Lightning's metrics.csv "
+            "and TensorBoard event files with 'arch/<label>/<value>' scalars; set log_arch_every)"
+        )
+    return rows
+
+
+def plot_arch_weights(source: Any, labels: Sequence[str] | None = None, *, max_labels: int = 12):
+    """One panel per label: the probability of each candidate value over training steps.
+
+    ``source`` as in :func:`arch_weight_history` (or its result). Shows whether a one-shot search
+    has settled (one value near 1) or is still undecided. Without ``labels``, the ``max_labels``
+    labels whose weights moved most are shown (ties by name).
+    """
+    import matplotlib.pyplot as plt
+
+    history = source if _is_history(source) else arch_weight_history(source)
+    if labels is None:
+        moved = {
+            label: max(_spread(s) for s in values.values()) for label, values in history.items()
+        }
+        chosen = sorted(history, key=lambda label: (-round(moved[label], 6), label))[:max_labels]
+    else:
+        chosen = list(labels)
+    unknown = [label for label in chosen if label not in history]
+    if unknown:
+        raise ValueError(
+            f"no architecture weights for label(s) {unknown}; logged: {sorted(history)}"
+        )
+    if not chosen:
+        raise ValueError("no labels to plot")
+    cols = min(4, len(chosen))
+    rows = math.ceil(len(chosen) / cols)
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(3.4 * cols, 2.5 * rows), squeeze=False, sharex=True
+    )
+    plt.close(fig)
+    for ax, label in zip(axes.flat, chosen, strict=False):
+        for value, series in sorted(history[label].items()):
+            steps, probs = zip(*series, strict=True)
+            ax.plot(steps, probs, lw=1.4, label=value)
+        ax.set_title(label, fontsize=9)
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6, loc="upper left")
+    for ax in list(axes.flat)[len(chosen) :]:
+        ax.set_axis_off()
+    for ax in axes[-1]:
+        ax.set_xlabel("step")
+    fig.suptitle("architecture weights over training")
+    fig.tight_layout()
+    return fig
+
+
+def _spread(series: list[tuple[int, float]]) -> float:
+    values = [p for _, p in series]
+    return max(values) - min(values)
+
+
+def _is_history(source: Any) -> bool:
+    return (
+        isinstance(source, Mapping)
+        and all(isinstance(v, Mapping) for v in source.values())
+        and not all(isinstance(k, int) for k in source)
+    )
