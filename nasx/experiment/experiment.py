@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+import os
 import re
 import sys
 import time
@@ -403,7 +404,9 @@ class NasExperiment:
     def _open_store(self, space) -> TrialStore:
         meta = self._meta(space)
         if not TrialStore.exists(self.workdir):
-            store = TrialStore.create(self.workdir, {**meta, "created": time.time()})
+            store = TrialStore.create(
+                self.workdir, {**meta, "created": time.time(), "launch": _launch_record()}
+            )
             _log.info("new experiment in %s", self.workdir)
             self._opened = True
             return store
@@ -563,6 +566,11 @@ def _as_filter(f: Any):
     raise TypeError(
         f"filter must be a nasx.experiment.filters.Filter or a function f(arch) -> bool, got {type(f).__name__}"
     )
+
+
+def _launch_record() -> dict[str, Any]:
+    """How this process was started, so that ``nasx resume`` can start it again."""
+    return {"argv": list(sys.argv), "cwd": os.getcwd(), "python": sys.executable}
 
 
 def _default_workdir() -> Path:

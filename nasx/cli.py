@@ -1,0 +1,387 @@
+"""The ``nasx`` command line: list, show, export, plot, resume and serve experiments.
+
+No command writes to an experiment's database: they read it with SQLite's read-only mode
+(``plot`` writes pictures, into ``EXP/plots`` by default; ``resume`` starts the experiment's own
+script again, which does write). Problems with a directory are one line on stderr and exit
+code 1; usage errors exit with 2, as argparse does.
+
+    >>> main(['list', '/nonexistent'])
+    1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+PROG = "nasx"
+
+
+class CliError(Exception):
+    """A problem worth one line to the user (exit code 1)."""
+
+
+# ----------------------------------------------------------------------------- helpers
+def _read(path: str):
+    from nasx.experiment.readonly import ExperimentReadError, read_experiment
+
+    try:
+        return read_experiment(path)
+    except ExperimentReadError as e:
+        raise CliError(str(e)) from None
+
+
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    return str(x)
+
+
+def _table(rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
+    )
+
+
+def _ago(ts: float | None) -> str:
+    if not ts:
+        return "-"
+    s = max(0.0, time.time() - ts)
+    for unit, n in (("d", 86400), ("h", 3600), ("m", 60)):
+        if s >= n:
+            return f"{s / n:.0f}{unit} ago"
+    return f"{s:.0f}s ago"
+
+
+# ----------------------------------------------------------------------------- commands
+def cmd_list(args: argparse.Namespace) -> int:
+    from nasx.experiment.readonly import ExperimentReadError, list_experiments, read_experiment
+
+    root = Path(args.dir)
+    try:
+        dirs = list_experiments(root, max_depth=args.depth)
+    except ExperimentReadError as e:
+        raise CliError(str(e)) from None
+    if not dirs:
+        print(f"no nasx experiments in {root}")
+        return 0
+    rows = [
+        [
+            "experiment",
+            "kind",
+            "strategy",
+            "trials",
+            "succeeded",
+            "failed",
+            "running",
+            "best",
+            "updated",
+        ]
+    ]
+    for d in dirs:
+        try:
+            exp = read_experiment(d)
+        except ExperimentReadError as e:
+            rows.append([str(d), "unreadable", str(e)[:40], "", "", "", "", "", ""])
+            continue
+        counts = exp.counts()
+        best = exp.best(1)
+        last = max(
+            (t.end_time or t.start_time or 0 for t in exp.trials), default=exp.meta.get("created")
+        )
+        rows.append(
+            [
+                str(d),
+                exp.kind,
+                str(exp.meta.get("strategy", "-")),
+                str(len(exp.trials)),
+                str(counts["succeeded"]),
+                str(counts["failed"]),
+                str(counts["running"]),
+                _fmt(best[0].metric) if best else "-",
+                _ago(last),
+            ]
+        )
+    print(_table(rows))
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from nasx.experiment.table import TrialTable
+
+    exp = _read(args.exp)
+    meta = exp.meta
+    print(f"experiment  {exp.directory}")
+    print(f"kind        {exp.kind}")
+    if exp.kind == "one-shot":
+        print(
+            "(one-shot runs keep supernet checkpoints, not trials: see `nasx plot` for arch weights)"
+        )
+        return 0
+    print(f"space       {meta.get('space', '-')} ({len(meta.get('search_space', {}))} labels)")
+    print(f"strategy    {meta.get('strategy', '-')} (seed {meta.get('strategy_seed')})")
+    print(f"direction   {exp.direction}")
+    counts = exp.counts()
+    print(
+        "trials      " + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+        if exp.trials
+        else "trials      none yet"
+    )
+    best = exp.best(args.top)
+    if best:
+        print(f"\nbest {len(best)}:")
+        rows = [["id", "metric", "arch"]] + [
+            [str(t.id), _fmt(t.metric), json.dumps(t.arch)] for t in best
+        ]
+        print(_table(rows))
+    if exp.trials and not args.brief:
+        print()
+        print(TrialTable(exp.trials))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    exp = _read(args.exp)
+    if exp.kind == "one-shot":
+        raise CliError(
+            f"{exp.directory} is a one-shot run: its arch is read from the trained supernet, which "
+            "needs the space; call exp.export_top_models() in Python"
+        )
+    if args.top < 1:
+        raise CliError(f"--top must be at least 1, got {args.top}")
+    best = exp.best(args.top)
+    if not best:
+        raise CliError(f"{exp.directory} has no succeeded trial to export yet")
+    if args.format == "json":
+        out = json.dumps(
+            [{"id": t.id, "metric": t.metric, "metrics": t.metrics, "arch": t.arch} for t in best],
+            indent=2,
+        )
+    else:
+        out = "\n".join(f"#{t.id}  {_fmt(t.metric)}  {json.dumps(t.arch)}" for t in best)
+    if args.output:
+        Path(args.output).write_text(out + "\n")
+        print(f"wrote {len(best)} arch(s) to {args.output}")
+    else:
+        print(out)
+    return 0
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from nasx.plot import charts
+    from nasx.plot.cell_graph import cell_names
+    from nasx.plot.cells import plot_cell, plot_double_cells
+
+    exp = _read(args.exp)
+    out = Path(args.output or (exp.directory / "plots"))
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+
+    def save(fig, name: str) -> None:
+        path = out / f"{name}.{args.format}"
+        fig.savefig(path, dpi=args.dpi, bbox_inches="tight")
+        written.append(path)
+
+    if exp.kind == "one-shot":
+        try:
+            save(charts.plot_arch_weights(exp.directory), "arch_weights")
+        except FileNotFoundError as e:
+            raise CliError(str(e)) from None
+    elif not exp.trials:
+        raise CliError(f"{exp.directory} has no trials yet: nothing to plot")
+    else:
+        save(charts.plot_metric_history(exp.trials, direction=exp.direction), "metric_history")
+        if any(t.intermediates for t in exp.trials):
+            save(
+                charts.plot_learning_curves(exp.trials, direction=exp.direction), "learning_curves"
+            )
+        for name in charts.metric_names(exp.trials):
+            if name != "default":
+                directions = ("minimize", exp.direction)
+                save(
+                    charts.plot_pareto(exp.trials, name, "default", directions),
+                    f"pareto_{_safe(name)}",
+                )
+        best = exp.best(1)
+        cells = cell_names(best[0].arch) if best else []
+        if cells:
+            merge_op = "loose_end" if args.loose_end else "all"
+            if {"normal", "reduce"} <= set(cells):
+                save(
+                    plot_double_cells(best[0].arch, merge_op=merge_op, backend=args.backend),
+                    "best_cells",
+                )
+            else:
+                for cell in cells:
+                    fig = plot_cell(best[0].arch, cell, merge_op=merge_op, backend="matplotlib")
+                    save(fig, f"best_cell_{_safe(cell)}")
+    for path in written:
+        print(path)
+    return 0
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    exp = _read(args.exp)
+    launch = exp.meta.get("launch")
+    if not launch or not launch.get("argv"):
+        raise CliError(
+            f"{exp.directory} does not record how it was started (made by an older nasx or a one-shot "
+            "run): re-run your script with NasExperiment(..., resume=True)"
+        )
+    argv, cwd = list(launch["argv"]), launch.get("cwd") or "."
+    script = argv[0]
+    if not script.endswith(".py") or not (Path(cwd) / script).is_file():
+        raise CliError(
+            f"{exp.directory} was started from {script!r} (in {cwd}), not a script file that can be "
+            "run again: re-run it with NasExperiment(..., resume=True)"
+        )
+    command = [args.python or sys.executable, *argv]
+    counts = exp.counts()
+    print(
+        f"resuming {exp.directory}: {counts['succeeded']} succeeded, {counts['failed']} failed, "
+        f"{counts['running']} interrupted; running {' '.join(command)} in {cwd}",
+        flush=True,
+    )
+    if args.dry_run:
+        return 0
+    return subprocess.call(command, cwd=cwd)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    experiments = [_read(p).directory for p in args.exp]
+    if args.host not in ("127.0.0.1", "localhost", "::1") and not args.allow_remote:
+        raise CliError(
+            f"--host {args.host} would let other machines read these experiments; add --allow-remote "
+            "if that is what you want (anyone who can reach the port can read every trial)"
+        )
+    from nasx.dashboard.server import serve
+
+    return serve(experiments, host=args.host, port=args.port, open_browser=args.open)
+
+
+# ----------------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Look at and drive nasx experiments (directories with nasx.db).",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser(
+        "list", help="list the experiments under a directory", description="List experiments."
+    )
+    p.add_argument(
+        "dir",
+        nargs="?",
+        default="nasx_experiments",
+        help="where to look (default: nasx_experiments)",
+    )
+    p.add_argument(
+        "--depth", type=int, default=2, help="directory levels searched below DIR (default 2)"
+    )
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser(
+        "show", help="status, best trials and the trial table", description="Show one experiment."
+    )
+    p.add_argument("exp", help="experiment directory")
+    p.add_argument("--top", type=int, default=5, help="best trials listed (default 5)")
+    p.add_argument("--brief", action="store_true", help="leave out the full trial table")
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("export", help="print the best archs", description="Export the best archs.")
+    p.add_argument("exp", help="experiment directory")
+    p.add_argument("--top", type=int, default=1, help="how many archs (default 1)")
+    p.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default text)"
+    )
+    p.add_argument("-o", "--output", help="write to this file instead of stdout")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser(
+        "plot", help="write the charts (and cells of the best arch)", description="Write charts."
+    )
+    p.add_argument("exp", help="experiment directory")
+    p.add_argument("-o", "--output", help="folder for the pictures (default EXP/plots)")
+    p.add_argument(
+        "--format",
+        choices=("png", "svg", "pdf"),
+        default="png",
+        help="picture format (default png)",
+    )
+    p.add_argument("--dpi", type=int, default=100, help="resolution of PNGs (default 100)")
+    p.add_argument(
+        "--backend",
+        choices=("auto", "graphviz", "matplotlib"),
+        default="auto",
+        help="cell drawing backend",
+    )
+    p.add_argument(
+        "--loose-end",
+        action="store_true",
+        help="cells concatenate only unused nodes (NASNet, ENAS)",
+    )
+    p.set_defaults(func=cmd_plot)
+
+    p = sub.add_parser(
+        "resume",
+        help="start the experiment's script again (it resumes)",
+        description="Run the command that created EXP again, in its directory; the script must pass resume=True.",
+    )
+    p.add_argument("exp", help="experiment directory")
+    p.add_argument("--dry-run", action="store_true", help="print the command, do not run it")
+    p.add_argument("--python", help="interpreter to use (default: this one)")
+    p.set_defaults(func=cmd_resume)
+
+    p = sub.add_parser(
+        "serve",
+        help="a read-only dashboard in the browser",
+        description="Serve a read-only dashboard of one or more experiments on http://127.0.0.1:PORT.",
+    )
+    p.add_argument("exp", nargs="+", help="experiment directories (several are shown side by side)")
+    p.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
+    p.add_argument(
+        "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)"
+    )
+    p.add_argument(
+        "--allow-remote", action="store_true", help="needed to bind an address other machines reach"
+    )
+    p.add_argument("--open", action="store_true", help="open the page in a web browser")
+    p.set_defaults(func=cmd_serve)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``nasx`` command line; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except CliError as e:
+        print(f"{PROG} {args.command}: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # `nasx show EXP | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,186 @@
+"""The ``nasx`` command line, run as ``python -m nasx.cli`` (what the console script calls) and
+through ``main()``; every command, its --help, and one-line errors for bad directories."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nasx import cli
+from nasx.experiment.storage import TrialStore
+
+from .conftest import REPO_ROOT
+from .toy_experiment import make_experiment
+
+COMMANDS = ["list", "show", "export", "plot", "resume", "serve"]
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "MPLBACKEND": "Agg"}
+    return subprocess.run(
+        [sys.executable, "-m", "nasx.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+@pytest.fixture(scope="module")
+def experiment(tmp_path_factory):
+    root = tmp_path_factory.mktemp("exps")
+    exp = make_experiment(root / "a", max_trials=8, seed=3)
+    make_experiment(root / "b", max_trials=2, seed=1)
+    (root / "not-an-experiment").mkdir()
+    return exp
+
+
+def test_console_script_entry_resolves_to_main():
+    # tomllib is Python 3.11+; the entry is one line under [project.scripts].
+    text = (REPO_ROOT / "pyproject.toml").read_text()
+    section = text.split("[project.scripts]\n", 1)[1].split("\n[", 1)[0]
+    module, _, func = re.search(r'^nasx = "(.+)"$', section, re.M).group(1).partition(":")
+    assert (module, func) == ("nasx.cli", "main")
+    assert getattr(importlib.import_module(module), func) is cli.main
+
+
+def test_help_on_every_command():
+    result = run_cli("--help")
+    assert result.returncode == 0 and all(c in result.stdout for c in COMMANDS)
+    for command in COMMANDS:
+        with pytest.raises(SystemExit) as info:
+            cli.main([command, "--help"])
+        assert info.value.code == 0
+
+
+def test_list_finds_experiments_and_skips_other_folders(experiment, capsys):
+    root = experiment.workdir.parent
+    assert cli.main(["list", str(root)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:4] == ["experiment", "kind", "strategy", "trials"]
+    assert [line.split()[0] for line in out[1:]] == [str(root / "a"), str(root / "b")]
+    assert out[1].split()[1:4] == ["multi-trial", "Random", "8"]
+
+
+def test_show_counts_and_best(experiment, capsys):
+    assert cli.main(["show", str(experiment.workdir), "--top", "2"]) == 0
+    out = capsys.readouterr().out
+    counts = {s: len(experiment.trials(s)) for s in ("succeeded", "failed")}
+    assert f"{counts['succeeded']} succeeded, {counts['failed']} failed" in out
+    best_id = max(experiment.trials("succeeded"), key=lambda t: (t.metric, -t.id)).id
+    assert out.split("best 2:\n")[1].splitlines()[1].startswith(f"{best_id} ")
+    assert "<script>" in out  # the terminal shows error text as it is
+
+
+def test_export_json_matches_the_experiment(experiment, capsys, tmp_path):
+    assert cli.main(["export", str(experiment.workdir), "--top", "3", "--format", "json"]) == 0
+    exported = json.loads(capsys.readouterr().out)
+    assert [e["arch"] for e in exported] == experiment.export_top_models(top_k=3)
+    out = tmp_path / "top.txt"
+    assert cli.main(["export", str(experiment.workdir), "-o", str(out)]) == 0
+    assert out.read_text().startswith(f"#{exported[0]['id']}  ")
+
+
+def test_plot_writes_charts_and_cells(experiment, tmp_path):
+    result = run_cli(
+        "plot", str(experiment.workdir), "-o", str(tmp_path), "--backend", "matplotlib"
+    )
+    assert result.returncode == 0, result.stderr
+    names = sorted(Path(p).name for p in result.stdout.split())
+    assert names == [
+        "best_cells.png",
+        "learning_curves.png",
+        "metric_history.png",
+        "pareto_latency_ms.png",
+    ]
+    for name in names:
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("command", ["show", "export", "plot", "resume", "serve"])
+def test_missing_foreign_and_corrupt_directories_are_one_line_errors(command, tmp_path, capsys):
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("hi")
+    corrupt = tmp_path / "corrupt"
+    corrupt.mkdir()
+    (corrupt / "nasx.db").write_bytes(b"this is not sqlite" * 100)
+    other_db = tmp_path / "other"
+    other_db.mkdir()
+    sqlite3.connect(other_db / "nasx.db").execute("CREATE TABLE t (x)").connection.close()
+    cases = {
+        tmp_path / "missing": "no such directory",
+        foreign: "is not a nasx experiment directory",
+        corrupt: "is corrupted or not a nasx database",
+        other_db: "is an SQLite database but not a nasx one",
+    }
+    for path, message in cases.items():
+        assert cli.main([command, str(path)]) == 1
+        err = capsys.readouterr().err
+        assert (
+            err.count("\n") == 1 and message in err and err.startswith(f"nasx {command}: error: ")
+        )
+
+
+def test_errors_through_the_console_entry(tmp_path):
+    result = run_cli("show", str(tmp_path))
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"nasx show: error: {tmp_path} is not a nasx experiment directory (no nasx.db, no checkpoints/last.ckpt)"
+    ]
+    assert run_cli("export").returncode == 2  # usage error: argparse's code
+
+
+def test_reading_never_writes_the_database(experiment):
+    db = experiment.workdir / "nasx.db"
+    before = {p.name: p.read_bytes() for p in experiment.workdir.glob("nasx.db*")}
+    for args in (
+        ["show", str(experiment.workdir)],
+        ["export", str(experiment.workdir), "--top", "2"],
+    ):
+        assert cli.main(args) == 0
+    assert {p.name: p.read_bytes() for p in experiment.workdir.glob("nasx.db*")} == before
+    assert db.exists()
+
+
+def test_resume_reruns_the_script_after_a_crash(tmp_path):
+    workdir = tmp_path / "crashy"
+    script = REPO_ROOT / "tests" / "toy_experiment.py"
+    Path(str(workdir) + ".crash").touch()
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    first = subprocess.run(
+        [sys.executable, str(script), str(workdir), "5"], env=env, cwd=tmp_path, timeout=120
+    )
+    assert first.returncode == 3  # killed in the middle of a trial
+    statuses = [t.status for t in TrialStore(workdir, lock=False).trials()]
+    assert statuses[-1] == "running" and len(statuses) == 3
+    Path(str(workdir) + ".crash").unlink()
+    dry = run_cli("resume", str(workdir), "--dry-run", cwd=tmp_path)
+    assert dry.returncode == 0 and "1 interrupted" in dry.stdout and str(script) in dry.stdout
+    done = run_cli("resume", str(workdir), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    trials = TrialStore(workdir, lock=False).trials()
+    assert len(trials) == 5 and all(t.status in ("succeeded", "failed") for t in trials)
+
+
+def test_resume_refuses_what_it_cannot_restart(tmp_path, capsys):
+    store = TrialStore.create(
+        tmp_path, {"space": "Net", "launch": {"argv": ["-c"], "cwd": str(tmp_path)}}
+    )
+    store.close()
+    assert cli.main(["resume", str(tmp_path)]) == 1
+    assert "not a script file that can be run again" in capsys.readouterr().err
+
+
+def test_serve_refuses_remote_addresses_without_the_flag(experiment, capsys):
+    assert cli.main(["serve", str(experiment.workdir), "--host", "0.0.0.0"]) == 1
+    assert "--allow-remote" in capsys.readouterr().err
