@@ -1,7 +1,8 @@
 """Read an experiment directory without ever writing to it: for the CLI, plots and the dashboard.
 
 The database is opened with SQLite's read-only URI (``mode=ro``), so no statement can change it;
-in WAL mode a reader never blocks the process running the experiment. Every problem with the
+in WAL mode a reader never blocks the process running the experiment (SQLite may create the
+empty ``-wal``/``-shm`` side files its read protocol needs; the database is never modified). Every problem with the
 directory is one :class:`ExperimentReadError` whose message fits on one line.
 
     >>> import tempfile

@@ -129,7 +129,7 @@ def plot_double_cells(
             png = to_digraph(graph, format="png", title=False).pipe(format="png")
             ax.imshow(mpimg.imread(io.BytesIO(png), format="png"))
             ax.set_axis_off()
-            ax.set_title(graph.name)
+            ax.set_title(plain(graph.name))
         else:
             draw_cell_mpl(graph, ax)
     fig.tight_layout()
@@ -166,19 +166,29 @@ def to_digraph(graph: CellGraph, format: str = "png", title: bool = True):  # no
         edge_attr={"fontsize": "16", "fontname": "times"},
     )
     if title:
-        g.attr(label=graph.name)
+        g.attr(label=graphviz.escape(graph.name))
+    # graphviz.escape: a value such as '<b>' is text, not one of graphviz's HTML-like labels.
     for name in graph.inputs:
-        g.node(_gv_id(name), label=name, fillcolor=_COLORS["input"])
+        g.node(_gv_id(name), label=graphviz.escape(name), fillcolor=_COLORS["input"])
     for name in graph.nodes:
         is_out = graph.output_node is None and name in graph.outputs
-        g.node(_gv_id(name), label=name, fillcolor=_COLORS["output" if is_out else "node"])
+        g.node(
+            _gv_id(name),
+            label=graphviz.escape(name),
+            fillcolor=_COLORS["output" if is_out else "node"],
+        )
     for src, dst, op in graph.edges:
-        g.edge(_gv_id(src), _gv_id(dst), label=op, fillcolor="gray")
+        g.edge(_gv_id(src), _gv_id(dst), label=graphviz.escape(op), fillcolor="gray")
     if graph.output_node is not None:
         g.node(_gv_id(graph.output_node), label=graph.output_node, fillcolor=_COLORS["output"])
         for name in graph.outputs:
             g.edge(_gv_id(name), _gv_id(graph.output_node), fillcolor="gray")
     return g
+
+
+def plain(text: str) -> str:
+    """``text`` for matplotlib as it is: a ``$`` would otherwise start a formula."""
+    return str(text).replace("$", r"\$")
 
 
 def _gv_id(name: str) -> str:
@@ -225,7 +235,7 @@ def draw_cell_mpl(graph: CellGraph, ax) -> None:
         ax.text(
             (x0 + x1) / 2,
             h,
-            op,
+            plain(op),
             ha="center",
             va="center",
             fontsize=8,
@@ -257,7 +267,7 @@ def draw_cell_mpl(graph: CellGraph, ax) -> None:
         ax.text(
             x[name],
             0.0,
-            name,
+            plain(name),
             ha="center",
             va="center",
             fontsize=10,
@@ -267,5 +277,5 @@ def draw_cell_mpl(graph: CellGraph, ax) -> None:
         )
     ax.set_xlim(-0.6, len(order) - 0.4)
     ax.set_ylim(-0.75, top + 0.35)
-    ax.set_title(graph.name)
+    ax.set_title(plain(graph.name))
     ax.set_axis_off()

@@ -26,6 +26,8 @@ from typing import Any
 
 from nasx.trial import FAILED, SUCCEEDED, Trial
 
+from .cells import plain
+
 DIRECTIONS = ("maximize", "minimize")
 _BEST = "#d62728"
 _POINT = "#1f77b4"
@@ -157,8 +159,8 @@ def plot_metric_history(
             zorder=2,
         )
     ax.set_xlabel("trial")
-    ax.set_ylabel(metric)
-    title = f"{metric} by trial ({len(done)} of {len(trials)} succeeded)"
+    ax.set_ylabel(plain(metric))
+    title = f"{plain(metric)} by trial ({len(done)} of {len(trials)} succeeded)"
     if done:
         k = values.index(best[-1])
         title += f"\nbest {best[-1]:.4g} (trial {ids[k]})"
@@ -216,9 +218,9 @@ def plot_pareto(
                 color=_BEST,
             )
         ax.legend(fontsize=8, loc="best")
-    ax.set_xlabel(f"{x} ({directions[0][:3]})")
-    ax.set_ylabel(f"{y} ({directions[1][:3]})")
-    ax.set_title(f"{y} vs {x}")
+    ax.set_xlabel(f"{plain(x)} ({directions[0][:3]})")
+    ax.set_ylabel(f"{plain(y)} ({directions[1][:3]})")
+    ax.set_title(f"{plain(y)} vs {plain(x)}")
     ax.grid(alpha=0.3)
     return fig
 
@@ -353,8 +355,8 @@ def plot_arch_weights(source: Any, labels: Sequence[str] | None = None, *, max_l
     for ax, label in zip(axes.flat, chosen, strict=False):
         for value, series in sorted(history[label].items()):
             steps, probs = zip(*series, strict=True)
-            ax.plot(steps, probs, lw=1.4, label=value)
-        ax.set_title(label, fontsize=9)
+            ax.plot(steps, probs, lw=1.4, label=plain(value))
+        ax.set_title(plain(label), fontsize=9)
         ax.set_ylim(0, 1)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=6, loc="upper left")

@@ -1,0 +1,390 @@
+"""The dashboard's HTTP server: JSON about experiments, SVG charts, and the page's static files.
+
+Safety, by construction rather than by filtering:
+
+- Read-only: experiments are read through :mod:`nasx.experiment.readonly` (SQLite ``mode=ro``);
+  only GET and HEAD are answered, nothing is written or run.
+- No file paths from the client: an experiment is picked by its index in the list given on the
+  command line, a trial by its integer id, a static file from a fixed table; anything else is 404.
+  A trial log that resolves outside its experiment directory (a symlink) is refused.
+- Bound to 127.0.0.1 by default; requests whose ``Host`` is not this machine are refused (DNS
+  rebinding). Binding another address needs ``allow_remote`` and then a random access token.
+- User strings (labels, values, metric names, errors, logs) reach the page only as JSON, inserted
+  with ``textContent``; the Content-Security-Policy forbids inline scripts, so even a missed
+  string could not run. Charts are SVG images, which browsers never run scripts in.
+
+    >>> server = make_server([], port=0)
+    >>> server.server_address[0]
+    '127.0.0.1'
+    >>> server.server_close()
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import re
+import secrets
+import sys
+import threading
+import time
+import urllib.parse
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from nasx.experiment.readonly import ExperimentReadError, ExperimentRecord, read_experiment
+
+from . import render
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+MAX_LOG_BYTES = 200_000
+_STATIC_TYPES = {
+    ".html": "text/html",
+    ".js": "text/javascript",
+    ".css": "text/css",
+    ".svg": "image/svg+xml",
+}
+_SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+def _static_files() -> dict[str, tuple[bytes, str]]:
+    """Every file the page needs, read once: name -> (bytes, content type)."""
+    out = {}
+    for entry in resources.files("nasx.dashboard").joinpath("static").iterdir():
+        suffix = Path(entry.name).suffix
+        if suffix in _STATIC_TYPES:
+            out[entry.name] = (entry.read_bytes(), _STATIC_TYPES[suffix])
+    return out
+
+
+class Experiments:
+    """The served experiments, each re-read only when its database changed."""
+
+    def __init__(self, directories: list[Path]):
+        self.directories = [Path(d) for d in directories]
+        self._cache: dict[int, tuple[str, ExperimentRecord]] = {}
+        self._lock = threading.Lock()
+
+    def version(self, index: int) -> str:
+        """Changes whenever the experiment's database (or its WAL) changes."""
+        d = self.directories[index]
+        parts = []
+        for name in ("nasx.db", "nasx.db-wal"):
+            try:
+                st = (d / name).stat()
+            except OSError:
+                parts.append("0")
+                continue
+            # An empty WAL (what a reader opening a finished experiment may create) is no change.
+            parts.append(f"{st.st_mtime_ns}.{st.st_size}" if st.st_size else "0")
+        ckpt = d / "checkpoints" / "last.ckpt"
+        if ckpt.exists():
+            parts.append(str(ckpt.stat().st_mtime_ns))
+        return "-".join(parts)
+
+    def get(self, index: int) -> tuple[str, ExperimentRecord]:
+        if not 0 <= index < len(self.directories):
+            raise KeyError(index)
+        version = self.version(index)
+        with self._lock:
+            cached = self._cache.get(index)
+            if cached and cached[0] == version:
+                return cached
+        record = read_experiment(self.directories[index])
+        with self._lock:
+            self._cache[index] = (version, record)
+        return version, record
+
+
+def summary(index: int, version: str, exp: ExperimentRecord) -> dict[str, Any]:
+    from nasx.plot.charts import metric_names
+
+    best = exp.best(1)
+    running = [t for t in exp.trials if t.status == "running"]
+    ends = [t.end_time for t in exp.trials if t.end_time]
+    return {
+        "index": index,
+        "name": exp.name,
+        "path": str(exp.directory),
+        "kind": exp.kind,
+        "version": version,
+        "space": exp.meta.get("space"),
+        "strategy": exp.meta.get("strategy"),
+        "direction": exp.direction,
+        "labels": list(exp.meta.get("search_space", {})),
+        "counts": exp.counts(),
+        "n_trials": len(exp.trials),
+        "best": {"id": best[0].id, "metric": best[0].metric} if best else None,
+        "running": [t.id for t in running],
+        "metrics": metric_names(exp.trials),
+        "created": exp.meta.get("created"),
+        "updated": max(ends) if ends else None,
+        "now": time.time(),
+        "has_curves": any(t.intermediates for t in exp.trials),
+    }
+
+
+def trial_row(t) -> dict[str, Any]:
+    return {
+        "id": t.id,
+        "status": t.status,
+        "metric": t.metric,
+        "metrics": t.metrics,
+        "duration": t.duration,
+        "start_time": t.start_time,
+        "arch": t.arch,
+        "error": (t.error or "").splitlines()[0] if t.error else None,
+    }
+
+
+def _read_log(exp: ExperimentRecord, trial_id: int) -> str:
+    path = exp.log_path(trial_id)
+    try:
+        resolved = path.resolve(strict=True)
+    except OSError:
+        return ""
+    if not resolved.is_relative_to(exp.directory.resolve()):
+        return f"(log refused: {path.name} points outside the experiment directory)"
+    size = resolved.stat().st_size
+    with open(resolved, "rb") as f:
+        if size > MAX_LOG_BYTES:
+            f.seek(size - MAX_LOG_BYTES)
+        text = f.read().decode("utf-8", errors="replace")
+    return (f"... (last {MAX_LOG_BYTES} bytes of {size})\n" if size > MAX_LOG_BYTES else "") + text
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    server: DashboardServer
+    server_version = "nasx-dashboard"
+    sys_version = ""
+
+    # ----------------------------------------------------------------- plumbing
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        if self.server.verbose:
+            super().log_message(format, *args)
+
+    def _send(self, status: int, body: bytes, content_type: str, extra: dict | None = None) -> None:
+        self.send_response(status)
+        self.send_header(
+            "Content-Type",
+            content_type
+            + (
+                "; charset=utf-8"
+                if content_type.startswith("text") or "json" in content_type
+                else ""
+            ),
+        )
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in {**_SECURITY_HEADERS, **(extra or {})}.items():
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _json(self, data: Any, status: int = 200) -> None:
+        self._send(
+            status, json.dumps(data, allow_nan=False, default=str).encode(), "application/json"
+        )
+
+    def _error(self, status: int, message: str) -> None:
+        self._json({"error": message}, status)
+
+    def _refuse_method(self) -> None:
+        self._error(405, "the dashboard is read-only: only GET is answered")
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = _refuse_method  # noqa: N815
+
+    def do_HEAD(self) -> None:  # noqa: N802
+        self.do_GET()
+
+    # ----------------------------------------------------------------- routes
+    def do_GET(self) -> None:  # noqa: N802
+        url = urllib.parse.urlsplit(self.path)
+        query = urllib.parse.parse_qs(url.query)
+        if not self._allowed(query):
+            return
+        try:
+            self._route(url.path, query)
+        except (KeyError, ExperimentReadError) as e:
+            self._error(404, f"not found: {e}")
+        except ValueError as e:
+            self._error(400, str(e))
+        except BrokenPipeError:
+            pass
+
+    def _allowed(self, query: dict[str, list[str]]) -> bool:
+        host = (self.headers.get("Host") or "").rsplit(":", 1)[0].strip("[]")
+        if self.server.loopback_only and host not in LOOPBACK:
+            self._error(403, "the dashboard only answers requests addressed to this machine")
+            return False
+        token = self.server.token
+        if token is None:
+            return True
+        given = query.get("token", [None])[0]
+        cookie = self.headers.get("Cookie") or ""
+        cookies = dict(c.strip().split("=", 1) for c in cookie.split(";") if "=" in c)
+        if given is not None and secrets.compare_digest(given, token):
+            self._cookie = f"nasx_token={token}; HttpOnly; SameSite=Strict; Path=/"
+            return True
+        if secrets.compare_digest(cookies.get("nasx_token", ""), token):
+            return True
+        self._error(403, "an access token is needed: open the URL that `nasx serve` printed")
+        return False
+
+    def _route(self, path: str, query: dict[str, list[str]]) -> None:
+        static = self.server.static
+        if path in ("/", "/index.html"):
+            body, ctype = static["index.html"]
+            cookie = getattr(self, "_cookie", None)
+            self._send(200, body, ctype, {"Set-Cookie": cookie} if cookie else None)
+            return
+        if m := re.fullmatch(r"/static/([A-Za-z0-9_.-]+)", path):
+            if m.group(1) not in static:
+                raise KeyError(m.group(1))
+            self._send(200, *static[m.group(1)])
+            return
+        if path == "/api/experiments":
+            out = []
+            for i in range(len(self.server.experiments.directories)):
+                try:
+                    out.append(summary(i, *self.server.experiments.get(i)))
+                except ExperimentReadError as e:
+                    out.append(
+                        {
+                            "index": i,
+                            "name": self.server.experiments.directories[i].name,
+                            "error": str(e),
+                        }
+                    )
+            self._json(out)
+            return
+        if m := re.fullmatch(r"/api/exp/(\d+)", path):
+            i = int(m.group(1))
+            version, exp = self.server.experiments.get(i)
+            self._json({**summary(i, version, exp), "trials": [trial_row(t) for t in exp.trials]})
+            return
+        if m := re.fullmatch(r"/api/exp/(\d+)/trial/(\d+)", path):
+            version, exp = self.server.experiments.get(int(m.group(1)))
+            t = exp.trial(int(m.group(2)))
+            from nasx.plot.cell_graph import cell_names
+
+            self._json(
+                {
+                    **t.to_dict(),
+                    "log": _read_log(exp, t.id),
+                    "cells": cell_names(t.arch),
+                    "version": version,
+                }
+            )
+            return
+        if m := re.fullmatch(r"/api/exp/(\d+)/chart/([a-z_]+)\.svg", path):
+            i, name = int(m.group(1)), m.group(2)
+            version, exp = self.server.experiments.get(i)
+            params = {k: v[0] for k, v in query.items() if k in render.CHART_PARAMS}
+            svg = self.server.charts.get(
+                (i, name, version, tuple(sorted(params.items()))),
+                lambda: render.chart(exp, name, params),
+            )
+            self._send(200, svg, "image/svg+xml")
+            return
+        raise KeyError(path)
+
+
+class _Cache:
+    """A small memo of rendered charts (they change only when the experiment does)."""
+
+    def __init__(self, size: int = 64):
+        self.size, self._data, self._lock = size, {}, threading.Lock()
+
+    def get(self, key, make):
+        with self._lock:
+            if key in self._data:
+                return self._data[key]
+        value = make()
+        with self._lock:
+            if len(self._data) >= self.size:
+                self._data.pop(next(iter(self._data)))
+            self._data[key] = value
+        return value
+
+
+class DashboardServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address, experiments: list[Path], token: str | None, verbose: bool = False):
+        self.experiments = Experiments(experiments)
+        self.static = _static_files()
+        self.charts = _Cache()
+        self.token = token
+        self.verbose = verbose
+        self.loopback_only = address[0] in LOOPBACK
+        super().__init__(address, Handler)
+
+
+def make_server(
+    experiments: list[str | os.PathLike],
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    *,
+    allow_remote: bool = False,
+    verbose: bool = False,
+) -> DashboardServer:
+    """A server for ``experiments`` (not yet serving: call ``serve_forever``).
+
+    Binding an address other than loopback needs ``allow_remote=True``, and then every request
+    must carry the random ``server.token`` (``?token=...`` once, a cookie after that).
+    """
+    if host not in LOOPBACK and not allow_remote:
+        raise ValueError(
+            f"refusing to bind {host!r}: other machines could read the experiments; pass allow_remote=True"
+        )
+    token = None if host in LOOPBACK else secrets.token_urlsafe(18)
+    return DashboardServer((host, port), [Path(e) for e in experiments], token, verbose)
+
+
+def serve(
+    experiments: list[str | os.PathLike],
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    open_browser: bool = False,
+) -> int:
+    """Serve until interrupted (Ctrl-C); prints the URL. Returns an exit code."""
+    server = make_server(experiments, host, port, allow_remote=host not in LOOPBACK, verbose=False)
+    try:
+        os.nice(5)  # the experiment comes first on a busy machine
+    except OSError:
+        pass
+    h, p = server.server_address[:2]
+    url = f"http://{'127.0.0.1' if h in LOOPBACK else h}:{p}/"
+    if server.token:
+        url += f"?token={server.token}"
+        print(
+            f"warning: serving on {h}, reachable from other machines; share this URL only with "
+            "people who may read these experiments",
+            file=sys.stderr,
+        )
+    print(
+        f"nasx dashboard: {url}  ({len(experiments)} experiment(s), read-only; Ctrl-C to stop)",
+        flush=True,
+    )
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(url)
+    try:
+        server.serve_forever(poll_interval=0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0

@@ -1,0 +1,122 @@
+"""The dashboard in a real browser (Debian's headless Chromium, driven over the DevTools
+protocol): a running experiment shows up, its table and charts update as trials finish, HTML in
+labels, values, errors and logs stays text, and a screenshot is saved."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from nasx.dashboard.server import make_server
+from nasx.experiment.readonly import ExperimentReadError, read_experiment
+
+from .cdp import Browser, chromium_path
+
+pytestmark = [
+    pytest.mark.skipif(
+        chromium_path() is None, reason="Chromium is not installed (apt-get install chromium)"
+    ),
+    pytest.mark.timeout(300),
+]
+pytest.importorskip("aiohttp", reason="the DevTools client uses aiohttp")
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+N_TRIALS = 10
+SCREENSHOT_DIR = Path(os.environ.get("NASX_SCREENSHOT_DIR", ""))
+
+
+def _trials(workdir: Path) -> int:
+    try:
+        return len(read_experiment(workdir).trials)
+    except ExperimentReadError:
+        return 0
+
+
+@pytest.mark.slow
+def test_dashboard_follows_a_running_experiment(tmp_path):
+    workdir = tmp_path / "html-exp"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.Popen(
+        [sys.executable, str(HERE / "slow_experiment.py"), str(workdir), str(N_TRIALS), "0.7"],
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while _trials(workdir) < 2:  # the page opens on an experiment in progress
+            assert run.poll() is None and time.monotonic() < deadline, (
+                "the experiment did not start"
+            )
+            time.sleep(0.2)
+        srv = make_server([workdir], port=0)
+        threading.Thread(
+            target=srv.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True
+        ).start()
+        try:
+            url = f"http://127.0.0.1:{srv.server_address[1]}/?exp=0&trial=2"
+            asyncio.run(_watch(url, run, tmp_path))
+        finally:
+            srv.shutdown()
+            srv.server_close()
+    finally:
+        run.wait(timeout=120)
+    assert run.returncode == 0
+
+
+async def _watch(url: str, run: subprocess.Popen, tmp_path: Path) -> None:
+    async with Browser() as b:
+        await b.goto(url)
+        first = int(await b.wait_for("document.body.dataset.trials"))
+        assert 2 <= first < N_TRIALS
+        rows_first = await b.eval("document.querySelectorAll('#trials tbody tr').length")
+        assert rows_first == first
+        # The page updates itself: wait (in real time) until it shows every trial.
+        await b.wait_for(f"document.body.dataset.trials === '{N_TRIALS}'", timeout=120)
+        await b.wait_for(f"document.querySelectorAll('#trials tbody tr').length === {N_TRIALS}")
+        # Charts are loaded images of the latest version, with real sizes.
+        for chart in ("history", "pareto", "curves"):
+            await b.wait_for(
+                f"(() => {{ const i = document.getElementById('chart-{chart}');"
+                " return i.dataset.loaded === i.getAttribute('src') && i.naturalWidth > 100; })()"
+            )
+        src = await b.eval("document.getElementById('chart-history').getAttribute('src')")
+        assert "v=" + (await b.eval("document.body.dataset.version")) in src.replace("%2E", ".")
+        # HTML in a label, a value, an error and a log is shown as text, never run.
+        text = await b.eval("document.getElementById('trials').innerText")
+        assert '<img src=x onerror=alert(1)>="<b>8"' in text
+        assert "RuntimeError: <script>window.pwned = 1</script>" in text
+        assert await b.eval(
+            "window.pwned === undefined && document.querySelectorAll('main img:not([id^=chart]):not([id^=trial])').length === 0"
+        )
+        assert (
+            await b.eval(
+                "document.querySelectorAll('#trials script, #trials b, #detail script').length"
+            )
+            == 0
+        )
+        # Sorting by metric: a first click sorts high to low (widths grow along the grid, so the
+        # last trial is best), a second low to high; failed trials (no metric) stay last.
+        first_row = "document.querySelector('#trials tbody tr').dataset.id"
+        last_row = "document.querySelector('#trials tbody tr:last-child').dataset.id"
+        await b.eval("document.querySelector('th[data-key=metric]').click()")
+        assert (await b.eval(first_row), await b.eval(last_row)) == (str(N_TRIALS - 1), "2")
+        await b.eval("document.querySelector('th[data-key=metric]').click()")
+        assert (await b.eval(first_row), await b.eval(last_row)) == ("0", "2")
+        # The trial opened from the URL (?trial=2, the failed one) shows its error and log as text.
+        await b.wait_for("document.getElementById('trial-error') !== null")
+        error = await b.eval("document.getElementById('trial-error').textContent")
+        assert error.startswith("RuntimeError: <script>window.pwned = 1</script>")
+        assert "<script>window.pwned = 1</script>" in await b.eval(
+            "document.getElementById('trial-log').textContent"
+        )
+        shot = (SCREENSHOT_DIR if SCREENSHOT_DIR.name else tmp_path) / "dashboard.png"
+        await b.screenshot(shot)
+        assert shot.stat().st_size > 20_000
+    assert run.wait(timeout=60) == 0
