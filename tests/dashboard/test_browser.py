@@ -93,7 +93,8 @@ async def _watch(url: str, run: subprocess.Popen, tmp_path: Path) -> None:
         assert '<img src=x onerror=alert(1)>="<b>8"' in text
         assert "RuntimeError: <script>window.pwned = 1</script>" in text
         assert await b.eval(
-            "window.pwned === undefined && document.querySelectorAll('main img:not([id^=chart]):not([id^=trial])').length === 0"
+            "window.pwned === undefined"
+            " && document.querySelectorAll('main img:not([id^=chart]):not([id^=trial])').length === 0"
         )
         assert (
             await b.eval(
