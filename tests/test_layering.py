@@ -23,6 +23,10 @@ ALLOWED: dict[str, set[str]] = {
     "strategy": {"space", "trial", "profiler"},  # sees only the search space and trials
     "evaluator": {"space", "trial", "datasets", "hub", "profiler"},  # scores models or archs
     "experiment": {"space", "strategy", "evaluator", "trial", "datasets", "hub", "profiler"},
+    # Looking at searches, above the experiment: pictures, the page, the command line.
+    "plot": {"trial", "experiment", "hub"},  # reads stored trials; hub for DARTS genotypes
+    "dashboard": {"trial", "experiment", "plot"},
+    "cli": {"trial", "experiment", "plot", "dashboard"},
 }
 OPEN_TO_ALL = {"__init__", "__main__"}  # nasx/__init__.py re-exports lazily (no import statements)
 
