@@ -263,6 +263,23 @@ def cmd_resume(args: argparse.Namespace) -> int:
     return subprocess.call(command, cwd=cwd)
 
 
+def cmd_tensorboard(args: argparse.Namespace) -> int:
+    from nasx.experiment.tensorboard import TB_DIR, write_trials
+
+    exp = _read(args.exp)
+    if exp.kind == "one-shot":
+        print(f"{exp.directory} is a one-shot run: Lightning already logs it under lightning_logs/")
+        return 0
+    try:
+        n = write_trials(exp.directory, exp.trials, overwrite=args.overwrite)
+    except ImportError as e:
+        raise CliError(str(e)) from None
+    print(
+        f"logged {n} trial(s) to {exp.directory / TB_DIR}; view with: tensorboard --logdir {exp.directory}"
+    )
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     experiments = [_read(p).directory for p in args.exp]
     if args.host not in ("127.0.0.1", "localhost", "::1") and not args.allow_remote:
@@ -348,6 +365,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="print the command, do not run it")
     p.add_argument("--python", help="interpreter to use (default: this one)")
     p.set_defaults(func=cmd_resume)
+
+    p = sub.add_parser(
+        "tensorboard",
+        help="write TensorBoard logs of the stored trials",
+        description="Write each finished trial (curve, metrics, arch as hparams) under EXP/tensorboard.",
+    )
+    p.add_argument("exp", help="experiment directory")
+    p.add_argument("--overwrite", action="store_true", help="rewrite trials logged before")
+    p.set_defaults(func=cmd_tensorboard)
 
     p = sub.add_parser(
         "serve",

@@ -20,7 +20,7 @@ from nasx.experiment.storage import TrialStore
 from .conftest import REPO_ROOT
 from .toy_experiment import make_experiment
 
-COMMANDS = ["list", "show", "export", "plot", "resume", "serve"]
+COMMANDS = ["list", "show", "export", "plot", "resume", "tensorboard", "serve"]
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -106,7 +106,7 @@ def test_plot_writes_charts_and_cells(experiment, tmp_path):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.mark.parametrize("command", ["show", "export", "plot", "resume", "serve"])
+@pytest.mark.parametrize("command", ["show", "export", "plot", "resume", "tensorboard", "serve"])
 def test_missing_foreign_and_corrupt_directories_are_one_line_errors(command, tmp_path, capsys):
     foreign = tmp_path / "foreign"
     foreign.mkdir()
@@ -184,3 +184,14 @@ def test_resume_refuses_what_it_cannot_restart(tmp_path, capsys):
 def test_serve_refuses_remote_addresses_without_the_flag(experiment, capsys):
     assert cli.main(["serve", str(experiment.workdir), "--host", "0.0.0.0"]) == 1
     assert "--allow-remote" in capsys.readouterr().err
+
+
+def test_tensorboard_writes_one_run_per_finished_trial(experiment, capsys, tmp_path):
+    pytest.importorskip("tensorboard")
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(experiment.workdir, copy)
+    assert cli.main(["tensorboard", str(copy)]) == 0
+    assert f"logged {len(experiment.trials())} trial(s)" in capsys.readouterr().out
+    assert len(list((copy / "tensorboard").iterdir())) == len(experiment.trials())

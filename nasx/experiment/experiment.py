@@ -87,7 +87,9 @@ class NasExperiment:
             model, so a trial's numbers do not depend on the trials that ran before it in the same
             process (a rerun or a resumed run gives the same metrics). None: leave the RNGs alone.
         progress: show a progress bar over trials in a terminal (one line per trial when output
-            is not a terminal); ``False`` for silence.
+            is not a terminal; a refreshing HTML display in Jupyter); ``False`` for silence.
+        tensorboard: log each finished trial (curve, final metrics, arch as hparams) under
+            ``workdir/tensorboard`` for ``tensorboard --logdir <workdir>``.
         ray_address, trial_resources: for ``execution='ray'`` (``ray.init(address=...)``; resources
             of one trial, default ``{'num_cpus': 1}``).
     """
@@ -113,6 +115,7 @@ class NasExperiment:
         trial_resources: dict[str, float] | None = None,
         seed: int | None = None,
         progress: bool = True,
+        tensorboard: bool = False,
     ):
         if execution not in (None, "sequential", "process", "ray"):
             raise ValueError(
@@ -149,6 +152,8 @@ class NasExperiment:
         self.ray_address = ray_address
         self.trial_resources = trial_resources
         self.progress = progress
+        self.tensorboard = tensorboard
+        self._tb = None
         self.seed = seed
         self.stop_reason: str | None = None
         self._progress: Any = None  # the Progress of a run() in flight (typed Any: _loop calls it)
@@ -336,9 +341,18 @@ class NasExperiment:
             setattr(trial, key, result[key])
         trial.start_time = result["start_time"] or trial.start_time
         store.update(trial)
+        if self.tensorboard:
+            self._tensorboard_writer().write(trial)
         if trial.status == FAILED:
             _log.warning("trial %d failed: %s", trial.id, (trial.error or "").splitlines()[0])
         return trial
+
+    def _tensorboard_writer(self):
+        if self._tb is None:
+            from .tensorboard import TrialWriter
+
+            self._tb = TrialWriter(self.workdir)
+        return self._tb
 
     def _make_progress(self) -> Progress:
         """The progress display (silent with ``progress=False``), starting from stored trials."""
@@ -357,7 +371,11 @@ class NasExperiment:
                 file=sys.stderr,
                 flush=True,
             )
-        return Progress(
+        from .notebook import NotebookProgress, in_notebook
+
+        # In Jupyter, an HTML display refreshed in place (stderr is no terminal there).
+        cls = NotebookProgress if self.progress and in_notebook() else Progress
+        return cls(
             self.max_trials,
             self.direction,
             done=len(finished),
@@ -486,6 +504,21 @@ class NasExperiment:
 
             return load_trials(self.workdir)
         return sorted(self._trials.values(), key=lambda t: t.id)
+
+    def _repr_html_(self) -> str:
+        """The experiment in a notebook: space, strategy, workdir, status counts, best trial, trials."""
+        from .html import summary_html
+
+        fields = {
+            "space": type(self.model_space).__name__,
+            "strategy": type(self.strategy).__name__,
+            "workdir": self.workdir,
+            "direction": self.direction,
+        }
+        if self.stop_reason:
+            fields["stopped"] = self.stop_reason
+        trials = [] if self.is_one_shot else self._all_trials()
+        return summary_html("NasExperiment", fields, trials, self.direction)
 
     def __repr__(self) -> str:
         return f"NasExperiment({type(self.model_space).__name__}, strategy={self.strategy!r}, workdir='{self.workdir}')"

@@ -77,6 +77,40 @@ class TrialTable(list):
                     ]
                 )
 
+    def _repr_html_(self) -> str:
+        """The table in a notebook (escaped HTML; the first rows of a long table)."""
+        from .html import trials_html
+
+        return trials_html(self)
+
+    def to_pandas(self):
+        """A ``pandas.DataFrame``, one row per trial, one column per field and per final metric.
+
+        Columns: id, status, metric, duration, start_time, end_time, arch (a dict), error, and
+        ``metric_<name>`` for every other final metric. Needs pandas (``pip install pandas``).
+        """
+        try:
+            import pandas as pd
+        except ImportError as e:
+            raise ImportError("TrialTable.to_pandas() needs pandas: pip install pandas") from e
+        extra = sorted({k for t in self for k in (t.metrics or {}) if k != "default"})
+        records = []
+        for t in self:
+            row = {
+                "id": t.id,
+                "status": t.status,
+                "metric": t.metric,
+                "duration": t.duration,
+                "start_time": t.start_time,
+                "end_time": t.end_time,
+                "arch": t.arch,
+                "error": t.error,
+            }
+            row.update({f"metric_{k}": (t.metrics or {}).get(k) for k in extra})
+            records.append(row)
+        columns = ["id", "status", "metric", "duration", "start_time", "end_time", "arch", "error"]
+        return pd.DataFrame.from_records(records, columns=columns + [f"metric_{k}" for k in extra])
+
     def __str__(self) -> str:
         cells = [list(HEADERS)]
         for r in self.rows():
