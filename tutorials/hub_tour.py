@@ -55,7 +55,26 @@ print(
 )  # 3,349,342
 
 # %% [markdown]
-# ## 4. NAS-Bench-201: the benchmark's strings are archs
+# ## 4. Pictures of cells: a pre-searched arch and one from the space
+# A searched arch plots the same way: `plot_double_cells(exp.export_top_models()[0])`.
+# `plot_double_cells` draws the normal and reduction cells side by side (graphviz's layout, or
+# matplotlib alone with one warning when graphviz's `dot` is missing); `plot_cell` returns a
+# graphviz graph that shows inline in Jupyter and renders to PNG, SVG or PDF.
+
+# %%
+import tempfile  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from nasx.plot import plot_double_cells  # noqa: E402
+
+pictures = Path(tempfile.mkdtemp(prefix="nasx-cells-"))
+plot_double_cells(DARTS_V2).savefig(pictures / "darts_v2.png", dpi=70)  # pre-searched (a genotype)
+sampled = choices.sample(seed=0)  # any arch dict of the space, e.g. an exported one
+plot_double_cells(sampled).savefig(pictures / "sampled.png", dpi=70)
+print("cell pictures:", sorted(p.name for p in pictures.iterdir()), "in", pictures)
+
+# %% [markdown]
+# ## 5. NAS-Bench-201: the benchmark's strings are archs
 
 # %%
 best = "|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|skip_connect~0|nor_conv_3x3~1|nor_conv_3x3~2|"
@@ -64,7 +83,7 @@ with model_context(nb201_string_to_arch(best)):
 print("NB201 logits:", tuple(nb201(torch.randn(2, 3, 32, 32)).shape))
 
 # %% [markdown]
-# ## 5. MnasNet and SpineNet: Vertex AI's spaces, with their published archs
+# ## 6. MnasNet and SpineNet: Vertex AI's spaces, with their published archs
 
 # %%
 a1 = load_searched_model("mnasnet-a1")
