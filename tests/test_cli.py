@@ -195,3 +195,14 @@ def test_tensorboard_writes_one_run_per_finished_trial(experiment, capsys, tmp_p
     assert cli.main(["tensorboard", str(copy)]) == 0
     assert f"logged {len(experiment.trials())} trial(s)" in capsys.readouterr().out
     assert len(list((copy / "tensorboard").iterdir())) == len(experiment.trials())
+
+
+def test_one_shot_directories_plot_arch_weights_and_refuse_export(tmp_path, capsys):
+    from .dashboard.test_server import _one_shot_dir
+
+    exp = _one_shot_dir(tmp_path / "darts")
+    assert cli.main(["show", str(exp)]) == 0 and "one-shot" in capsys.readouterr().out
+    assert cli.main(["plot", str(exp), "-o", str(tmp_path / "p")]) == 0
+    assert (tmp_path / "p" / "arch_weights.png").exists()
+    assert cli.main(["export", str(exp)]) == 1
+    assert "one-shot run" in capsys.readouterr().err

@@ -76,7 +76,7 @@ def toy_experiment(workdir: Path):
     return exp
 
 
-def tiny_darts(workdir: Path) -> Path:
+def tiny_darts(workdir: Path):
     import torch
     from pytorch_lightning.loggers import CSVLogger
     from torch.utils.data import DataLoader, TensorDataset
@@ -104,10 +104,47 @@ def tiny_darts(workdir: Path) -> Path:
         DartsLikeSpace(), ev, DARTS(arc_learning_rate=0.05, log_arch_every=2), workdir=workdir
     )
     exp.run()
-    return workdir
+    return exp
+
+
+def dashboard_screenshot(workdirs: list[Path], path: Path, query: str) -> None:
+    """Serve the experiments and take a screenshot with headless Chromium (skipped without it)."""
+    import shutil
+    import subprocess
+    import threading
+
+    from nasx.dashboard.server import make_server
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        print("no chromium: skipping the dashboard screenshot")
+        return
+    srv = make_server(workdirs, port=0)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    with tempfile.TemporaryDirectory() as profile:
+        subprocess.run(
+            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
+             "--window-size=1300,1250", "--virtual-time-budget=8000", "--hide-scrollbars",
+             f"--screenshot={path}", f"http://127.0.0.1:{srv.server_address[1]}/{query}"],
+            check=True, capture_output=True,
+        )
+    srv.shutdown()
+
+
+def shrink(path: Path, width: int) -> None:
+    """A smaller PNG (resized, 128 colours): screenshots would weigh ~200 KB otherwise."""
+    from PIL import Image
+
+    if not path.exists():
+        return
+    img = Image.open(path).convert("RGB")
+    img = img.resize((width, round(img.height * width / img.width)), Image.LANCZOS)
+    img.quantize(colors=128, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
 
 
 def main() -> None:
+    from nasx.hub import nb201_string_to_arch
     from nasx.hub.searched_archs import DARTS_V2
     from nasx.plot import (
         plot_arch_weights,
@@ -127,9 +164,18 @@ def main() -> None:
     plot_double_cells(DARTS_V2, backend="matplotlib").savefig(
         HERE / "darts_v2_cells_matplotlib.png", dpi=DPI
     )
+    nb201 = nb201_string_to_arch(
+        "|nor_conv_3x3~0|+|nor_conv_3x3~0|avg_pool_3x3~1|+|skip_connect~0|none~1|nor_conv_1x1~2|"
+    )
+    plot_cell(nb201, backend="matplotlib").savefig(HERE / "nb201_cell.png", dpi=DPI)
     plot_cell(DARTS_V2, "normal").render(outfile=HERE / "darts_v2_normal.svg", cleanup=True)
-    darts_dir = tiny_darts(tmp / "darts")
-    plot_arch_weights(darts_dir, max_labels=4).savefig(HERE / "arch_weights.png", dpi=DPI)
+    darts = tiny_darts(tmp / "darts")
+    plot_double_cells(darts.export_top_models()[0]).savefig(HERE / "searched_cells.png", dpi=DPI)
+    plot_arch_weights(darts.workdir, max_labels=4).savefig(HERE / "arch_weights.png", dpi=DPI)
+    best = exp.export_top_models(top_k=1)[0]
+    best_id = next(t.id for t in exp.trials("succeeded") if t.arch == best)
+    dashboard_screenshot([exp.workdir], HERE / "dashboard.png", f"?exp=0&trial={best_id}")
+    shrink(HERE / "dashboard.png", width=900)
     print("wrote", sorted(p.name for p in HERE.iterdir() if p.suffix in (".png", ".svg")))
 
 

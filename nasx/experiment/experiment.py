@@ -181,8 +181,9 @@ class NasExperiment:
         """Run until a limit is reached or the strategy is exhausted; call again to go on.
 
         ``port`` and NNI's other ``run`` options (``config``, ``wait_completion``, ``debug``) are
-        accepted for NNI scripts and ignored: nasx has no web UI; read ``trial_table()`` or the
-        experiment directory instead. Any other keyword is refused, naming the known ones.
+        accepted for NNI scripts and ignored: nasx starts no web server of its own; run
+        ``nasx serve <workdir>`` in another terminal to follow the experiment in a browser. Any
+        other keyword is refused, naming the known ones.
         """
         _check_nni_run_options(nni_options)
         if not self._execution_given:  # max_concurrent_trials may have changed (exp.config)

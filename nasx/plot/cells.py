@@ -120,17 +120,33 @@ def plot_double_cells(
 
     graphs = [cell_graph(arch, c, merge_op) for c in cells]
     backend = _resolve_backend(backend)
-    fig, axes = plt.subplots(1, len(graphs), figsize=figsize or (7.0 * len(graphs), 4.5))
-    axes = [axes] if len(graphs) == 1 else list(axes)
-    for graph, ax in zip(graphs, axes, strict=True):
-        if backend == "graphviz":
-            import matplotlib.image as mpimg
+    if backend == "graphviz":
+        import matplotlib.image as mpimg
 
-            png = to_digraph(graph, format="png", title=False).pipe(format="png")
-            ax.imshow(mpimg.imread(io.BytesIO(png), format="png"))
+        images = [
+            mpimg.imread(
+                io.BytesIO(to_digraph(g, format="png", title=False).pipe(format="png")),
+                format="png",
+            )
+            for g in graphs
+        ]
+        # One scale for all cells: axes as wide as their image, all as tall as the tallest.
+        widths = [img.shape[1] for img in images]
+        height = max(img.shape[0] for img in images)
+        size = figsize or (min(16.0, sum(widths) / 80), min(6.0, height / 80 + 0.6))
+        fig, axes = plt.subplots(1, len(graphs), figsize=size, gridspec_kw={"width_ratios": widths})
+        axes = [axes] if len(graphs) == 1 else list(axes)
+        for graph, ax, img in zip(graphs, axes, images, strict=True):
+            h, w = img.shape[:2]
+            ax.imshow(img, extent=(0, w, h, 0))
+            ax.set_xlim(0, w)
+            ax.set_ylim(height, 0)
             ax.set_axis_off()
             ax.set_title(plain(graph.name))
-        else:
+    else:
+        fig, axes = plt.subplots(1, len(graphs), figsize=figsize or (7.0 * len(graphs), 4.5))
+        axes = [axes] if len(graphs) == 1 else list(axes)
+        for graph, ax in zip(graphs, axes, strict=True):
             draw_cell_mpl(graph, ax)
     fig.tight_layout()
     plt.close(fig)

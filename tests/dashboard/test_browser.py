@@ -29,7 +29,7 @@ pytest.importorskip("aiohttp", reason="the DevTools client uses aiohttp")
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-N_TRIALS = 10
+N_TRIALS = 6
 SCREENSHOT_DIR = Path(os.environ.get("NASX_SCREENSHOT_DIR", ""))
 
 
@@ -40,12 +40,11 @@ def _trials(workdir: Path) -> int:
         return 0
 
 
-@pytest.mark.slow
 def test_dashboard_follows_a_running_experiment(tmp_path):
     workdir = tmp_path / "html-exp"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     run = subprocess.Popen(
-        [sys.executable, str(HERE / "slow_experiment.py"), str(workdir), str(N_TRIALS), "0.7"],
+        [sys.executable, str(HERE / "slow_experiment.py"), str(workdir), str(N_TRIALS), "0.5"],
         env=env,
     )
     try:

@@ -156,3 +156,26 @@ def test_remote_binding_needs_the_flag_and_a_token(experiment):
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def _one_shot_dir(root: Path) -> Path:
+    """What a one-shot NasExperiment leaves: a supernet checkpoint and Lightning's CSV log."""
+    (root / "checkpoints").mkdir(parents=True)
+    (root / "checkpoints" / "last.ckpt").write_bytes(b"")
+    logs = root / "lightning_logs" / "version_0"
+    logs.mkdir(parents=True)
+    (logs / "metrics.csv").write_text("arch/op/conv,arch/op/pool,step\n0.5,0.5,0\n0.9,0.1,50\n")
+    return root
+
+
+def test_one_shot_runs_show_their_arch_weights(tmp_path):
+    srv = make_server([_one_shot_dir(tmp_path / "darts")], port=0)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        detail = json.loads(request(srv, "/api/exp/0")[2])
+        assert detail["kind"] == "one-shot" and detail["trials"] == []
+        status, headers, body = request(srv, "/api/exp/0/chart/arch_weights.svg")
+        assert status == 200 and b"<svg" in body[:500]
+    finally:
+        srv.shutdown()
+        srv.server_close()
