@@ -123,23 +123,37 @@ def dashboard_screenshot(workdirs: list[Path], path: Path, query: str) -> None:
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     with tempfile.TemporaryDirectory() as profile:
         subprocess.run(
-            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-             "--window-size=1300,1250", "--virtual-time-budget=8000", "--hide-scrollbars",
-             f"--screenshot={path}", f"http://127.0.0.1:{srv.server_address[1]}/{query}"],
-            check=True, capture_output=True,
+            [
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                f"--user-data-dir={profile}",
+                "--window-size=1300,1250",
+                "--virtual-time-budget=8000",
+                "--hide-scrollbars",
+                f"--screenshot={path}",
+                f"http://127.0.0.1:{srv.server_address[1]}/{query}",
+            ],
+            check=True,
+            capture_output=True,
         )
     srv.shutdown()
 
 
-def shrink(path: Path, width: int) -> None:
-    """A smaller PNG (resized, 128 colours): screenshots would weigh ~200 KB otherwise."""
+def shrink(path: Path, width: int | None = None) -> None:
+    """A smaller PNG (128 colours, optionally resized): keeps the repository light."""
     from PIL import Image
 
     if not path.exists():
         return
     img = Image.open(path).convert("RGB")
-    img = img.resize((width, round(img.height * width / img.width)), Image.LANCZOS)
+    if width is not None:
+        img = img.resize((width, round(img.height * width / img.width)), Image.LANCZOS)
     img.quantize(colors=128, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
 
 
@@ -176,6 +190,9 @@ def main() -> None:
     best_id = next(t.id for t in exp.trials("succeeded") if t.arch == best)
     dashboard_screenshot([exp.workdir], HERE / "dashboard.png", f"?exp=0&trial={best_id}")
     shrink(HERE / "dashboard.png", width=900)
+    for png in HERE.glob("*.png"):
+        if png.name != "dashboard.png":
+            shrink(png)
     print("wrote", sorted(p.name for p in HERE.iterdir() if p.suffix in (".png", ".svg")))
 
 

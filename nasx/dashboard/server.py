@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import math
 import os
 import re
 import secrets
@@ -163,6 +164,17 @@ def _read_log(exp: ExperimentRecord, trial_id: int) -> str:
     return (f"... (last {MAX_LOG_BYTES} bytes of {size})\n" if size > MAX_LOG_BYTES else "") + text
 
 
+def _finite(x: Any) -> Any:
+    """NaN and infinities as null: browsers' JSON.parse refuses them (a user metric may be NaN)."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v) for v in x]
+    return x
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     server: DashboardServer
     server_version = "nasx-dashboard"
@@ -192,9 +204,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def _json(self, data: Any, status: int = 200) -> None:
-        self._send(
-            status, json.dumps(data, allow_nan=False, default=str).encode(), "application/json"
-        )
+        body = json.dumps(_finite(data), allow_nan=False, default=str).encode()
+        self._send(status, body, "application/json")
 
     def _error(self, status: int, message: str) -> None:
         self._json({"error": message}, status)

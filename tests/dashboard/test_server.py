@@ -179,3 +179,23 @@ def test_one_shot_runs_show_their_arch_weights(tmp_path):
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def test_non_finite_metrics_become_null(tmp_path):
+    from nasx.experiment.storage import TrialStore
+    from nasx.trial import Trial
+
+    store = TrialStore.create(tmp_path, {"space": "Net", "direction": "maximize"})
+    store.add(
+        Trial(0, {"k": 1}, "succeeded", metric=0.5, metrics={"default": 0.5, "loss": float("nan")})
+    )
+    store.close()
+    srv = make_server([tmp_path], port=0)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        status, _, body = request(srv, "/api/exp/0")
+        assert status == 200, body
+        assert json.loads(body)["trials"][0]["metrics"] == {"default": 0.5, "loss": None}
+    finally:
+        srv.shutdown()
+        srv.server_close()
