@@ -22,6 +22,19 @@ CHARTS = ("history", "pareto", "curves", "arch_weights", "trial_curve", "cells")
 _lock = threading.Lock()
 
 
+def warm_up() -> None:
+    """Import matplotlib and draw once, so that the first page view is quick."""
+    with _lock:
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots()
+        fig.savefig(io.BytesIO(), format="svg")
+        plt.close(fig)
+
+
 def chart(exp: ExperimentRecord, name: str, params: dict[str, str]) -> bytes:
     """The SVG of chart ``name`` (one of :data:`CHARTS`) for ``exp``; KeyError for unknown names."""
     if name not in CHARTS:

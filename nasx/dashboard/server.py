@@ -71,10 +71,26 @@ def _static_files() -> dict[str, tuple[bytes, str]]:
 class Experiments:
     """The served experiments, each re-read only when its database changed."""
 
-    def __init__(self, directories: list[Path]):
+    def __init__(self, directories: list[Path], chart_interval: float = 5.0):
         self.directories = [Path(d) for d in directories]
+        self.chart_interval = chart_interval
         self._cache: dict[int, tuple[str, ExperimentRecord]] = {}
+        self._charts: dict[int, tuple[str, float]] = {}
         self._lock = threading.Lock()
+
+    def chart_version(self, index: int, version: str) -> str:
+        """``version``, but moving on at most every ``chart_interval`` seconds.
+
+        A fast experiment changes its database many times a second; redrawing matplotlib charts
+        for each change would take CPU from it. The page redraws charts when this changes, so
+        they lag by at most ``chart_interval`` plus one poll, and end on the final data.
+        """
+        now = time.monotonic()
+        with self._lock:
+            current, since = self._charts.get(index, (None, 0.0))
+            if current != version and (current is None or now - since >= self.chart_interval):
+                self._charts[index] = current, since = version, now
+        return current
 
     def version(self, index: int) -> str:
         """Changes whenever the experiment's database (or its WAL) changes."""
@@ -107,7 +123,9 @@ class Experiments:
         return version, record
 
 
-def summary(index: int, version: str, exp: ExperimentRecord) -> dict[str, Any]:
+def summary(
+    index: int, version: str, exp: ExperimentRecord, chart_version: str = ""
+) -> dict[str, Any]:
     from nasx.plot.charts import metric_names
 
     best = exp.best(1)
@@ -119,6 +137,7 @@ def summary(index: int, version: str, exp: ExperimentRecord) -> dict[str, Any]:
         "path": str(exp.directory),
         "kind": exp.kind,
         "version": version,
+        "chart_version": chart_version or version,
         "space": exp.meta.get("space"),
         "strategy": exp.meta.get("strategy"),
         "direction": exp.direction,
@@ -268,7 +287,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             out = []
             for i in range(len(self.server.experiments.directories)):
                 try:
-                    out.append(summary(i, *self.server.experiments.get(i)))
+                    version, exp = self.server.experiments.get(i)
+                    cv = self.server.experiments.chart_version(i, version)
+                    out.append(summary(i, version, exp, cv))
                 except ExperimentReadError as e:
                     out.append(
                         {
@@ -282,7 +303,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if m := re.fullmatch(r"/api/exp/(\d+)", path):
             i = int(m.group(1))
             version, exp = self.server.experiments.get(i)
-            self._json({**summary(i, version, exp), "trials": [trial_row(t) for t in exp.trials]})
+            cv = self.server.experiments.chart_version(i, version)
+            self._json(
+                {**summary(i, version, exp, cv), "trials": [trial_row(t) for t in exp.trials]}
+            )
             return
         if m := re.fullmatch(r"/api/exp/(\d+)/trial/(\d+)", path):
             version, exp = self.server.experiments.get(int(m.group(1)))
@@ -302,8 +326,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             i, name = int(m.group(1)), m.group(2)
             version, exp = self.server.experiments.get(i)
             params = {k: v[0] for k, v in query.items() if k in render.CHART_PARAMS}
+            chart_version = self.server.experiments.chart_version(i, version)
             svg = self.server.charts.get(
-                (i, name, version, tuple(sorted(params.items()))),
+                (i, name, chart_version, tuple(sorted(params.items()))),
                 lambda: render.chart(exp, name, params),
             )
             self._send(200, svg, "image/svg+xml")
@@ -312,7 +337,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 
 class _Cache:
-    """A small memo of rendered charts (they change only when the experiment does)."""
+    """A small memo of rendered charts (keyed by the experiment's chart version)."""
 
     def __init__(self, size: int = 64):
         self.size, self._data, self._lock = size, {}, threading.Lock()
@@ -372,9 +397,12 @@ def serve(
     """Serve until interrupted (Ctrl-C); prints the URL. Returns an exit code."""
     server = make_server(experiments, host, port, allow_remote=host not in LOOPBACK, verbose=False)
     try:
-        os.nice(5)  # the experiment comes first on a busy machine
+        os.nice(10)  # the experiment comes first on a busy machine
     except OSError:
         pass
+    from . import render
+
+    render.warm_up()  # import matplotlib now, not during the first page view
     h, p = server.server_address[:2]
     url = f"http://{'127.0.0.1' if h in LOOPBACK else h}:{p}/"
     if server.token:

@@ -85,8 +85,17 @@ async def _watch(url: str, run: subprocess.Popen, tmp_path: Path) -> None:
                 f"(() => {{ const i = document.getElementById('chart-{chart}');"
                 " return i.dataset.loaded === i.getAttribute('src') && i.naturalWidth > 100; })()"
             )
-        src = await b.eval("document.getElementById('chart-history').getAttribute('src')")
-        assert "v=" + (await b.eval("document.body.dataset.version")) in src.replace("%2E", ".")
+        # Charts follow the data at most every few seconds (so drawing them never competes with
+        # a fast experiment) and end on the final version once the experiment is done.
+        await b.wait_for(
+            "document.body.dataset.chartVersion === document.body.dataset.version", timeout=30
+        )
+        await b.wait_for(
+            "document.getElementById('chart-history').dataset.loaded"
+            " === document.getElementById('chart-history').getAttribute('src')"
+            " && document.getElementById('chart-history').getAttribute('src')"
+            ".includes(encodeURIComponent(document.body.dataset.version))"
+        )
         # HTML in a label, a value, an error and a log is shown as text, never run.
         text = await b.eval("document.getElementById('trials').innerText")
         assert '<img src=x onerror=alert(1)>="<b>8"' in text

@@ -199,3 +199,15 @@ def test_non_finite_metrics_become_null(tmp_path):
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def test_charts_follow_the_data_at_most_every_interval(experiment):
+    import time
+
+    from nasx.dashboard.server import Experiments
+
+    exps = Experiments([experiment.workdir], chart_interval=0.3)
+    assert exps.chart_version(0, "v1") == "v1"
+    assert exps.chart_version(0, "v2") == "v1"  # too soon: the old charts stay
+    time.sleep(0.35)
+    assert exps.chart_version(0, "v3") == "v3"  # then they catch up with the latest data

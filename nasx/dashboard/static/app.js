@@ -3,7 +3,7 @@
 "use strict";
 
 const state = { experiments: [], current: null, data: null, sort: { key: "id", desc: false },
-                filter: "", selected: null, versions: {} };
+                filter: "", selected: null, versions: {}, chartVersions: {} };
 const $ = (id) => document.getElementById(id);
 
 function el(tag, attrs, ...children) {
@@ -32,7 +32,7 @@ async function getJSON(url) {
 }
 
 function chartURL(i, name, params) {
-  const q = new URLSearchParams({ ...params, v: state.versions[i] || "" });
+  const q = new URLSearchParams({ ...params, v: state.chartVersions[i] || "" });
   return `/api/exp/${i}/chart/${name}.svg?${q}`;
 }
 
@@ -215,19 +215,25 @@ async function refresh(force) {
   $("compare").hidden = !compare;
   $("experiment").hidden = compare;
   const changed = {};
-  for (const e of state.experiments) { changed[e.index] = state.versions[e.index] !== e.version; state.versions[e.index] = e.version; }
+  for (const e of state.experiments) {
+    changed[e.index] = state.versions[e.index] !== e.version || state.chartVersions[e.index] !== e.chart_version;
+    state.versions[e.index] = e.version;
+    state.chartVersions[e.index] = e.chart_version;
+  }
   if (compare) { renderCompare(); return; }
   const e = state.experiments[state.current];
   if (!e) return;
   if (e.error) { $("status").replaceChildren(el("h2", {}, e.name), el("pre", { class: "error" }, e.error)); return; }
   if (!force && !changed[state.current] && state.data) return;
   state.data = await getJSON(`/api/exp/${state.current}`);
-  state.versions[state.current] = state.data.version;  // the charts must match this table
+  state.versions[state.current] = state.data.version;
+  state.chartVersions[state.current] = state.data.chart_version;
   document.title = `nasx · ${state.data.name}`;
   renderStatus(state.data);
   renderCharts(state.data);
   renderTable(state.data);
   document.body.setAttribute("data-version", state.data.version);
+  document.body.setAttribute("data-chart-version", state.data.chart_version);
   document.body.setAttribute("data-trials", String(state.data.n_trials));
   if (openTrial != null) await showTrial(openTrial);
   else if (state.selected != null && !$("detail").hidden) await showTrial(state.selected);  // live log
