@@ -394,7 +394,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the ``nasx`` command line; returns the exit code."""
+    """Run the ``nasx`` command line; returns the exit code.
+
+    >>> import tempfile
+    >>> main(['list', tempfile.mkdtemp()])  # doctest: +ELLIPSIS
+    no nasx experiments in ...
+    0
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

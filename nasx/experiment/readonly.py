@@ -84,7 +84,11 @@ class ExperimentRecord:
 
 
 def is_experiment_dir(directory: str | os.PathLike) -> bool:
-    """Whether ``directory`` looks like a nasx experiment (multi-trial or one-shot)."""
+    """Whether ``directory`` looks like a nasx experiment (multi-trial or one-shot).
+
+    >>> is_experiment_dir('/nonexistent')
+    False
+    """
     d = Path(directory)
     return (d / DB_NAME).is_file() or (d / "checkpoints" / "last.ckpt").is_file()
 
@@ -139,7 +143,12 @@ def _read_db(path: Path) -> tuple[dict[str, Any], list[Trial]]:
 
 
 def list_experiments(root: str | os.PathLike, max_depth: int = 2) -> list[Path]:
-    """Experiment directories at or under ``root`` (searched ``max_depth`` levels down), sorted."""
+    """Experiment directories at or under ``root`` (searched ``max_depth`` levels down), sorted.
+
+    >>> import tempfile
+    >>> list_experiments(tempfile.mkdtemp())
+    []
+    """
     root = Path(root)
     if not root.is_dir():
         raise ExperimentReadError(f"no such directory: {root}")

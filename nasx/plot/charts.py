@@ -35,7 +35,11 @@ _FAIL = "#7f7f7f"
 
 
 def trials_of(source: Any) -> list[Trial]:
-    """Trials from a list of trials, a ``NasExperiment``, or an experiment directory (read-only)."""
+    """Trials from a list of trials, a ``NasExperiment``, or an experiment directory (read-only).
+
+    >>> trials_of([Trial(0, {}, 'waiting')])[0].id
+    0
+    """
     if isinstance(source, (str, os.PathLike)):
         from nasx.experiment.readonly import read_experiment
 
@@ -66,7 +70,11 @@ def metric_value(trial: Trial, name: str = "default") -> float | None:
 
 
 def metric_names(trials: Sequence[Trial]) -> list[str]:
-    """Every numeric final metric name found in the trials, ``'default'`` first."""
+    """Every numeric final metric name found in the trials, ``'default'`` first.
+
+    >>> metric_names([Trial(0, {}, 'succeeded', metric=1.0, metrics={'default': 1.0, 'ms': 2})])
+    ['default', 'ms']
+    """
     names = {"default"} if any(t.metric is not None for t in trials) else set()
     for t in trials:
         names |= {k for k, v in (t.metrics or {}).items() if isinstance(v, (int, float))}
@@ -135,6 +143,11 @@ def plot_metric_history(
 
     The main chart of a search: is it still improving? Failed trials are drawn as grey crosses on
     the lower edge so that a run of failures shows.
+
+    Example:
+        >>> trials = [Trial(0, {}, 'succeeded', metric=0.5), Trial(1, {}, 'failed', error='x')]
+        >>> plot_metric_history(trials).axes[0].get_title().splitlines()
+        ['default by trial (1 of 2 succeeded)', 'best 0.5 (trial 0)']
     """
     _check_direction(direction)
     trials = sorted(trials_of(source), key=lambda t: t.id)
@@ -183,6 +196,13 @@ def plot_pareto(
 
     ``x`` and ``y`` name metrics (``'default'`` is the trial's metric); ``directions`` says which
     way each is better, e.g. latency minimised and accuracy maximised (the default).
+
+    Example:
+        >>> trials = [Trial(i, {}, 'succeeded', metric=a, metrics={'default': a, 'ms': ms})
+        ...           for i, (a, ms) in enumerate([(0.7, 5), (0.8, 9), (0.75, 4)])]
+        >>> front = plot_pareto(trials, 'ms').axes[0].collections[1].get_offsets().tolist()
+        >>> front
+        [[4.0, 0.75], [9.0, 0.8]]
     """
     trials = trials_of(source)
     fig, ax = _axes(ax)
@@ -232,6 +252,12 @@ def plot_learning_curves(
 
     With ``top_k`` only the curves of the best ``top_k`` finished trials are coloured and labelled;
     the others are drawn thin and grey, so early stopping decisions can be checked by eye.
+
+    Example:
+        >>> trials = [Trial(i, {}, 'succeeded', metric=m, intermediates=[m / 2, m])
+        ...           for i, m in enumerate([0.5, 0.9, 0.7])]
+        >>> [t.get_text() for t in plot_learning_curves(trials, top_k=2).axes[0].get_legend().get_texts()]
+        ['#1', '#2']
     """
     _check_direction(direction)
     trials = [t for t in trials_of(source) if t.intermediates]
@@ -328,6 +354,12 @@ def plot_arch_weights(source: Any, labels: Sequence[str] | None = None, *, max_l
     ``source`` as in :func:`arch_weight_history` (or its result). Shows whether a one-shot search
     has settled (one value near 1) or is still undecided. Without ``labels``, the ``max_labels``
     labels whose weights moved most are shown (ties by name).
+
+    Example:
+        >>> fig = plot_arch_weights({0: {'arch/op/conv': 0.5, 'arch/op/pool': 0.5},
+        ...                          9: {'arch/op/conv': 0.9, 'arch/op/pool': 0.1}})
+        >>> fig.axes[0].get_title()
+        'op'
     """
     import matplotlib.pyplot as plt
 
