@@ -21,6 +21,7 @@ from torch.utils.data import DataLoader, Subset
 from nasx.datasets import cifar10
 from nasx.evaluator import Classification
 from nasx.hub import DARTS as DartsSpace
+from nasx.plot import plot_double_cells
 from nasx.space import model_context
 from nasx.strategy import DARTS
 
@@ -89,6 +90,18 @@ else:
     exported_arch = strategy.export_top_models(top_k=1)[0]
 print("exported arch:", exported_arch)
 print("normal/op_2_0 weights:", strategy.export_probs()["normal/op_2_0"])
+
+# %% [markdown]
+# The found cells, drawn (graphviz lays them out; without its `dot` program matplotlib draws them
+# alone). In a notebook the figure shows inline; here it is saved beside the experiment.
+
+# %%
+figure = plot_double_cells(exported_arch)
+cells_png = os.path.join(
+    workdir if NasExperiment is not None else tempfile.gettempdir(), "cells.png"
+)
+figure.savefig(cells_png, dpi=80)
+print(f"cells drawn to {cells_png}")
 
 # %% [markdown]
 # ## 4. Rebuild the found cell in a (bigger) network and retrain it from scratch

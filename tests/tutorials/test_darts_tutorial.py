@@ -22,3 +22,4 @@ def test_darts_tutorial_fast_mode(monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "exported arch:" in out and "retrained accuracy:" in out
     assert "FAST smoke run" in out
+    assert "cells drawn to" in out
