@@ -3,10 +3,14 @@ implementing it) and ``normalize_metric``.
 
 An evaluator turns one model into one metric, returned (never sent through a global channel).
 Intermediate metrics, such as per-epoch validation accuracy, go to the ``report`` callback.
+An evaluator that declares an ``arch`` parameter (``evaluate(self, model, report=None, arch=None)``,
+or a plain function ``fn(model, arch)``) also receives the trial's arch dict; one that sets
+``needs_model = False`` lets the experiment skip building the model (it then gets ``None``).
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 from collections.abc import Callable, Mapping
@@ -18,6 +22,7 @@ __all__ = [
     "Metric",
     "ModelEvaluator",
     "Report",
+    "accepts_parameter",
     "direction_of",
     "normalize_metric",
 ]
@@ -39,7 +44,8 @@ class ModelEvaluator(Protocol):
     experiment and the strategies which way is better. A plain function ``fn(model)`` (or
     ``fn(model, report)``) is accepted wherever an evaluator is. Further per-trial context (such
     as the trial's ``arch``) is only ever passed as a keyword to evaluators that declare it, so
-    this minimal signature stays valid.
+    this minimal signature stays valid. An optional ``needs_model = False`` attribute says the
+    model is not used, so the experiment passes ``None`` instead of building it.
 
     One-shot strategies need more from their evaluator (the LightningModule, trainer settings and
     data): see :class:`nasx.strategy.oneshot.base.OneShotEvaluator`.
@@ -82,6 +88,11 @@ class Evaluator:
     Subclasses implement :meth:`evaluate`. ``direction`` says whether a larger metric is better
     (``'maximize'``) or a smaller one (``'minimize'``); strategies read it.
 
+    A subclass whose ``evaluate`` declares an ``arch`` parameter receives the trial's arch dict
+    (``evaluate(model, report=..., arch=...)``), for evaluators that look the arch up rather than
+    train the model (a benchmark table, a cache). ``needs_model = False`` says the model is not
+    used: :class:`~nasx.experiment.NasExperiment` then passes ``model=None`` and builds nothing.
+
     Evaluators are sent to worker processes. Their state is pickled with cloudpickle, so objects
     that live in ``__main__`` (a dataset class, a lambda transform, a training function) travel
     by value while importable ones travel by reference: plain ``pickle.dumps(evaluator)`` works too.
@@ -97,6 +108,7 @@ class Evaluator:
     """
 
     direction: Direction = "maximize"
+    needs_model: bool = True
 
     def evaluate(self, model: Any, report: Report | None = None) -> Metric:
         """Train and/or test ``model``; return a float or a dict with a ``'default'`` float."""
@@ -116,6 +128,26 @@ class Evaluator:
         if "_nasx_cloudpickled_state" in state:
             state = pickle.loads(state["_nasx_cloudpickled_state"])
         self.__dict__.update(state)
+
+
+def accepts_parameter(fn: Callable[..., Any], name: str) -> bool:
+    """True when ``fn`` declares a parameter called ``name`` (``**kwargs`` alone does not count).
+
+    This is how evaluators opt in to ``report`` and ``arch``: declaring the parameter asks for it.
+
+    Example:
+        >>> accepts_parameter(lambda model, arch: 0.0, 'arch'), accepts_parameter(lambda model, **kw: 0.0, 'arch')
+        (True, False)
+    """
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # some builtins have no signature
+        return False
+    param = params.get(name)
+    return param is not None and param.kind in (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.KEYWORD_ONLY,
+    )
 
 
 def _to_float(value: Any, what: str) -> float:

@@ -2,26 +2,12 @@
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from .base import Evaluator, Metric, Report
+from .base import Evaluator, Metric, Report, accepts_parameter
 
 __all__ = ["FunctionalEvaluator"]
-
-
-def _accepts_report(fn: Callable[..., Any]) -> bool:
-    """True when ``fn`` has a parameter named ``report`` (``**kwargs`` alone does not count)."""
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):  # some builtins have no signature
-        return False
-    param = params.get("report")
-    return param is not None and param.kind in (
-        inspect.Parameter.POSITIONAL_OR_KEYWORD,
-        inspect.Parameter.KEYWORD_ONLY,
-    )
 
 
 class FunctionalEvaluator(Evaluator):
@@ -29,6 +15,9 @@ class FunctionalEvaluator(Evaluator):
 
     When ``fn`` has a ``report`` parameter it also receives ``report=`` (a callable taking one
     float, for intermediate metrics such as per-epoch accuracy; a no-op when nobody listens).
+    When ``fn`` has an ``arch`` parameter it receives ``arch=`` (the trial's arch dict, e.g.
+    ``{'cell/0_1': 'conv_3x3', ...}``), so a function can look the arch up instead of reading it
+    back out of the model; ``needs_model=False`` then lets the experiment skip building the model.
     The evaluator pickles whenever ``fn`` and ``kwargs`` do; functions defined in ``__main__`` or
     as lambdas travel by value (cloudpickle). Porting from NNI: ``nni.report_final_result(x)``
     becomes ``return x`` and ``nni.report_intermediate_result(x)`` becomes ``report(x)``.
@@ -49,24 +38,42 @@ class FunctionalEvaluator(Evaluator):
         {'default': 2.5, 'epochs': 2}
         >>> seen
         [0.0, 1.0]
+
+        A function that declares ``arch`` gets the arch (here no model is needed at all):
+
+        >>> table = {'conv': 0.9, 'pool': 0.7}
+        >>> ev = FunctionalEvaluator(lambda model, arch: table[arch['op']], needs_model=False)
+        >>> ev.evaluate(None, arch={'op': 'pool'})
+        0.7
     """
 
-    def __init__(self, fn: Callable[..., Any], **kwargs: Any) -> None:
+    def __init__(self, fn: Callable[..., Any], *, needs_model: bool = True, **kwargs: Any) -> None:
         if not callable(fn):
             raise TypeError(f"FunctionalEvaluator needs a callable fn(model, **kwargs), got {fn!r}")
-        if "report" in kwargs:
-            raise TypeError(
-                "'report' is reserved: FunctionalEvaluator passes the reporter itself when "
-                "fn has a `report` parameter"
-            )
+        for reserved in ("report", "arch"):
+            if reserved in kwargs:
+                raise TypeError(
+                    f"{reserved!r} is reserved: FunctionalEvaluator passes it itself when "
+                    f"fn has a `{reserved}` parameter"
+                )
         self.fn = fn
         self.kwargs = kwargs
+        self.needs_model = needs_model
 
-    def evaluate(self, model: Any, report: Report | None = None) -> Metric:
-        """Return ``fn(model, **kwargs)`` (plus ``report=report`` when fn accepts it)."""
+    def evaluate(
+        self, model: Any, report: Report | None = None, arch: Mapping[str, Any] | None = None
+    ) -> Metric:
+        """Return ``fn(model, **kwargs)``, plus ``report=`` and ``arch=`` when fn declares them."""
         kwargs = dict(self.kwargs)
-        if _accepts_report(self.fn):
+        if accepts_parameter(self.fn, "report"):
             kwargs["report"] = report if report is not None else _ignore
+        if accepts_parameter(self.fn, "arch"):
+            if arch is None:
+                raise TypeError(
+                    f"{self!r}: fn declares an `arch` parameter but no arch was given; "
+                    "call evaluate(model, arch={...}) (NasExperiment passes the trial's arch)"
+                )
+            kwargs["arch"] = arch
         return self.fn(model, **kwargs)
 
     def __repr__(self) -> str:

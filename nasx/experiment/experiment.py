@@ -44,7 +44,7 @@ from nasx.trial import FAILED, REJECTED, RUNNING, SUCCEEDED, WAITING, Trial, fai
 
 from .execution import ProcessPoolExecutor, SequentialExecutor
 from .progress import Progress
-from .runner import ModelBuilder
+from .runner import ModelBuilder, no_model
 from .storage import ExperimentDirError, TrialStore
 from .table import TrialTable
 
@@ -64,7 +64,8 @@ class NasExperiment:
         model_space: a :class:`~nasx.space.ModelSpace` instance.
         evaluator: a :class:`~nasx.evaluator.base.ModelEvaluator` (``evaluate(model, report=None)``)
             or a plain function ``fn(model) -> metric``; the metric is a finite float or a dict
-            with a ``'default'``. One-shot strategies need a Lightning evaluator
+            with a ``'default'``. One that declares an ``arch`` parameter also receives the
+            trial's arch dict. One-shot strategies need a Lightning evaluator
             (:class:`~nasx.strategy.oneshot.base.OneShotEvaluator`).
         strategy: a :class:`~nasx.strategy.base.MultiTrialStrategy` (``setup``/``propose``/``tell``)
             or a :class:`~nasx.strategy.oneshot.base.OneShotStrategy` (``run``/``export_top_models``).
@@ -92,6 +93,9 @@ class NasExperiment:
             ``workdir/tensorboard`` for ``tensorboard --logdir <workdir>``.
         ray_address, trial_resources: for ``execution='ray'`` (``ray.init(address=...)``; resources
             of one trial, default ``{'num_cpus': 1}``).
+        build_model: build each trial's model before evaluating it; ``False`` passes
+            ``model=None`` (for evaluators that look the arch up, such as a benchmark table).
+            Default: the evaluator's ``needs_model`` (True when it has none).
     """
 
     def __init__(
@@ -116,6 +120,7 @@ class NasExperiment:
         seed: int | None = None,
         progress: bool = True,
         tensorboard: bool = False,
+        build_model: bool | None = None,
     ):
         if execution not in (None, "sequential", "process", "ray"):
             raise ValueError(
@@ -155,6 +160,9 @@ class NasExperiment:
         self.tensorboard = tensorboard
         self._tb = None
         self.seed = seed
+        self.build_model = (
+            bool(getattr(evaluator, "needs_model", True)) if build_model is None else build_model
+        )
         self.stop_reason: str | None = None
         self._progress: Any = None  # the Progress of a run() in flight (typed Any: _loop calls it)
         self._trials: dict[int, Trial] = {}
@@ -210,7 +218,8 @@ class NasExperiment:
                 interrupted = []
             self.strategy.setup(space, list(self._trials.values()), direction=self.direction)
             builder = ModelBuilder.from_space(self.model_space)
-            executor = self._make_executor(builder, store)
+            # The filter may still build models (on='model'); the trials skip it when asked to.
+            executor = self._make_executor(builder if self.build_model else no_model, store)
             self._progress = self._make_progress()
             self._loop(
                 space, store, executor, builder, queue=sorted(interrupted, key=lambda t: t.id)

@@ -20,7 +20,6 @@ and metrics that are not finite numbers, become a ``'failed'`` result carrying t
 from __future__ import annotations
 
 import contextlib
-import inspect
 import io
 import logging
 import time
@@ -31,7 +30,7 @@ from typing import Any
 
 import torch.nn as nn
 
-from nasx.evaluator.base import ModelEvaluator, normalize_metric
+from nasx.evaluator.base import ModelEvaluator, accepts_parameter, normalize_metric
 from nasx.space import ModelSpace, model_context
 from nasx.space.base import space_record
 from nasx.trial import FAILED, SUCCEEDED
@@ -91,19 +90,35 @@ def checked_metric(value: Any, trial_id: int) -> tuple[float, dict[str, float]]:
         raise ValueError(f"trial {trial_id}: {e}") from None
 
 
-def call_evaluator(evaluator: Any, model: nn.Module, report: Callable[[Any], None]) -> Any:
-    """``evaluator.evaluate(model, report=...)``, or ``evaluator(model[, report=...])`` for a function."""
+def no_model(arch: dict[str, Any]) -> None:
+    """The builder used when the evaluator needs no model (``needs_model = False``): builds nothing."""
+    return None
+
+
+def call_evaluator(
+    evaluator: Any,
+    model: nn.Module | None,
+    report: Callable[[Any], None],
+    arch: dict[str, Any] | None = None,
+) -> Any:
+    """``evaluator.evaluate(model, report=...)``, or ``evaluator(model[, report=...])`` for a function.
+
+    ``arch=`` is passed too when the method or function declares an ``arch`` parameter.
+
+    >>> call_evaluator(lambda model, arch: len(arch), None, print, arch={'a': 1, 'b': 2})
+    2
+    """
     if isinstance(evaluator, ModelEvaluator):
-        return evaluator.evaluate(model, report=report)
-    if callable(evaluator):
-        try:
-            accepts_report = "report" in inspect.signature(evaluator).parameters
-        except (TypeError, ValueError):
-            accepts_report = False
-        return evaluator(model, report=report) if accepts_report else evaluator(model)
-    raise TypeError(
-        f"the evaluator must have an evaluate(model, report) method or be callable, got {type(evaluator).__name__}"
-    )
+        fn, kwargs = evaluator.evaluate, {"report": report}
+    elif callable(evaluator):
+        fn, kwargs = evaluator, {"report": report} if accepts_parameter(evaluator, "report") else {}
+    else:
+        raise TypeError(
+            f"the evaluator must have an evaluate(model, report) method or be callable, got {type(evaluator).__name__}"
+        )
+    if accepts_parameter(fn, "arch"):
+        kwargs["arch"] = arch
+    return fn(model, **kwargs)
 
 
 def run_trial(
@@ -132,7 +147,8 @@ def run_trial(
 
         try:
             model = builder(arch)
-            metric, metrics = checked_metric(call_evaluator(evaluator, model, report), trial_id)
+            value = call_evaluator(evaluator, model, report, arch=arch)
+            metric, metrics = checked_metric(value, trial_id)
             status, error = SUCCEEDED, None
             log.info("succeeded: %s", metrics)
         except Exception as e:  # a trial's failure is data, not a crash of the experiment

@@ -52,6 +52,25 @@ def test_bad_arguments():
         FunctionalEvaluator(3)
     with pytest.raises(TypeError, match="reserved"):
         FunctionalEvaluator(with_report, report=print)
+    with pytest.raises(TypeError, match="'arch' is reserved"):
+        FunctionalEvaluator(with_report, arch={})
+
+
+def lookup(model, arch, table, report):
+    report(0.5)
+    return table[arch["op"]]
+
+
+def test_arch_is_passed_to_functions_that_declare_it():
+    seen = []
+    ev = FunctionalEvaluator(lookup, table={"a": 1.0, "b": 2.0}, needs_model=False)
+    assert ev.needs_model is False and FunctionalEvaluator(lookup).needs_model is True
+    assert ev.evaluate(None, report=seen.append, arch={"op": "b"}) == 2.0
+    assert seen == [0.5]
+    # a function without `arch` is called as before, even when an arch is available
+    assert FunctionalEvaluator(count_params).evaluate(torch.nn.Linear(1, 1), arch={"x": 1}) == 2.0
+    with pytest.raises(TypeError, match="declares an `arch` parameter but no arch"):
+        ev.evaluate(None)
 
 
 @pytest.mark.parametrize("dumps", [pickle.dumps, cloudpickle.dumps])

@@ -378,3 +378,44 @@ def test_a_filter_that_raises_fails_the_trial_not_the_experiment(tmp_path):
     assert failed[0].error == "FilterError: the filter raised RuntimeError: cannot measure this one"
     assert failure_kind(failed[0].error) == "FilterError"
     assert len(exp.trials("succeeded")) == 4
+
+
+class ArchLookup:
+    """An Evaluator-like class that asks for the arch and needs no model."""
+
+    needs_model = False
+
+    def __init__(self):
+        self.models = []
+
+    def evaluate(self, model, report=None, arch=None):
+        self.models.append(model)
+        return reference_metric(arch)
+
+
+def test_evaluators_that_declare_arch_receive_it_and_can_skip_the_model(tmp_path):
+    # a plain function with `arch`: the model is still built (needs_model defaults to True)
+    built = []
+
+    def fn(model, arch):
+        built.append(model is not None)
+        return reference_metric(arch) + width_metric(model) * 0
+
+    exp = NasExperiment(SmallNet(), fn, GridSearch(shuffle=False), workdir=tmp_path / "fn")
+    exp.run()
+    assert exp.build_model and all(built) and len(built) == 6
+    assert [t.metric for t in exp.trials()] == [reference_metric(t.arch) for t in exp.trials()]
+
+    # an evaluator class with needs_model = False: no model is built, the arch is enough
+    ev = ArchLookup()
+    exp = NasExperiment(SmallNet(), ev, GridSearch(shuffle=False), workdir=tmp_path / "cls")
+    exp.run()
+    assert exp.build_model is False and ev.models == [None] * 6
+    assert [t.metric for t in exp.trials()] == [reference_metric(t.arch) for t in exp.trials()]
+
+    # build_model=True overrides the evaluator's needs_model
+    ev = ArchLookup()
+    NasExperiment(
+        SmallNet(), ev, Random(seed=0), workdir=tmp_path / "on", max_trials=2, build_model=True
+    ).run()
+    assert len(ev.models) == 2 and all(isinstance(m, SmallNet) for m in ev.models)
