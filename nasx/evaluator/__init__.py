@@ -16,7 +16,7 @@ from nasx._lazy import lazy_attributes
 from .base import Evaluator, ModelEvaluator, normalize_metric
 from .functional import FunctionalEvaluator
 
-# Name -> module defining it; these modules import pytorch_lightning, so they load on first use.
+# Name -> module defining it; loaded on first use (most import pytorch_lightning).
 _LAZY_NAMES = {
     "Trainer": "nasx.evaluator.lightning",
     "LightningModule": "nasx.evaluator.lightning",
@@ -26,6 +26,7 @@ _LAZY_NAMES = {
     "RegressionModule": "nasx.evaluator.supervised",
     "Classification": "nasx.evaluator.supervised",
     "Regression": "nasx.evaluator.supervised",
+    "NasBench201Evaluator": "nasx.evaluator.nasbench201",
 }
 
 __all__ = ["Evaluator", "ModelEvaluator", "FunctionalEvaluator", "normalize_metric", *_LAZY_NAMES]
