@@ -1,4 +1,5 @@
-"""Search strategies: multi-trial (Random, GridSearch, RegularizedEvolution, PolicyGradient, TPE)
+"""Search strategies: multi-trial (Random, GridSearch, RegularizedEvolution, PolicyGradient, TPE,
+LocalSearch)
 and one-shot (DARTS, GumbelDARTS, ENAS, RandomOneShot, Proxyless).
 
 Every name loads lazily on first use (``from nasx.strategy import Random``), so importing one
@@ -28,6 +29,7 @@ _LAZY_NAMES = {
     "PolicyGradient": "nasx.strategy.policy_gradient",
     "PolicyBasedRL": "nasx.strategy.policy_gradient",  # NNI 3.0 name
     "TPE": "nasx.strategy.tpe",
+    "LocalSearch": "nasx.strategy.local_search",
     "Filter": "nasx.experiment.filters",  # re-exported: filters are experiment policy
     "ParamCountFilter": "nasx.experiment.filters",
     # one-shot

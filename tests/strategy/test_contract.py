@@ -7,7 +7,14 @@ import json
 
 import pytest
 
-from nasx.strategy import TPE, GridSearch, PolicyGradient, Random, RegularizedEvolution
+from nasx.strategy import (
+    TPE,
+    GridSearch,
+    LocalSearch,
+    PolicyGradient,
+    Random,
+    RegularizedEvolution,
+)
 from nasx.trial import Trial, arch_key
 
 from .conftest import fake_metric
@@ -20,6 +27,8 @@ FACTORIES = {
     ),
     "policy_gradient": lambda seed: PolicyGradient(learning_rate=0.1, seed=seed),
     "tpe": lambda seed: TPE(n_startup_trials=3, seed=seed),
+    "local_search": lambda seed: LocalSearch(n_init=2, seed=seed),
+    "local_search_plain": lambda seed: LocalSearch(n_init=2, predictor=None, seed=seed),
 }
 
 
