@@ -25,6 +25,7 @@ trial history and the per-proposal generator, so a resumed search continues exac
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
 from .base import Strategy
@@ -45,6 +46,9 @@ class LocalSearch(Strategy):
         predictor: ``'gp'`` to rank a neighbourhood with a Gaussian process before choosing, or
             None to take neighbours in random order (plain local search).
         lengthscale, noise: the GP's kernel ``exp(-hamming / lengthscale)`` and noise variance.
+        initial_archs: archs proposed first, in order, in place of random ones (a warm start, e.g.
+            the best of a random sample ranked by a zero-cost proxy,
+            :func:`nasx.evaluator.zero_cost.top_archs`); random archs fill up to ``n_init``.
         seed: makes proposals reproducible, across resumes too.
 
     Archs are never proposed twice (dedup is part of the method); failed and rejected archs are
@@ -57,6 +61,7 @@ class LocalSearch(Strategy):
         predictor: str | None = "gp",
         lengthscale: float = 1.0,
         noise: float = 0.1,
+        initial_archs: Sequence[dict[str, Any]] = (),
         seed: int | None = None,
     ):
         super().__init__(dedup=True, seed=seed)
@@ -68,6 +73,7 @@ class LocalSearch(Strategy):
         self.predictor = predictor
         self.lengthscale = lengthscale
         self.noise = noise
+        self.initial_archs = [dict(a) for a in initial_archs]
 
     def reset(self) -> None:
         self._grids = {label: c.grid() for label, c in self.search_space.items()}
@@ -82,6 +88,9 @@ class LocalSearch(Strategy):
         return out
 
     def next_arch(self, rng: random.Random) -> dict[str, Any] | None:
+        for arch in self.initial_archs:
+            if self.is_new(arch):
+                return arch
         succeeded = self.succeeded_trials()
         if self.num_proposed < self.n_init or not succeeded:
             return self.random_unseen_arch(rng)

@@ -74,3 +74,19 @@ def test_bad_arguments():
         LocalSearch(n_init=0)
     with pytest.raises(ValueError, match="predictor must be 'gp' or None"):
         LocalSearch(predictor="mlp")
+
+
+def test_initial_archs_are_proposed_first_then_random_up_to_n_init():
+    space = _space(labels=3, values=3)
+    start = [{"x0": 2, "x1": 2, "x2": 1}, {"x0": 0, "x1": 0, "x2": 0}]
+    s = LocalSearch(n_init=3, initial_archs=start, seed=0)
+    s.setup(space)
+    proposed = []
+    for i in range(4):
+        arch = s.propose()
+        proposed.append(arch)
+        s.tell(Trial(i, arch, "succeeded", metric=float(sum(arch.values()))))
+    assert proposed[:2] == start and proposed[2] not in start
+    # the 4th proposal climbs from the best so far, the first initial arch (5 = 2 + 2 + 1)
+    best = max(s.history[:3], key=lambda t: t.metric).arch
+    assert sum(proposed[3][k] != best[k] for k in best) == 1
