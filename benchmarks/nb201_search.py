@@ -50,8 +50,8 @@ def strategies() -> dict:
         ),
         "PolicyGradient": lambda seed: PolicyGradient(seed=seed),
         "TPE": lambda seed: TPE(seed=seed),
-        "LocalSearch(predictor=None)": lambda seed: LocalSearch(predictor=None, seed=seed),
         "LocalSearch": lambda seed: LocalSearch(seed=seed),
+        "LocalSearch(predictor='gp')": lambda seed: LocalSearch(predictor="gp", seed=seed),
     }
 
 

@@ -64,9 +64,7 @@ def synflow(model: nn.Module, inputs: torch.Tensor) -> float:
         p.grad = None
     ones = torch.ones((1, *inputs.shape[1:]), dtype=torch.float64)
     net(ones).sum().backward()
-    score = sum(
-        (p * p.grad).abs().sum().item() for p in net.parameters() if p.grad is not None
-    )
+    score = sum((p * p.grad).abs().sum().item() for p in net.parameters() if p.grad is not None)
     return float(score)
 
 
@@ -169,7 +167,9 @@ class ZeroCostEvaluator(Evaluator):
         return f"ZeroCostEvaluator({self.proxy!r}, batch={tuple(self.inputs.shape)})"
 
 
-def top_archs(model_space: nn.Module, archs: list[dict], evaluator: Evaluator, k: int) -> list[dict]:
+def top_archs(
+    model_space: nn.Module, archs: list[dict], evaluator: Evaluator, k: int
+) -> list[dict]:
     """The ``k`` archs of ``archs`` that ``evaluator`` scores highest (each built and scored once).
 
     A warm start: ``LocalSearch(initial_archs=top_archs(space, sample, ZeroCostEvaluator(...), 20))``

@@ -40,7 +40,7 @@ def _space(labels=6, values=4):
 
 def test_climbs_from_the_best_arch_and_ranks_neighbours_with_the_gp():
     space = _space()
-    s = LocalSearch(n_init=5, seed=1)
+    s = LocalSearch(n_init=5, predictor="gp", seed=1)
     s.setup(space)
     for i in range(5):
         arch = s.propose()
@@ -87,6 +87,24 @@ def test_initial_archs_are_proposed_first_then_random_up_to_n_init():
         proposed.append(arch)
         s.tell(Trial(i, arch, "succeeded", metric=float(sum(arch.values()))))
     assert proposed[:2] == start and proposed[2] not in start
-    # the 4th proposal climbs from the best so far, the first initial arch (5 = 2 + 2 + 1)
+    # the 4th proposal climbs from the best so far
     best = max(s.history[:3], key=lambda t: t.metric).arch
     assert sum(proposed[3][k] != best[k] for k in best) == 1
+
+
+def test_restarts_from_random_archs_at_a_local_optimum():
+    # 2 labels x 3 values; the metric has a local optimum at (0, 0) (neighbours score lower) and
+    # the global one at (2, 2). Starting from (0, 0) alone, the climb tries its 4 neighbours, finds
+    # it is a local optimum, and the next proposal is a fresh random arch, not a neighbour.
+    space = _space(labels=2, values=3)
+    metric = {(0, 0): 5.0, (2, 2): 9.0}
+    s = LocalSearch(n_init=1, initial_archs=[{"x0": 0, "x1": 0}], seed=0)
+    s.setup(space)
+    proposed = []
+    for i in range(6):
+        arch = s.propose()
+        proposed.append(arch)
+        s.tell(Trial(i, arch, "succeeded", metric=metric.get((arch["x0"], arch["x1"]), 1.0)))
+    assert all(sum(a[k] != 0 for k in a) == 1 for a in proposed[1:5])  # the 4 neighbours
+    assert s._climb_start == 5 and s._climb_best is not None and s._climb_best.id == 5
+    assert sum(proposed[5][k] != 0 for k in proposed[5]) == 2  # jumped away
