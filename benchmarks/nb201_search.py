@@ -140,7 +140,8 @@ def plot(by_dataset: dict, order: list[str], path: Path) -> None:
             x = np.arange(1, r.shape[1] + 1)
             mean = r.mean(0)
             sem = r.std(0) / np.sqrt(r.shape[0])
-            (line,) = ax.plot(x, mean, label=name, lw=1.5)
+            color = f"C{order.index(name) % 10}" if name in order else None  # same in every panel
+            (line,) = ax.plot(x, mean, label=name, lw=1.5, color=color)
             ax.fill_between(x, mean - sem, mean + sem, color=line.get_color(), alpha=0.2)
             lows.append(mean[min(19, len(mean) - 1)])
         optimum = float(NasBench201Evaluator(dataset).table.column(f"{dataset}_test_200ep").max())
