@@ -50,6 +50,7 @@ def main() -> None:
                 RegularizedEvolution(seed=0),
                 max_trials=args.trials,
                 workdir=workdir,
+                progress=False,
             )
             exp.run()
             return len(exp.trials("succeeded"))

@@ -34,13 +34,16 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 from .base import Evaluator, Metric, Report
+
+if TYPE_CHECKING:
+    from nasx.space import ModelSpace
 
 __all__ = ["PROXIES", "ZeroCostEvaluator", "grad_norm", "naswot", "synflow", "top_archs"]
 
@@ -155,8 +158,9 @@ class ZeroCostEvaluator(Evaluator):
         with torch.random.fork_rng():
             torch.manual_seed(self.seed)
             for m in model.modules():
-                if hasattr(m, "reset_parameters") and m is not model:
-                    m.reset_parameters()
+                reset = getattr(m, "reset_parameters", None)
+                if callable(reset) and m is not model:
+                    reset()
             model.train()
             score = PROXIES[self.proxy](model, self.inputs, self.targets)
         if score == float("-inf"):
@@ -168,7 +172,7 @@ class ZeroCostEvaluator(Evaluator):
 
 
 def top_archs(
-    model_space: nn.Module, archs: list[dict], evaluator: Evaluator, k: int
+    model_space: ModelSpace, archs: list[dict], evaluator: Evaluator, k: int
 ) -> list[dict]:
     """The ``k`` archs of ``archs`` that ``evaluator`` scores highest (each built and scored once).
 

@@ -108,6 +108,7 @@ def call_evaluator(
     >>> call_evaluator(lambda model, arch: len(arch), None, print, arch={'a': 1, 'b': 2})
     2
     """
+    kwargs: dict[str, Any]
     if isinstance(evaluator, ModelEvaluator):
         fn, kwargs = evaluator.evaluate, {"report": report}
     elif callable(evaluator):

@@ -80,7 +80,7 @@ class LocalSearch(Strategy):
         self.initial_archs = [dict(a) for a in initial_archs]
 
     def reset(self) -> None:
-        self._grids = {label: c.grid() for label, c in self.search_space.items()}
+        self._grids = {label: c.grid() for label, c in self.need_space().items()}
         self._told: set[str] = set()  # arch keys of finished trials
         self._climb_start = 0  # index in self.history where the current climb began
         self._climb_best: Trial | None = None

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["HammingGP", "encode"]
 
@@ -48,14 +49,14 @@ class HammingGP:
         hamming = (a[:, None, :] != b[None, :, :]).sum(-1)  # [len(a), len(b)]
         return np.exp(-hamming / self.lengthscale)
 
-    def fit(self, x: Sequence[Sequence[int]], y: Sequence[float]) -> None:
+    def fit(self, x: ArrayLike, y: ArrayLike) -> None:
         """Condition on encoded archs ``x`` (``[n, labels]``) and their metrics ``y`` (``[n]``)."""
         self._x = np.asarray(x)
-        y = np.asarray(y, dtype=float)
-        self._mean, self._std = y.mean(), y.std() or 1.0
-        k = self._kernel(self._x, self._x) + self.noise * np.eye(len(y))
-        self._alpha = np.linalg.solve(k, (y - self._mean) / self._std)
+        targets = np.asarray(y, dtype=float)
+        self._mean, self._std = float(targets.mean()), float(targets.std()) or 1.0
+        k = self._kernel(self._x, self._x) + self.noise * np.eye(len(targets))
+        self._alpha = np.linalg.solve(k, (targets - self._mean) / self._std)
 
-    def predict(self, x: Sequence[Sequence[int]]) -> np.ndarray:
+    def predict(self, x: ArrayLike) -> np.ndarray:
         """Posterior mean metric of encoded archs ``x``, in the units of ``y``."""
         return self._mean + self._std * (self._kernel(np.asarray(x), self._x) @ self._alpha)
