@@ -224,7 +224,7 @@ def nb201_arch(index: int, path: str | os.PathLike | None = None) -> dict[str, A
 
 
 def _example_table() -> str:
-    """Write a 2-row table in the benchmark's format to a temporary file (for the examples)."""
+    """A 2-row table in the benchmark's format, in the temporary directory (for the examples)."""
     import tempfile
 
     text = (
@@ -234,7 +234,6 @@ def _example_table() -> str:
         "1,|skip_connect~0|+|none~0|skip_connect~1|+|avg_pool_3x3~0|none~1|skip_connect~2|,"
         "70.0,71.0,90.0,10.0\n"
     )
-    fd, path = tempfile.mkstemp(suffix=".csv", prefix="nb201_example_")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    return path
+    path = Path(tempfile.gettempdir()) / f"nasx_nb201_example_{os.getpid()}.csv"
+    path.write_text(text)  # one file per process, rewritten (the same text) by each example
+    return str(path)
