@@ -90,8 +90,9 @@ def _tar_gz_files(path: Path) -> Iterator[tuple[str, bytes]]:
         pass
     with tarfile.open(path, "r:gz") as tar:
         for member in tar:
-            if member.isfile():
-                yield member.name, tar.extractfile(member).read()
+            f = tar.extractfile(member) if member.isfile() else None
+            if f is not None:  # None for anything but a regular file
+                yield member.name, f.read()
 
 
 def _decode_jpegs(blobs: list[bytes], use_torchvision: bool = True) -> np.ndarray:
@@ -165,11 +166,10 @@ def _read_cifar10_python(tarball: Path, split: str) -> tuple[np.ndarray, np.ndar
     batches = {}
     with tarfile.open(tarball, "r:gz") as tar:
         for member in tar:
-            if member.isfile() and Path(member.name).name in names:
+            f = tar.extractfile(member) if member.isfile() else None
+            if f is not None and Path(member.name).name in names:
                 # the batches are Python pickles made by the dataset's authors (checksum verified)
-                batches[Path(member.name).name] = pickle.load(
-                    tar.extractfile(member), encoding="bytes"
-                )
+                batches[Path(member.name).name] = pickle.load(f, encoding="bytes")
     missing = [n for n in names if n not in batches]
     if missing:
         raise ValueError(f"{tarball} lacks CIFAR-10 batches {missing}")

@@ -25,7 +25,17 @@ FASHION_MNIST_SYSTEM_DIR = Path("/usr/share/datasets/fashion-mnist")
 FASHION_MNIST_URL = "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/"
 log = logging.getLogger("nasx.datasets")  # one logger for the package, as before the split
 
-_IDX_DTYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
+_IDX_DTYPES: dict[int, np.dtype] = {
+    code: np.dtype(t)
+    for code, t in {
+        0x08: "u1",
+        0x09: "i1",
+        0x0B: ">i2",
+        0x0C: ">i4",
+        0x0D: ">f4",
+        0x0E: ">f8",
+    }.items()
+}
 
 
 def read_idx(path: str | os.PathLike) -> np.ndarray:
@@ -70,7 +80,7 @@ def _find_fashion_mnist(root: str | os.PathLike | None, split: str) -> tuple[Pat
     looked = []
     for folder in folders:
         for suffix in (".gz", ""):
-            paths = tuple(folder / (name + suffix) for name in names)
+            paths = (folder / (names[0] + suffix), folder / (names[1] + suffix))
             looked.append(str(paths[0]))
             if all(p.is_file() for p in paths):
                 return paths
@@ -85,7 +95,8 @@ def _find_fashion_mnist(root: str | os.PathLike | None, split: str) -> tuple[Pat
 
 def _download_fashion_mnist(split: str) -> tuple[Path, Path]:
     folder = cache_dir() / "fashion-mnist"
-    paths = tuple(folder / (name + ".gz") for name in _fashion_mnist_names(split))
+    images, labels = _fashion_mnist_names(split)
+    paths = (folder / (images + ".gz"), folder / (labels + ".gz"))
     for path in paths:
         if not path.exists():
             download_file(FASHION_MNIST_URL.rstrip("/") + "/" + path.name, path)
