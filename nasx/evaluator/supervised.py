@@ -17,6 +17,10 @@ import torchmetrics
 
 from .lightning import Lightning, LightningModule, Trainer
 
+# An optimizer class (``torch.optim.Adam``) or any callable taking ``(params, lr=, weight_decay=)``;
+# ``type[Optimizer]`` would not do: the base class's own constructor takes ``defaults``, not ``lr``.
+OptimizerFactory = Callable[..., torch.optim.Optimizer]
+
 __all__ = [
     "Classification",
     "ClassificationModule",
@@ -49,7 +53,7 @@ class SupervisedLearningModule(LightningModule):
         criterion: Any,
         learning_rate: float = 1e-3,
         weight_decay: float = 0.0,
-        optimizer: type[torch.optim.Optimizer] = torch.optim.Adam,
+        optimizer: OptimizerFactory = torch.optim.Adam,
     ) -> None:
         super().__init__()
         if learning_rate <= 0:
@@ -101,6 +105,9 @@ class _MulticlassAccuracy(torchmetrics.Metric):
     """Fraction of samples whose argmax prediction equals the label; needs no num_classes."""
 
     full_state_update = False
+    # states registered by add_state; declared so they read as tensors, not `Tensor | Module`
+    correct: torch.Tensor
+    total: torch.Tensor
 
     def __init__(self) -> None:
         super().__init__()
@@ -127,7 +134,7 @@ class ClassificationModule(SupervisedLearningModule):
         criterion: Any = nn.CrossEntropyLoss,
         learning_rate: float = 1e-3,
         weight_decay: float = 0.0,
-        optimizer: type[torch.optim.Optimizer] = torch.optim.Adam,
+        optimizer: OptimizerFactory = torch.optim.Adam,
         num_classes: int | None = None,
     ) -> None:
         self.num_classes = num_classes
@@ -151,7 +158,7 @@ class RegressionModule(SupervisedLearningModule):
         criterion: Any = nn.MSELoss,
         learning_rate: float = 1e-3,
         weight_decay: float = 0.0,
-        optimizer: type[torch.optim.Optimizer] = torch.optim.Adam,
+        optimizer: OptimizerFactory = torch.optim.Adam,
     ) -> None:
         super().__init__(criterion, learning_rate, weight_decay, optimizer)
 
@@ -217,7 +224,7 @@ class Classification(Lightning):
         criterion: Any = nn.CrossEntropyLoss,
         learning_rate: float = 1e-3,
         weight_decay: float = 0.0,
-        optimizer: type[torch.optim.Optimizer] = torch.optim.Adam,
+        optimizer: OptimizerFactory = torch.optim.Adam,
         train_dataloaders: Any = None,
         val_dataloaders: Any = None,
         datamodule: pl.LightningDataModule | None = None,
@@ -255,7 +262,7 @@ class Regression(Lightning):
         criterion: Any = nn.MSELoss,
         learning_rate: float = 1e-3,
         weight_decay: float = 0.0,
-        optimizer: type[torch.optim.Optimizer] = torch.optim.Adam,
+        optimizer: OptimizerFactory = torch.optim.Adam,
         train_dataloaders: Any = None,
         val_dataloaders: Any = None,
         datamodule: pl.LightningDataModule | None = None,
