@@ -100,7 +100,8 @@ class _Worker:
         self.conn = Connection(os.dup(parent.fileno()))
         parent.close()
         self.conn.send_bytes(setup)
-        self.job: dict | None = None
+        self.job: dict[str, Any] | None = None  # the trial it runs; None while idle
+        self.started: float | None = None  # monotonic time the trial's own work began
 
     def exit_description(self) -> str:
         try:
@@ -231,12 +232,14 @@ class ProcessPoolExecutor:
         ]:
             self._busy.remove(worker)
             worker.stop()
+            job = worker.job
+            assert job is not None, "a busy worker always holds its job"
             results.append(
                 failed_result(
-                    worker.job,
+                    job,
                     failure(
                         "TrialTimeout",
-                        f"trial {worker.job['id']} ran longer than "
+                        f"trial {job['id']} ran longer than "
                         f"trial_timeout ({self.trial_timeout:g} s); its worker was stopped",
                     ),
                 )
@@ -247,6 +250,7 @@ class ProcessPoolExecutor:
         how = worker.exit_description()
         worker.stop()
         job = worker.job
+        assert job is not None, "a busy worker always holds its job"
         return failed_result(
             job,
             failure(
