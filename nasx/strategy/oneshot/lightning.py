@@ -11,7 +11,8 @@ updates and stay identical on every rank however many backward passes a step mak
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pytorch_lightning as pl
 import torch
@@ -19,6 +20,9 @@ import torch.nn as nn
 
 from .distributed import average_across_ranks
 from .supernet import Supernet
+
+if TYPE_CHECKING:  # base.py imports this module when a run starts
+    from .base import BaseOneShotStrategy
 
 
 def split_optimizer_config(conf: Any) -> tuple[torch.optim.Optimizer, list[Any]]:
@@ -91,12 +95,24 @@ class OneShotModule(pl.LightningModule):
         (1, True)
     """
 
-    def __init__(self, inner: pl.LightningModule, supernet: Supernet, strategy: Any):
+    # Declared so mypy reads them as what they are, not as nn.Module's `Tensor | Module`
+    # attribute fallback (supernet and strategy are kept out of the module registry below).
+    inner: pl.LightningModule
+    supernet: Supernet
+    strategy: BaseOneShotStrategy
+    extra: nn.Module
+    search_steps: torch.Tensor
+
+    def __init__(
+        self, inner: pl.LightningModule, supernet: Supernet, strategy: BaseOneShotStrategy
+    ):
         super().__init__()
         self.automatic_optimization = False
         self.inner = inner
-        if hasattr(inner, "set_model"):
-            inner.set_model(supernet)
+        # hooks an evaluator module may have; getattr, as nn.Module types any attribute as a tensor
+        set_model = getattr(inner, "set_model", None)
+        if set_model is not None:
+            set_model(supernet)
         else:
             inner.model = supernet
         self.__dict__["supernet"] = supernet  # already registered as inner.model: not twice
@@ -112,9 +128,12 @@ class OneShotModule(pl.LightningModule):
 
     # -- plumbing --------------------------------------------------------------------------
     @contextlib.contextmanager
-    def _inner_logging(self, enabled: bool = True):
+    def _inner_logging(self, enabled: bool = True) -> Iterator[None]:
         """Route the inner module's ``self.log`` to this module (or silence it)."""
-        quiet = lambda *args, **kwargs: None  # noqa: E731
+
+        def quiet(*args: Any, **kwargs: Any) -> None:
+            return None
+
         self.inner.__dict__["log"] = self.log if enabled else quiet
         self.inner.__dict__["log_dict"] = self.log_dict if enabled else quiet
         try:
@@ -128,13 +147,15 @@ class OneShotModule(pl.LightningModule):
         with self._inner_logging(log):
             return loss_of(self.inner.training_step(batch, batch_idx))
 
-    def run_backward(self, loss: torch.Tensor, inputs: list[torch.Tensor] | None = None) -> None:
+    def run_backward(
+        self, loss: torch.Tensor, inputs: Sequence[torch.Tensor] | None = None
+    ) -> None:
         """Backward through Lightning when attached to a trainer (precision, DDP), else plainly.
 
         ``inputs`` restricts the gradients computed: an architecture step that names only the
         alphas skips every convolution's weight gradient (about half of a backward pass).
         """
-        kwargs = {"inputs": inputs} if inputs else {}
+        kwargs = {"inputs": list(inputs)} if inputs else {}
         if self._trainer is not None:
             ddp = self.trainer.model
             if isinstance(ddp, nn.parallel.DistributedDataParallel):
@@ -153,11 +174,9 @@ class OneShotModule(pl.LightningModule):
         return self._raw_optimizers
 
     def configure_optimizers(self) -> list[torch.optim.Optimizer]:
-        if hasattr(self.inner, "make_optimizer"):  # nasx's supervised modules: weights only
-            w_opt, self._schedulers = (
-                self.inner.make_optimizer(self.supernet.model_parameters()),
-                [],
-            )
+        make_optimizer = getattr(self.inner, "make_optimizer", None)
+        if make_optimizer is not None:  # nasx's supervised modules: weights only
+            w_opt, self._schedulers = make_optimizer(self.supernet.model_parameters()), []
         else:
             w_opt, self._schedulers = split_optimizer_config(self.inner.configure_optimizers())
         # The evaluator's optimizer sees all parameters; keep only model weights in it.
