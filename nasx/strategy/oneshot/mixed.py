@@ -9,7 +9,7 @@ or the dict keys; blocks ``'0'``, ``'1'``, ... for Repeat), so a supernet state-
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import torch
 import torch.nn as nn
@@ -20,6 +20,11 @@ from nasx.space.input_choice import reduce_inputs
 from .state import ArchState, gated
 
 NONE_OPS = ("none",)
+
+
+def _child(module: nn.Module, name: str) -> nn.Module:
+    """A child registered by add_module (``_modules`` is typed ``Module | None``; ours never are)."""
+    return cast(nn.Module, module._modules[name])
 
 
 def _call(module: nn.Module, *args: Any, **kwargs: Any) -> Any:
@@ -33,10 +38,12 @@ def weighted_sum(
     """``sum_k weights[k] * run_k()`` over ``run = [(k, thunk)]``, optionally checkpointed."""
 
     def mix(w: torch.Tensor) -> torch.Tensor:
-        out = None
+        out: torch.Tensor | None = None
         for k, thunk in run:
             term = w[k] * thunk()
             out = term if out is None else out + term
+        if out is None:
+            raise ValueError("weighted_sum needs at least one candidate to run, got none")
         return out
 
     if state.checkpoint and torch.is_grad_enabled():
@@ -46,6 +53,8 @@ def weighted_sum(
 
 class MixedLayer(nn.Module):
     """Replaces a LayerChoice: weighted sum of candidates, or the chosen candidate only."""
+
+    _state: ArchState  # the supernet's shared forward-time state (a plain object)
 
     def __init__(
         self,
@@ -64,7 +73,7 @@ class MixedLayer(nn.Module):
         self._skip = [isinstance(v, str) and v in none_ops for v in self.values]
 
     def candidate(self, value: Any) -> nn.Module:
-        return self._modules[str(value)]
+        return _child(self, str(value))
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         st: ArchState = self._state
@@ -97,6 +106,8 @@ class MixedLayer(nn.Module):
 
 class MixedInput(nn.Module):
     """Replaces an InputChoice: weighted sum of the inputs, or the chosen inputs reduced."""
+
+    _state: ArchState  # the supernet's shared forward-time state (a plain object)
 
     def __init__(
         self,
@@ -157,6 +168,8 @@ class MixedInput(nn.Module):
 class MixedRepeat(nn.Module):
     """Replaces a Repeat with a depth choice: weighted sum over depths, or the chosen depth."""
 
+    _state: ArchState  # the supernet's shared forward-time state (a plain object)
+
     def __init__(self, label: str, depths: list[int], blocks: list[nn.Module], state: ArchState):
         super().__init__()
         self.label, self.depths = label, list(depths)
@@ -166,7 +179,7 @@ class MixedRepeat(nn.Module):
 
     def _run(self, x: Any, depth: int) -> Any:
         for i in range(depth):
-            x = self._modules[str(i)](x)
+            x = _child(self, str(i))(x)
         return x
 
     def forward(self, x: Any) -> Any:
@@ -180,7 +193,7 @@ class MixedRepeat(nn.Module):
             if d in self.depths:
                 outputs[d] = h
             if d < max(self.depths):
-                h = self._modules[str(d)](h)
+                h = _child(self, str(d))(h)
         w = self._state.weight(self.label)
         return sum(w[k] * outputs[d] for k, d in enumerate(self.depths))
 

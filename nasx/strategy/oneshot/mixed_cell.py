@@ -15,7 +15,7 @@ supernet searches only; the exported arch is rebuilt and trained from scratch.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import torch
 import torch.nn as nn
@@ -45,6 +45,8 @@ def _partial_factory(label: str, value: Any, factory: Any, k: int) -> Any:
 
 class MixedCell(nn.Module):
     """Replaces a :class:`~nasx.space.Cell` inside a supernet (see the module docstring)."""
+
+    _state: ArchState  # the supernet's shared forward-time state (a plain object)
 
     def __init__(
         self,
@@ -94,7 +96,8 @@ class MixedCell(nn.Module):
         ]
 
     def op(self, i: int, j: int, value: Any) -> nn.Module:
-        return self.edges[f"{i}_{j}"][str(value)]
+        # each edge is a ModuleDict of its ops (ModuleDict's indexing is typed as plain Module)
+        return cast(nn.ModuleDict, self.edges[f"{i}_{j}"])[str(value)]
 
     def forward(self, *inputs: torch.Tensor | list[torch.Tensor]) -> Any:
         if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
@@ -114,7 +117,7 @@ class MixedCell(nn.Module):
         return self.postprocessor(merged, list(inputs))
 
     def _mixed_node(self, i: int, states: list[torch.Tensor], st: ArchState) -> torch.Tensor:
-        node = None
+        node: torch.Tensor | None = None
         for j in range(i):
             x = states[j]  # [B, C, H, W]
             if self.partial_channels > 1:  # PC-DARTS: ops see C/K channels, the rest bypass
@@ -133,6 +136,8 @@ class MixedCell(nn.Module):
                     bypass = F.max_pool2d(bypass, 2, 2, ceil_mode=True)
                 edge = channel_shuffle(torch.cat([edge, bypass], 1), self.partial_channels)
             node = edge if node is None else node + edge
+        if node is None:
+            raise ValueError(f"cell {self.label!r}: node {i} has no incoming edge")
         return node
 
     def _path_node(self, i: int, states: list[torch.Tensor], st: ArchState) -> torch.Tensor:
@@ -141,15 +146,25 @@ class MixedCell(nn.Module):
                 f"cell {self.label!r} has partial-channel edges (a DARTS search option): it runs as a "
                 "mixture only; rebuild the exported arch with model_context to run one path"
             )
-        node = None
+        node: torch.Tensor | None = None
         for k in range(self.num_ops_per_node):
             op_label, in_label = f"{self.label}/op_{i}_{k}", f"{self.label}/input_{i}_{k}"
             value, (j,) = st.value(op_label), st.value(in_label)
             out = self.op(i, j, value)(states[j])
+
             # Proxyless gates: other ops on the same input, the same op on other inputs.
-            out = gated(out, st, op_label, lambda n, j=j: self.op(i, j, self.values[n])(states[j]))
-            out = gated(out, st, in_label, lambda n, v=value: self.op(i, n, v)(states[n]))
+            # (j and value bound as defaults: the gate calls them later, in backward.)
+            def other_op(n: int, j: int = j) -> torch.Tensor:
+                return self.op(i, j, self.values[n])(states[j])
+
+            def other_input(n: int, v: Any = value) -> torch.Tensor:
+                return self.op(i, n, v)(states[n])
+
+            out = gated(out, st, op_label, other_op)
+            out = gated(out, st, in_label, other_input)
             node = out if node is None else node + out
+        if node is None:
+            raise ValueError(f"cell {self.label!r}: node {i} has no incoming edge")
         return node
 
     def _output_nodes(self, st: ArchState) -> list[int]:
