@@ -38,6 +38,7 @@ from .state import ArchState
 from .topk import prob_key
 
 MIXED_TYPES = (MixedLayer, MixedInput, MixedRepeat, MixedCell)
+MixedModule = MixedLayer | MixedInput | MixedRepeat | MixedCell
 
 
 def softmax_weights(key: str, alpha: torch.Tensor) -> torch.Tensor:
@@ -69,11 +70,12 @@ def _convert(
     if isinstance(module, Cell):
         mixed = MixedCell(module, state, none_ops, partial)
         for name, child in list(mixed._modules.items()):
-            mixed._modules[name] = _convert(child, state, none_ops, partial)
+            if child is not None:
+                mixed._modules[name] = _convert(child, state, none_ops, partial)
         return mixed
     if isinstance(module, Repeat) and isinstance(module.depth_choice, Categorical):
         blocks = [_convert(b, state, none_ops, partial) for b in module.blocks]
-        return MixedRepeat(module.label, module.depth_choice.values, blocks, state)
+        return MixedRepeat(module.depth_choice.label, module.depth_choice.values, blocks, state)
     for name, child in list(module._modules.items()):
         if child is not None:
             module._modules[name] = _convert(child, state, none_ops, partial)
@@ -93,6 +95,8 @@ class Supernet(nn.Module):
         checkpoint: recompute mixed candidates in backward (activation checkpointing).
         partial_channels: PC-DARTS's K for cell edges (mixture mode only; see ``mixed_cell``).
     """
+
+    source_space: nn.Module  # the space as given; set through __dict__ (see __init__)
 
     def __init__(
         self,
@@ -125,7 +129,7 @@ class Supernet(nn.Module):
                 self.arch_params[_param_name(key)] = nn.Parameter(init_std * torch.randn(n))
 
     # -- structure ---------------------------------------------------------------------------
-    def mixed_modules(self) -> Iterator[tuple[str, nn.Module]]:
+    def mixed_modules(self) -> Iterator[tuple[str, MixedModule]]:
         for name, m in self.model.named_modules():
             if isinstance(m, MIXED_TYPES):
                 yield name, m
