@@ -17,13 +17,13 @@ def average_across_ranks(tensors: list[torch.Tensor | None]) -> None:
     >>> t = torch.ones(2); average_across_ranks([t]); t   # one process: unchanged
     tensor([1., 1.])
     """
-    tensors = [t for t in tensors if t is not None]
-    if world_size() == 1 or not tensors:
+    present = [t for t in tensors if t is not None]  # a parameter without a gradient has None
+    if world_size() == 1 or not present:
         return
-    flat = torch.cat([t.reshape(-1) for t in tensors])
+    flat = torch.cat([t.reshape(-1) for t in present])
     dist.all_reduce(flat)
     flat /= world_size()
     offset = 0
-    for t in tensors:
+    for t in present:
         t.copy_(flat[offset : offset + t.numel()].view_as(t))
         offset += t.numel()

@@ -23,7 +23,9 @@ from typing import Any
 import torch
 import torch.nn as nn
 
-from .mixed import MixedInput, MixedLayer, MixedRepeat
+from nasx.space import ModelSpace
+
+from .mixed import MixedInput, MixedLayer, MixedRepeat, _child
 from .mixed_cell import MixedCell
 from .supernet import Supernet
 
@@ -47,11 +49,11 @@ def _map(module: nn.Module, src: str, dst: str, arch: dict[str, Any], out: dict[
         return
     if isinstance(module, MixedRepeat):
         for i in range(arch[module.label]):
-            _map(module._modules[str(i)], f"{src}{i}.", f"{dst}{i}.", arch, out)
+            _map(_child(module, str(i)), f"{src}{i}.", f"{dst}{i}.", arch, out)
         return
     if isinstance(module, MixedCell):
         for name in ("preprocessor", "postprocessor"):
-            _map(module._modules[name], f"{src}{name}.", f"{dst}{name}.", arch, out)
+            _map(_child(module, name), f"{src}{name}.", f"{dst}{name}.", arch, out)
         for n, i in enumerate(module.node_indices):
             for k in range(module.num_ops_per_node):
                 value, (j,) = (
@@ -100,6 +102,11 @@ def inherit_weights(
 
 def subnet(supernet: Supernet, arch: dict[str, Any]) -> nn.Module:
     """``space.freeze(arch)`` with the supernet's weights for ``arch`` loaded into it."""
-    model = supernet.source_space.freeze(arch)
+    space = supernet.source_space
+    if not isinstance(space, ModelSpace):
+        raise TypeError(
+            f"rebuilding a subnet needs the supernet built from a ModelSpace, got {type(space).__name__}"
+        )
+    model = space.freeze(arch)
     device = next(iter(supernet.model.parameters()), torch.empty(0)).device
     return inherit_weights(supernet, model.to(device), arch)
