@@ -11,6 +11,8 @@ with the Hessian-vector product taken by central finite differences, as in the p
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -61,7 +63,8 @@ def second_order_arch_grad(
         for w, g in zip(weights, grads[len(alphas) :], strict=False)
     ]
     # 3. Hessian-vector product: (dL_train(w+)/da - dL_train(w-)/da) / (2 eps), w+- = w +- eps d_w
-    norm = torch.sqrt(sum((g.float() ** 2).sum() for g in d_w))
+    # reduce, not sum(): the same additions, but a Tensor to the type checker (sum starts at 0)
+    norm = torch.sqrt(functools.reduce(operator.add, [(g.float() ** 2).sum() for g in d_w]))
     eps = eps_scale / float(norm.clamp(min=1e-12))
     hessian = []
     for sign in (1.0, -1.0):

@@ -14,6 +14,7 @@ from nasx.space import SearchSpace
 from .base import BaseOneShotStrategy
 from .distributed import average_across_ranks
 from .sampling import batch_reward, split_batch, step_generator
+from .supernet import Supernet
 from .topk import prob_key
 
 
@@ -116,16 +117,17 @@ class ENAS(BaseOneShotStrategy):
         self.controller: Controller | None = None
         self.baseline: float | None = None
 
-    def build_supernet(self, model_space: nn.Module):
+    def build_supernet(self, model_space: nn.Module) -> Supernet:
         supernet = super().build_supernet(model_space)
         self.controller = Controller(supernet.search_space, hidden=self.hidden)
         return supernet
 
     def extra_modules(self) -> nn.Module:
-        return nn.ModuleDict({"controller": self.controller})
+        # empty before build_supernet (a ModuleDict entry of None holds nothing either)
+        return nn.ModuleDict({} if self.controller is None else {"controller": self.controller})
 
     def configure_arch_optimizer(self, module: Any) -> torch.optim.Optimizer:
-        return torch.optim.Adam(self.controller.parameters(), lr=self.arc_learning_rate)
+        return torch.optim.Adam(self._need_controller().parameters(), lr=self.arc_learning_rate)
 
     def _reward(self, supernet: nn.Module, batch: Any) -> float:
         if self.reward_fn is not None:
@@ -136,13 +138,14 @@ class ENAS(BaseOneShotStrategy):
 
     def arch_step(self, module: Any, train_batch: Any, val_batch: Any, arch_optimizer: Any) -> None:
         supernet, step = module.supernet, module.step_index
+        controller = self._need_controller()
         arch_optimizer.zero_grad()
         for n in range(self.ctrl_steps_aggregate):
-            arch, log_prob, entropy = self.controller.sample(step_generator(self.seed, step, 1 + n))
+            arch, log_prob, entropy = controller.sample(step_generator(self.seed, step, 1 + n))
             supernet.use_arch(arch)
-            reward = torch.tensor(self._reward(supernet, val_batch))
-            average_across_ranks([reward])  # every rank sees the same reward and baseline
-            reward = float(reward)
+            shared = torch.tensor(self._reward(supernet, val_batch))
+            average_across_ranks([shared])  # every rank sees the same reward and baseline
+            reward = float(shared)
             self.baseline = (
                 reward
                 if self.baseline is None
@@ -150,19 +153,19 @@ class ENAS(BaseOneShotStrategy):
             )
             loss = -(reward - self.baseline) * log_prob - self.entropy_weight * entropy
             (loss / self.ctrl_steps_aggregate).backward()
-        params = [p for p in self.controller.parameters() if p.grad is not None]
+        params = [p for p in controller.parameters() if p.grad is not None]
         average_across_ranks([p.grad for p in params])
         arch_optimizer.step()
 
     def before_weight_step(self, module: Any) -> None:
         step = module.step_index
         with torch.no_grad():
-            arch, _, _ = self.controller.sample(step_generator(self.seed, step))
+            arch, _, _ = self._need_controller().sample(step_generator(self.seed, step))
         module.supernet.use_arch(arch)
 
     def before_validation(self, module: Any) -> None:
         with torch.no_grad():
-            module.supernet.use_arch(self.controller.sample(greedy=True)[0])
+            module.supernet.use_arch(self._need_controller().sample(greedy=True)[0])
 
     @torch.no_grad()
     def export_probs(self) -> dict[str, dict[Any, float]]:

@@ -3,6 +3,8 @@ memory stays near that of one model; architecture gradients come from binary gat
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -72,7 +74,7 @@ class Proxyless(BaseOneShotStrategy):
 
     def penalty(self, probs: dict[str, torch.Tensor]) -> torch.Tensor | None:
         """Expected cost under the current probabilities (None without a cost model)."""
-        terms = []
+        terms: list[torch.Tensor] = []
         for label, table in self.cost.items():
             grid = self._need_supernet().search_space[label].grid()
             costs = torch.tensor(
@@ -81,7 +83,7 @@ class Proxyless(BaseOneShotStrategy):
             terms.append((probs[label] * costs).sum())
         if self.cost_fn is not None:
             terms.append(self.cost_fn(probs))
-        return sum(terms) if terms else None
+        return functools.reduce(operator.add, terms) if terms else None
 
     def arch_step(self, module: Any, train_batch: Any, val_batch: Any, arch_optimizer: Any) -> None:
         supernet, step = module.supernet, self._step(module)

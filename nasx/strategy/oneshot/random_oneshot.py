@@ -109,7 +109,8 @@ class RandomOneShot(BaseOneShotStrategy):
         results = []
         if strategy is None:
             rng = step_rng(self.seed, -2)
-            archs, seen = [], set()
+            archs: list[dict[str, Any]] = []
+            seen: set[str] = set()
             for arch in [space.default()] + [space.sample(rng) for _ in range(4 * num_samples)]:
                 if repr(arch) not in seen and len(archs) < min(num_samples, space.size):
                     seen.add(repr(arch))
