@@ -31,6 +31,7 @@ import sys
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -340,9 +341,10 @@ class _Cache:
     """A small memo of rendered charts (keyed by the experiment's chart version)."""
 
     def __init__(self, size: int = 64):
-        self.size, self._data, self._lock = size, {}, threading.Lock()
+        self.size, self._lock = size, threading.Lock()
+        self._data: dict[Any, Any] = {}
 
-    def get(self, key, make):
+    def get(self, key: Any, make: Callable[[], Any]) -> Any:
         with self._lock:
             if key in self._data:
                 return self._data[key]
@@ -404,6 +406,8 @@ def serve(
 
     render.warm_up()  # import matplotlib now, not during the first page view
     h, p = server.server_address[:2]
+    if isinstance(h, bytes):  # typeshed allows bytes (AF_UNIX); a TCP server's host is a str
+        h = h.decode()
     url = f"http://{'127.0.0.1' if h in LOOPBACK else h}:{p}/"
     if server.token:
         url += f"?token={server.token}"

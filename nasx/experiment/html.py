@@ -73,8 +73,8 @@ def summary_html(
     for t in trials:
         counts[t.status] = counts.get(t.status, 0) + 1
     sign = -1 if direction == "maximize" else 1
-    done = [t for t in trials if t.status == "succeeded" and t.metric is not None]
-    best = min(done, key=lambda t: (sign * t.metric, t.id)) if done else None
+    done = [(t.metric, t) for t in trials if t.status == "succeeded" and t.metric is not None]
+    best = min(done, key=lambda mt: (sign * mt[0], mt[1].id))[1] if done else None
     parts = [f"<div><b>{_e(title)}</b></div>"]
     parts.append(
         '<div style="font-size:12px">'

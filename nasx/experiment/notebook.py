@@ -64,10 +64,10 @@ class NotebookProgress(Progress):
         super().__init__(total, direction, stream=io.StringIO(), bar=False, **kwargs)
         self.reason: str | None = None
         self.last: list[str] = []
-        self._update: Callable[[str], None] | None = show
         self._last_draw = 0.0
-        if show is None:
-            self._update = _ipython_display(self.html())
+        self._update: Callable[[str], None] = (
+            show if show is not None else _ipython_display(self.html())
+        )
 
     def html(self) -> str:
         left = self.time_left()

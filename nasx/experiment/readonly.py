@@ -61,7 +61,7 @@ class ExperimentRecord:
         """Trials per status, every status present (zeros included)."""
         from nasx.trial import STATUSES
 
-        out = dict.fromkeys(STATUSES, 0)
+        out: dict[str, int] = dict.fromkeys(STATUSES, 0)
         for t in self.trials:
             out[t.status] = out.get(t.status, 0) + 1
         return out
@@ -69,8 +69,10 @@ class ExperimentRecord:
     def best(self, top_k: int = 1) -> list[Trial]:
         """The ``top_k`` succeeded trials with the best metric (ties: lower id first)."""
         sign = -1 if self.direction == "maximize" else 1
-        done = [t for t in self.trials if t.status == "succeeded" and t.metric is not None]
-        return sorted(done, key=lambda t: (sign * t.metric, t.id))[:top_k]
+        done = [
+            (t.metric, t) for t in self.trials if t.status == "succeeded" and t.metric is not None
+        ]
+        return [t for _, t in sorted(done, key=lambda mt: (sign * mt[0], mt[1].id))[:top_k]]
 
     def trial(self, trial_id: int) -> Trial:
         for t in self.trials:

@@ -206,8 +206,11 @@ def plot_pareto(
     """
     trials = trials_of(source)
     fig, ax = _axes(ax)
-    rows = [(t.id, metric_value(t, x), metric_value(t, y)) for t in trials]
-    rows = [r for r in rows if r[1] is not None and r[2] is not None]
+    rows = [
+        (t.id, a, b)
+        for t in trials
+        if (a := metric_value(t, x)) is not None and (b := metric_value(t, y)) is not None
+    ]
     if not rows and trials:
         known = metric_names(trials)
         missing = [m for m in (x, y) if m not in known]
