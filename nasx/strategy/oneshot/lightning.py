@@ -129,7 +129,20 @@ class OneShotModule(pl.LightningModule):
     # -- plumbing --------------------------------------------------------------------------
     @contextlib.contextmanager
     def _inner_logging(self, enabled: bool = True) -> Iterator[None]:
-        """Route the inner module's ``self.log`` to this module (or silence it)."""
+        """Route the inner module's ``self.log``/``log_dict`` to this module (or silence them).
+
+        The evaluator's module calls ``self.log`` in its own steps, which we call from ours.
+        Lightning (2.6) has no public way to make that work by itself: its trainer setter does
+        attach the inner module (a direct child) to the trainer, but ``log`` also needs the name
+        of the hook being run, which the trainer sets only on the module it trains (the private
+        ``_current_fx_name``), so the inner's own ``log`` raises "not managed by the Trainer
+        control flow" (tests/strategy/oneshot/test_lightning.py keeps checking this). The arch
+        step's loss on the validation batch must not be logged at all, and Lightning has no
+        switch for that either. So for the length of one call an instance attribute shadows the
+        two public methods: the inner's logs land under this module's current hook (metrics found
+        by their attribute path here, ``inner.val_metric``), and nothing else is changed. Why the
+        alternatives were not taken: CONTRIBUTING.md, "Decisions".
+        """
 
         def quiet(*args: Any, **kwargs: Any) -> None:
             return None

@@ -1,6 +1,7 @@
 """OneShotModule through Lightning: checkpoint/resume, arch-weight logging, trainer adjustments."""
 
 import csv
+from contextlib import nullcontext
 
 import pytest
 import torch
@@ -91,3 +92,22 @@ def test_a_resumed_run_continues_the_strategys_own_schedule(tmp_path):
     resumed = strategy()
     resumed.run(ToySpace(), toy_evaluator(epochs=3), workdir=tmp_path)
     assert resumed.temperature == 0.125  # without the checkpointed state: 1.0 * 0.5 = 0.5
+
+
+def test_the_evaluator_modules_own_logs_reach_the_trainer():
+    s = DARTS(arc_learning_rate=3e-2)
+    s.run(ToySpace(), toy_evaluator(epochs=1))
+    assert {"train_loss", "val_loss", "val_acc"} <= set(s.trainer.callback_metrics)
+
+
+def test_lightning_does_not_route_a_child_modules_log_by_itself(monkeypatch):
+    """Why OneShotModule._inner_logging exists (see its docstring): Lightning attaches the inner
+    module to the trainer, but only the top module gets the hook name that ``log`` needs. If this
+    test fails, Lightning now routes a child module's ``log`` itself and the routing can go."""
+    from pytorch_lightning.utilities.exceptions import MisconfigurationException
+
+    from nasx.strategy.oneshot.lightning import OneShotModule
+
+    monkeypatch.setattr(OneShotModule, "_inner_logging", lambda self, enabled=True: nullcontext())
+    with pytest.raises(MisconfigurationException, match="not managed by the `Trainer`"):
+        DARTS(arc_learning_rate=3e-2).run(ToySpace(), toy_evaluator(epochs=1))
