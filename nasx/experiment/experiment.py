@@ -35,6 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Union, cast
 
+from nasx._checks import check_int
 from nasx._contracts import missing_members
 from nasx.evaluator.base import DIRECTIONS, Direction, Metric, ModelEvaluator, direction_of
 from nasx.space import InvalidArchError, ModelSpace, search_space
@@ -126,10 +127,6 @@ class NasExperiment:
             raise ValueError(
                 f"execution must be 'sequential', 'process' or 'ray', got {execution!r}"
             )
-        if max_concurrent_trials < 1:
-            raise ValueError(
-                f"max_concurrent_trials must be at least 1, got {max_concurrent_trials}"
-            )
         self._one_shot = _is_one_shot(strategy)
         _check_evaluator(evaluator)
         self.model_space = model_space
@@ -169,6 +166,7 @@ class NasExperiment:
         self._opened = False  # a second run() of this object continues its experiment
         self._config = None
         self._execution_given = execution is not None
+        self._check_limits()
 
     # ----------------------------------------------------------------- public
     @property
@@ -194,6 +192,7 @@ class NasExperiment:
         other keyword is refused, naming the known ones.
         """
         _check_nni_run_options(nni_options)
+        self._check_limits()  # exp.config (NNI) may have set them after construction
         if not self._execution_given:  # max_concurrent_trials may have changed (exp.config)
             self.execution = self._default_execution()
         if self.is_one_shot:
@@ -244,6 +243,7 @@ class NasExperiment:
 
     def export_top_models(self, top_k: int = 1, formatter: str = "dict") -> list[Any]:
         """The ``top_k`` best archs (``formatter='dict'``) or fresh models built from them (``'instance'``)."""
+        check_int("top_k", top_k, minimum=1, allow_none=False)
         if formatter not in ("dict", "instance"):
             raise ValueError(f"formatter must be 'dict' or 'instance', got {formatter!r}")
         if self.is_one_shot:
@@ -419,6 +419,12 @@ class NasExperiment:
         return self.filter.check(arch, lambda: builder(arch))
 
     # ----------------------------------------------------------------- setup helpers
+    def _check_limits(self) -> None:
+        check_int("max_trials", self.max_trials, minimum=1)
+        check_int("max_concurrent_trials", self.max_concurrent_trials, minimum=1, allow_none=False)
+        check_int("max_failed_trials", self.max_failed_trials, minimum=0)
+        check_int("seed", self.seed, minimum=0)
+
     def _meta(self, space) -> dict[str, Any]:
         cls = type(self.model_space)
         return {

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import torch
 import torch.nn as nn
 
+from nasx._checks import check_int
 from nasx._contracts import require
 
 from ..._third_party import quiet_third_party_warnings
@@ -155,14 +156,18 @@ class BaseOneShotStrategy:
         partial_channels: int = 1,
         seed: int = 0,
     ):
-        self.warmup_epochs = warmup_epochs
+        self.warmup_epochs = check_int("warmup_epochs", warmup_epochs, allow_none=False)
         self.gradient_clip_val = gradient_clip_val
-        self.log_arch_every = log_arch_every
+        self.log_arch_every = check_int(
+            "log_arch_every", log_arch_every, minimum=1, allow_none=False
+        )
         self.channels_last = channels_last
         self.use_channels_last = False  # what run() resolved for the device it trains on
         self.precision = precision
         self.checkpoint_edges = checkpoint_edges
-        self.partial_channels = partial_channels
+        self.partial_channels = check_int(
+            "partial_channels", partial_channels, minimum=1, allow_none=False
+        )
         self.seed = seed
         self.supernet: Supernet | None = None
         self.module: Any = None  # the OneShotModule of the last run

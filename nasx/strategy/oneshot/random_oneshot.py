@@ -10,6 +10,8 @@ from typing import Any
 import torch
 import torch.nn as nn
 
+from nasx._checks import check_int
+
 from .base import BaseOneShotStrategy
 from .sampling import batch_reward, split_batch, step_rng
 from .topk import prob_key
@@ -46,6 +48,9 @@ class RandomOneShot(BaseOneShotStrategy):
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
+        check_int("num_samples", num_samples, allow_none=False)
+        check_int("eval_batches", eval_batches, minimum=1)
+        check_int("bn_recalibration_batches", bn_recalibration_batches, allow_none=False)
         self.search_strategy, self.num_samples = search_strategy, num_samples
         self.eval_batches, self.bn_recalibration_batches, self.reward_fn = (
             eval_batches,
