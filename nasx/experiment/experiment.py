@@ -84,6 +84,14 @@ class NasExperiment:
         resume: continue the experiment already in ``workdir``; without it such a directory is an error.
         rerun_interrupted: on resume, re-run trials that were in flight when the last run stopped
             (True) or record them as failed (False).
+        max_trial_crashes: a trial that ran in the experiment's process (sequential execution)
+            when that process died counts one crash; on resume, a
+            trial with this many crashes is recorded as failed ("crashed the process") instead of
+            re-run, so a trial that kills the process (a segfault in native code) cannot stop the
+            experiment from ever finishing. None: re-run it however often. To keep such a trial
+            from taking the experiment down at all, run it in a child process:
+            ``execution='process'`` (with ``max_concurrent_trials=1`` it is isolation without
+            concurrency; the trial is then recorded as failed with ``WorkerDied``).
         direction: ``'maximize'`` or ``'minimize'``; default the evaluator's ``direction``.
         seed: seed torch, numpy and random with ``seed + trial id`` before each trial builds its
             model, so a trial's numbers do not depend on the trials that ran before it in the same
@@ -115,6 +123,7 @@ class NasExperiment:
         filter: Any = None,  # noqa: A002 - the natural name, as in NNI's model_filter
         resume: bool = False,
         rerun_interrupted: bool = True,
+        max_trial_crashes: int | None = 2,
         direction: str | None = None,
         ray_address: str | None = None,
         trial_resources: dict[str, float] | None = None,
@@ -147,6 +156,7 @@ class NasExperiment:
         self.filter = _as_filter(filter)
         self.resume = resume
         self.rerun_interrupted = rerun_interrupted
+        self.max_trial_crashes = max_trial_crashes
         direction = direction or direction_of(evaluator)
         if direction not in DIRECTIONS:
             raise ValueError(f"direction must be 'maximize' or 'minimize', got {direction!r}")
@@ -206,6 +216,7 @@ class NasExperiment:
         try:
             self._trials = {t.id: t for t in store.trials()}
             interrupted = [t for t in self._trials.values() if t.status in (WAITING, RUNNING)]
+            interrupted = self._count_crashes(store, interrupted)
             if interrupted and not self.rerun_interrupted:
                 for t in interrupted:
                     t.status, t.end_time = FAILED, time.time()
@@ -334,6 +345,38 @@ class NasExperiment:
                 self._progress.trial_finished(trial)
         _log.info("experiment stopped: %s", self.stop_reason)
 
+    def _count_crashes(self, store: TrialStore, interrupted: list[Trial]) -> list[Trial]:
+        """Count one crash for each trial the last process left running; record those that
+        reached ``max_trial_crashes`` as failed. The rest, to re-run (or mark interrupted)."""
+        meta = store.meta()
+        # Trials of a process pool ran in workers: their crash killed a worker, not the process.
+        in_process = meta.get("execution", "sequential") == "sequential"
+        store.set_meta("execution", self.execution)
+        if not interrupted:
+            return interrupted
+        crashes = {int(k): v for k, v in meta.get("crashes", {}).items()}
+        for t in interrupted:
+            if in_process and t.status == RUNNING:  # a WAITING trial never started
+                crashes[t.id] = crashes.get(t.id, 0) + 1
+        store.set_meta("crashes", {str(k): v for k, v in sorted(crashes.items())})
+        limit = self.max_trial_crashes
+        rerun = []
+        for t in interrupted:
+            n = crashes.get(t.id, 0)
+            if limit is None or n < limit:
+                rerun.append(t)
+                continue
+            t.status, t.end_time = FAILED, time.time()
+            t.error = failure(
+                "Crashed",
+                f"crashed the process: the experiment's process died {n} time(s) while this "
+                f"trial ran (max_trial_crashes={limit}); run trials in a child process with "
+                "execution='process' to keep such a crash from stopping the experiment",
+            )
+            store.update(t)
+            _log.warning("trial %d crashed the process %d time(s): marked failed", t.id, n)
+        return rerun
+
     def _finish(self, store: TrialStore, result: dict[str, Any]) -> Trial:
         trial = self._trials[result["id"]]
         if result.get("log"):  # remote workers send their log back
@@ -424,6 +467,7 @@ class NasExperiment:
         check_int("max_concurrent_trials", self.max_concurrent_trials, minimum=1, allow_none=False)
         check_int("max_failed_trials", self.max_failed_trials, minimum=0)
         check_int("seed", self.seed, minimum=0)
+        check_int("max_trial_crashes", self.max_trial_crashes, minimum=1)
 
     def _meta(self, space) -> dict[str, Any]:
         cls = type(self.model_space)

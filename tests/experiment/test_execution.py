@@ -268,3 +268,51 @@ def test_killing_a_process_pool_experiment_stops_its_workers_and_resumes(tmp_pat
     )
     exp.run()
     assert [t.status for t in exp.trials()] == ["succeeded"] * 6
+
+
+@pytest.mark.slow
+def test_single_trials_in_a_child_process_isolate_a_hard_crash(tmp_path):
+    # execution='process' with one concurrent trial: isolation without concurrency.
+    exp = NasExperiment(
+        SmallNet(),
+        crash_on_width_4,
+        GridSearch(shuffle=False),
+        workdir=tmp_path,
+        execution="process",
+        max_trials=4,
+        progress=False,
+    )
+    exp.run()
+    assert [t.status for t in exp.trials()] == ["succeeded", "succeeded", "failed", "failed"]
+    assert all(t.error.startswith("WorkerDied") for t in exp.trials("failed"))
+
+
+CRASH_SCRIPT = """
+import sys
+from nasx.experiment import NasExperiment
+from nasx.strategy import GridSearch
+from tests.experiment.helpers import SmallNet, crash_on_width_4
+NasExperiment(SmallNet(), crash_on_width_4, GridSearch(shuffle=False), workdir=sys.argv[1],
+              resume=True, max_trial_crashes=int(sys.argv[2]), progress=False).run()
+"""
+
+
+@pytest.mark.slow
+def test_a_trial_that_sigkills_a_sequential_experiment_is_not_rerun_forever(tmp_path):
+    """Real SIGKILLs: width 4 (trials 2 and 3) kills the experiment's own process each time."""
+    script = tmp_path / "search.py"
+    script.write_text(CRASH_SCRIPT)
+    workdir = tmp_path / "exp"
+    codes = []
+    for _ in range(8):  # a crash loop would never exit 0
+        proc = subprocess.run(
+            [sys.executable, str(script), str(workdir), "2"], env=_env(), capture_output=True
+        )
+        codes.append(proc.returncode)
+        if proc.returncode == 0:
+            break
+    # 2 crashes of trial 2, then 2 of trial 3, then the rest of the grid.
+    assert codes == [-signal.SIGKILL] * 4 + [0]
+    trials = load_trials(workdir)
+    assert [t.status for t in trials] == ["succeeded"] * 2 + ["failed"] * 2 + ["succeeded"] * 2
+    assert all("crashed the process" in t.error for t in trials if t.status == "failed")

@@ -419,3 +419,66 @@ def test_evaluators_that_declare_arch_receive_it_and_can_skip_the_model(tmp_path
         SmallNet(), ev, Random(seed=0), workdir=tmp_path / "on", max_trials=2, build_model=True
     ).run()
     assert len(ev.models) == 2 and all(isinstance(m, SmallNet) for m in ev.models)
+
+
+@pytest.mark.parametrize(("max_trial_crashes", "runs_to_finish"), [(1, 3), (2, 5)])
+def test_a_trial_that_kills_the_process_is_failed_after_max_trial_crashes(
+    tmp_path, max_trial_crashes, runs_to_finish
+):
+    from .helpers import ProcessDeath, dies_on_width_4
+
+    def run():
+        exp = NasExperiment(
+            SmallNet(),
+            dies_on_width_4,
+            GridSearch(shuffle=False),
+            workdir=tmp_path,
+            resume=True,
+            max_trial_crashes=max_trial_crashes,
+            progress=False,
+        )
+        exp.run()
+        return exp
+
+    # Width 4 (trials 2 and 3, in grid order) kills the process each time it runs.
+    for _ in range(runs_to_finish - 1):
+        with pytest.raises(ProcessDeath):
+            run()
+        assert sum(t.status == "running" for t in load_trials(tmp_path)) == 1
+    exp = run()
+    statuses = {t.id: t.status for t in exp.trials()}
+    assert statuses == {0: "succeeded", 1: "succeeded", 2: "failed", 3: "failed"} | {
+        4: "succeeded",
+        5: "succeeded",
+    }
+    for t in exp.trials("failed"):
+        assert failure_kind(t.error) == "Crashed"
+        assert (
+            f"crashed the process: the experiment's process died {max_trial_crashes} time"
+            in t.error
+        )
+
+
+def test_crashes_are_not_counted_for_trials_that_ran_in_workers(tmp_path):
+    # A trial of a process pool that kills its worker is failed by the pool (WorkerDied); the
+    # pool's trials left running by a killed experiment process are re-run however often.
+    def run():
+        NasExperiment(
+            SmallNet(),
+            width_metric,
+            GridSearch(shuffle=False),
+            workdir=tmp_path,
+            max_trials=2,
+            max_trial_crashes=1,
+            resume=True,
+            progress=False,
+        ).run()
+
+    run()
+    for _ in range(3):  # as if a process-pool run had been killed with trial 1 in a worker
+        store = TrialStore(tmp_path)
+        store.set_meta("execution", "process")
+        store.update(Trial(1, store.trials()[1].arch, "running", start_time=1.0))
+        store.close()
+        run()
+        assert [t.status for t in load_trials(tmp_path)] == ["succeeded", "succeeded"]
