@@ -26,6 +26,7 @@ Example (sequential, in a temporary directory):
 from __future__ import annotations
 
 import datetime
+import json
 import logging
 import os
 import re
@@ -36,9 +37,16 @@ from pathlib import Path
 from typing import Any, Union, cast
 
 from nasx._checks import check_int
+from nasx._config import describe
 from nasx._contracts import missing_members
 from nasx.evaluator.base import DIRECTIONS, Direction, Metric, ModelEvaluator, direction_of
-from nasx.space import InvalidArchError, ModelSpace, search_space
+from nasx.space import (
+    InvalidArchError,
+    ModelSpace,
+    fingerprint_differences,
+    search_space,
+    space_fingerprint,
+)
 from nasx.strategy.base import MultiTrialStrategy
 from nasx.strategy.oneshot.base import OneShotStrategy
 from nasx.trial import FAILED, REJECTED, RUNNING, SUCCEEDED, WAITING, Trial, failure
@@ -46,7 +54,7 @@ from nasx.trial import FAILED, REJECTED, RUNNING, SUCCEEDED, WAITING, Trial, fai
 from .execution import ProcessPoolExecutor, SequentialExecutor
 from .progress import Progress
 from .runner import ModelBuilder, no_model
-from .storage import ExperimentDirError, TrialStore
+from .storage import ExperimentDirError, TrialStore, remove_experiment
 from .table import TrialTable
 
 _log = logging.getLogger("nasx.experiment")
@@ -81,7 +89,11 @@ class NasExperiment:
         execution: ``'sequential'``, ``'process'`` or ``'ray'``; default sequential for one
             concurrent trial without ``trial_timeout``, else process.
         filter: a :class:`~nasx.experiment.filters.Filter` (or ``f(arch) -> bool``) run before training.
-        resume: continue the experiment already in ``workdir``; without it such a directory is an error.
+        resume: continue the experiment already in ``workdir``; without it such a directory is an
+            error. A resume is refused when the space (labels, candidates and their order), the
+            strategy's or the evaluator's settings differ from the stored experiment's.
+        overwrite: delete an experiment already in ``workdir`` (its database, trials and one-shot
+            checkpoints) and start afresh.
         rerun_interrupted: on resume, re-run trials that were in flight when the last run stopped
             (True) or record them as failed (False).
         max_trial_crashes: a trial that ran in the experiment's process (sequential execution)
@@ -122,6 +134,7 @@ class NasExperiment:
         execution: str | None = None,
         filter: Any = None,  # noqa: A002 - the natural name, as in NNI's model_filter
         resume: bool = False,
+        overwrite: bool = False,
         rerun_interrupted: bool = True,
         max_trial_crashes: int | None = 2,
         direction: str | None = None,
@@ -155,6 +168,11 @@ class NasExperiment:
         self.execution = execution or self._default_execution()
         self.filter = _as_filter(filter)
         self.resume = resume
+        self.overwrite = overwrite
+        if resume and overwrite:
+            raise ValueError(
+                "resume=True continues the stored experiment, overwrite=True deletes it: pass one"
+            )
         self.rerun_interrupted = rerun_interrupted
         self.max_trial_crashes = max_trial_crashes
         direction = direction or direction_of(evaluator)
@@ -206,6 +224,9 @@ class NasExperiment:
         if not self._execution_given:  # max_concurrent_trials may have changed (exp.config)
             self.execution = self._default_execution()
         if self.is_one_shot:
+            if self.overwrite and not self._opened:
+                remove_experiment(self.workdir)
+            self._opened = True
             self.workdir.mkdir(parents=True, exist_ok=True)
             self.strategy.run(self.model_space, self.evaluator, self.workdir)
             self.stop_reason = "the one-shot strategy finished"
@@ -471,16 +492,42 @@ class NasExperiment:
 
     def _meta(self, space) -> dict[str, Any]:
         cls = type(self.model_space)
-        return {
+        meta = {
             "space": cls.__qualname__,  # not the module: a script's __main__ may be resumed from elsewhere
             "search_space": {label: repr(c) for label, c in space.items()},
+            "fingerprint": space_fingerprint(self.model_space),
             "strategy": type(self.strategy).__name__,
             "strategy_seed": getattr(self.strategy, "seed", None),
+            "strategy_config": describe(self.strategy),
+            "evaluator_config": describe(self.evaluator),
             "direction": self.direction,
         }
+        return json.loads(json.dumps(meta, default=repr))  # as it reads back (tuples as lists)
+
+    def _differences(self, stored: dict[str, Any], meta: dict[str, Any]) -> list[str]:
+        """What differs between the stored experiment and this one (keys an older nasx did not
+        store are not compared)."""
+        lines = []
+        if stored.get("space") != meta["space"]:
+            lines.append(f"space class: was {stored.get('space')}, now {meta['space']}")
+        key = "fingerprint" if "fingerprint" in stored else "search_space"
+        lines += fingerprint_differences(stored.get(key, {}), meta[key])
+        for key, what in (("strategy_config", "strategy"), ("evaluator_config", "evaluator")):
+            if key not in stored or stored[key] == meta[key]:
+                continue
+            if stored[key].get("type") != meta[key].get("type"):
+                lines.append(f"{what}: was {stored[key].get('type')}, now {meta[key].get('type')}")
+            else:
+                lines += [
+                    f"{what} {line}"
+                    for line in fingerprint_differences(stored[key], meta[key], "setting")
+                ]
+        return lines
 
     def _open_store(self, space) -> TrialStore:
         meta = self._meta(space)
+        if self.overwrite and not self._opened:
+            remove_experiment(self.workdir)
         if not TrialStore.exists(self.workdir):
             store = TrialStore.create(
                 self.workdir, {**meta, "created": time.time(), "launch": _launch_record()}
@@ -491,15 +538,15 @@ class NasExperiment:
         store = TrialStore(self.workdir)
         try:
             stored = store.meta()
-            if (
-                stored.get("search_space") != meta["search_space"]
-                or stored.get("space") != meta["space"]
-            ):
+            differences = self._differences(stored, meta)
+            if differences:
+                shown = "; ".join(differences[:8]) + ("; ..." if len(differences) > 8 else "")
                 raise ExperimentDirError(
                     f"{self.workdir} holds another experiment (space {stored.get('space')}, "
-                    f"{len(stored.get('search_space', {}))} labels, strategy {stored.get('strategy')}), "
-                    f"not one of {meta['space']} with labels {list(meta['search_space'])[:8]}; "
-                    "choose another workdir (nothing was changed)"
+                    f"{len(stored.get('search_space', {}))} labels, strategy {stored.get('strategy')}) "
+                    f"than this one: {shown}. Resuming would mix the two; to start fresh choose "
+                    "another workdir, or pass overwrite=True to delete the stored experiment "
+                    "(nothing was changed)"
                 )
             if stored.get("direction") != meta["direction"]:
                 raise ExperimentDirError(

@@ -79,10 +79,14 @@ class TrialStore:
         self.directory = Path(directory)
         self._lock_file: IO[str] | None = None
         path = self.directory / DB_NAME
-        _check_not_empty(path)
+        # A process creating the experiment right now holds the lock: its database may still
+        # be empty. Only a database that nobody is writing must hold nasx's tables.
+        being_created = _locked_by_another_process(self.directory)
+        if not being_created:
+            _check_not_empty(path)
         if read_only:
             self._db = _connect_read_only(path)
-            _check_is_experiment(self._db, path)
+            _check_is_experiment(self._db, path, allow_new=being_created)
             return
         if lock:
             self._acquire_lock()
@@ -120,6 +124,15 @@ class TrialStore:
     def exists(cls, directory: str | os.PathLike) -> bool:
         return (Path(directory) / DB_NAME).exists()
 
+    @classmethod
+    def _lock_only(cls, directory: Path) -> None:
+        """Raise if another process holds the directory's lock (then release ours)."""
+        store = cls.__new__(cls)
+        store.directory, store._lock_file = directory, None
+        store._acquire_lock()
+        if store._lock_file is not None:
+            store._lock_file.close()
+
     def _acquire_lock(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         f = open(self.directory / LOCK_NAME, "a+")
@@ -147,8 +160,14 @@ class TrialStore:
             self._lock_file.close()  # closing the descriptor releases the flock
             self._lock_file = None
 
+    def _has_tables(self) -> bool:
+        names = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master")}
+        return {"meta", "trials"} <= names
+
     # ----------------------------------------------------------------- meta
     def meta(self) -> dict[str, Any]:
+        if not self._has_tables():
+            return {}
         return {k: json.loads(v) for k, v in self._db.execute("SELECT key, value FROM meta")}
 
     def set_meta(self, key: str, value: Any) -> None:
@@ -180,12 +199,35 @@ class TrialStore:
 
     def trials(self) -> list[Trial]:
         """Every stored trial, by id."""
+        if not self._has_tables():
+            return []  # read while another process creates the experiment
         rows = self._db.execute(f"SELECT {', '.join(_COLUMNS)} FROM trials ORDER BY id")
         return [_trial(row) for row in rows]
 
     def next_id(self) -> int:
         (n,) = self._db.execute("SELECT COALESCE(MAX(id) + 1, 0) FROM trials").fetchone()
         return n
+
+
+def remove_experiment(directory: str | os.PathLike) -> None:
+    """Delete what nasx wrote in ``directory`` (database, trial folders, workers' files, one-shot
+    checkpoints); anything else there is left alone. Refused while another process runs it.
+
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp(); TrialStore.create(d, {}).close(); remove_experiment(d)
+    >>> TrialStore.exists(d)
+    False
+    """
+    import shutil
+
+    directory = Path(directory)
+    if not directory.exists():
+        return
+    TrialStore._lock_only(directory)
+    for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", LOCK_NAME):
+        (directory / name).unlink(missing_ok=True)
+    for name in (TRIALS_DIR, "workers", "checkpoints"):
+        shutil.rmtree(directory / name, ignore_errors=True)
 
 
 def load_trials(directory: str | os.PathLike) -> list[Trial]:
@@ -213,6 +255,20 @@ _MOVE_AWAY_HINT = (
     "nasx never replaces it: move it away (for example `mv {path} {path}.bad`) to start a new "
     "experiment in this directory, or choose another workdir"
 )
+
+
+def _locked_by_another_process(directory: Path) -> bool:
+    try:
+        f = open(directory / LOCK_NAME)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        f.close()
+    return False
 
 
 def _check_not_empty(path: Path) -> None:

@@ -22,6 +22,7 @@ from .helpers import (
     crash_on_width_4,
     hang_on_width_8,
     reference_metric,
+    slow_metric,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -182,7 +183,7 @@ def test_experiment_killed_with_sigkill_resumes_with_completed_trials_intact(tmp
     assert len(in_flight) <= 1
 
     exp = NasExperiment(
-        SmallNet(), reference_metric_model, GridSearch(shuffle=False), workdir=workdir, resume=True
+        SmallNet(), slow_metric, GridSearch(shuffle=False), workdir=workdir, resume=True
     )
     exp.run()
     final = exp.trials()
@@ -197,12 +198,6 @@ def test_experiment_killed_with_sigkill_resumes_with_completed_trials_intact(tmp
     for t in in_flight:  # re-run in the resumed process
         assert final[t.id].arch == t.arch and final[t.id].end_time > t.start_time
     assert all(t.metric == reference_metric(t.arch) for t in final)
-
-
-def reference_metric_model(model) -> float:
-    from .helpers import width_metric
-
-    return width_metric(model)
 
 
 POOL_KILL_SCRIPT = """
@@ -264,7 +259,7 @@ def test_killing_a_process_pool_experiment_stops_its_workers_and_resumes(tmp_pat
         time.sleep(0.1)
     assert not any(_alive(w) for w in workers), "orphaned workers kept running"
     exp = NasExperiment(
-        SmallNet(), reference_metric_model, GridSearch(shuffle=False), workdir=workdir, resume=True
+        SmallNet(), slow_metric, GridSearch(shuffle=False), workdir=workdir, resume=True
     )
     exp.run()
     assert [t.status for t in exp.trials()] == ["succeeded"] * 6

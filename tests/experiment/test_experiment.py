@@ -10,7 +10,7 @@ import pytest
 import torch.nn as nn
 
 from nasx.experiment import ExperimentDirError, NasExperiment, TrialStore, load_trials
-from nasx.space import InvalidArchError
+from nasx.space import InvalidArchError, LayerChoice
 from nasx.strategy import GridSearch, ParamCountFilter, Random, RegularizedEvolution
 from nasx.strategy.base import Strategy
 from nasx.trial import Trial, failure_kind
@@ -482,3 +482,64 @@ def test_crashes_are_not_counted_for_trials_that_ran_in_workers(tmp_path):
         store.close()
         run()
         assert [t.status for t in load_trials(tmp_path)] == ["succeeded", "succeeded"]
+
+
+class _ReorderedNet(SmallNet):
+    """SmallNet with its activation candidates swapped: same labels, other modules."""
+
+    def __init__(self, in_features: int = 4):
+        super().__init__(in_features)
+        self.act = LayerChoice([nn.Tanh(), nn.ReLU()], label="act")
+
+
+_ReorderedNet.__qualname__ = "SmallNet"  # as if the script's own class had been edited
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            {"space": _ReorderedNet()},
+            r"label 'act': was .*over \[0: ReLU\(\), 1: Tanh\(\)\], now .*over \[0: Tanh\(\), 1: ReLU\(\)\]",
+        ),
+        (
+            {"strategy": RegularizedEvolution(population_size=3, sample_size=2, seed=0)},
+            r"strategy setting 'population_size': was 4, now 3",
+        ),
+        (
+            {"strategy": GridSearch(shuffle=False)},
+            r"strategy: was RegularizedEvolution, now GridSearch",
+        ),
+        ({"evaluator": FailOnTanh()}, r"evaluator: was width_metric, now FailOnTanh"),
+    ],
+)
+def test_resume_with_another_space_strategy_or_evaluator_is_refused(tmp_path, change, message):
+    def make(**kw):
+        args = {
+            "space": SmallNet(),
+            "evaluator": width_metric,
+            "strategy": RegularizedEvolution(population_size=4, sample_size=2, seed=0),
+            **kw,
+        }
+        return NasExperiment(
+            args["space"],
+            args["evaluator"],
+            args["strategy"],
+            workdir=tmp_path,
+            max_trials=2,
+            resume=True,
+            progress=False,
+        )
+
+    make().run()
+    before = load_trials(tmp_path)
+    with pytest.raises(ExperimentDirError, match=message) as err:
+        make(**change).run()
+    assert "choose another workdir, or pass overwrite=True" in str(err.value)
+    assert load_trials(tmp_path) == before
+    # An explicit overwrite starts afresh.
+    exp = make(**change)
+    exp.resume, exp.overwrite = False, True
+    exp.run()
+    assert [t.id for t in load_trials(tmp_path)] == [0, 1]
+    assert load_trials(tmp_path)[0].start_time > before[-1].start_time
