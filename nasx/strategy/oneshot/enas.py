@@ -157,6 +157,13 @@ class ENAS(BaseOneShotStrategy):
         average_across_ranks([p.grad for p in params])
         arch_optimizer.step()
 
+    # The controller is a module (checkpointed with the supernet); its reward baseline is not.
+    def state_dict(self) -> dict[str, Any]:
+        return {"baseline": self.baseline}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.baseline = state.get("baseline", self.baseline)
+
     def before_weight_step(self, module: Any) -> None:
         step = module.step_index
         with torch.no_grad():
