@@ -187,6 +187,7 @@ class BaseOneShotStrategy:
             "checkpoints_kept", checkpoints_kept, minimum=1, allow_none=False
         )
         self.supernet: Supernet | None = None
+        self.device = torch.device("cpu")  # where the supernet was trained (set by run)
         self.module: Any = None  # the OneShotModule of the last run
 
     # -- hooks for subclasses -------------------------------------------------------------
@@ -241,6 +242,9 @@ class BaseOneShotStrategy:
     ) -> None:
         """Train the supernet of ``model_space`` with ``evaluator`` (a Lightning evaluator).
 
+        Afterwards the supernet stays on the device it was trained on (``self.device``), and so
+        do the models :meth:`subnet` returns; move them with ``.to(...)`` as any module.
+
         With ``workdir``, checkpoints go to ``workdir/checkpoints`` and a run finding
         ``last.ckpt`` there resumes from it (optimizer states, arch weights, epoch, step).
         """
@@ -291,6 +295,11 @@ class BaseOneShotStrategy:
                 ckpt_path=ckpt,
             )
         self.trainer = trainer
+        # Lightning's teardown moves the model to the CPU: bring the supernet (and the modules
+        # trained beside it) back to the device it was trained on, so the supernet, subnet(arch)
+        # and post-search ranking (RandomOneShot) all run there.
+        self.device = trainer.strategy.root_device
+        self.module.to(self.device)
         self.after_fit()
 
     def after_fit(self) -> None:
