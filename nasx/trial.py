@@ -30,7 +30,7 @@ FINISHED: tuple[TrialStatus, ...] = (SUCCEEDED, FAILED, REJECTED)
 
 # Why a trial failed when nasx decided it (the error text starts with ``"<kind>: "``); a trial that
 # raised starts its error with the exception's type name instead (``"ValueError: ..."``).
-FailureKind = Literal["TrialTimeout", "WorkerDied", "Interrupted", "FilterError"]
+FailureKind = Literal["TrialTimeout", "WorkerDied", "Interrupted", "FilterError", "Crashed"]
 FAILURE_KINDS: tuple[FailureKind, ...] = get_args(FailureKind)
 
 

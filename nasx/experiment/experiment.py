@@ -26,6 +26,7 @@ Example (sequential, in a temporary directory):
 from __future__ import annotations
 
 import datetime
+import json
 import logging
 import os
 import re
@@ -35,9 +36,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Union, cast
 
+from nasx._checks import check_int
+from nasx._config import describe
 from nasx._contracts import missing_members
 from nasx.evaluator.base import DIRECTIONS, Direction, Metric, ModelEvaluator, direction_of
-from nasx.space import InvalidArchError, ModelSpace, search_space
+from nasx.space import (
+    InvalidArchError,
+    ModelSpace,
+    fingerprint_differences,
+    search_space,
+    space_fingerprint,
+)
 from nasx.strategy.base import MultiTrialStrategy
 from nasx.strategy.oneshot.base import OneShotStrategy
 from nasx.trial import FAILED, REJECTED, RUNNING, SUCCEEDED, WAITING, Trial, failure
@@ -45,7 +54,7 @@ from nasx.trial import FAILED, REJECTED, RUNNING, SUCCEEDED, WAITING, Trial, fai
 from .execution import ProcessPoolExecutor, SequentialExecutor
 from .progress import Progress
 from .runner import ModelBuilder, no_model
-from .storage import ExperimentDirError, TrialStore
+from .storage import ExperimentDirError, TrialStore, remove_experiment
 from .table import TrialTable
 
 _log = logging.getLogger("nasx.experiment")
@@ -80,9 +89,21 @@ class NasExperiment:
         execution: ``'sequential'``, ``'process'`` or ``'ray'``; default sequential for one
             concurrent trial without ``trial_timeout``, else process.
         filter: a :class:`~nasx.experiment.filters.Filter` (or ``f(arch) -> bool``) run before training.
-        resume: continue the experiment already in ``workdir``; without it such a directory is an error.
+        resume: continue the experiment already in ``workdir``; without it such a directory is an
+            error. A resume is refused when the space (labels, candidates and their order), the
+            strategy's or the evaluator's settings differ from the stored experiment's.
+        overwrite: delete an experiment already in ``workdir`` (its database, trials and one-shot
+            checkpoints) and start afresh.
         rerun_interrupted: on resume, re-run trials that were in flight when the last run stopped
             (True) or record them as failed (False).
+        max_trial_crashes: a trial that ran in the experiment's process (sequential execution)
+            when that process died counts one crash; on resume, a
+            trial with this many crashes is recorded as failed ("crashed the process") instead of
+            re-run, so a trial that kills the process (a segfault in native code) cannot stop the
+            experiment from ever finishing. None: re-run it however often. To keep such a trial
+            from taking the experiment down at all, run it in a child process:
+            ``execution='process'`` (with ``max_concurrent_trials=1`` it is isolation without
+            concurrency; the trial is then recorded as failed with ``WorkerDied``).
         direction: ``'maximize'`` or ``'minimize'``; default the evaluator's ``direction``.
         seed: seed torch, numpy and random with ``seed + trial id`` before each trial builds its
             model, so a trial's numbers do not depend on the trials that ran before it in the same
@@ -113,7 +134,9 @@ class NasExperiment:
         execution: str | None = None,
         filter: Any = None,  # noqa: A002 - the natural name, as in NNI's model_filter
         resume: bool = False,
+        overwrite: bool = False,
         rerun_interrupted: bool = True,
+        max_trial_crashes: int | None = 2,
         direction: str | None = None,
         ray_address: str | None = None,
         trial_resources: dict[str, float] | None = None,
@@ -125,10 +148,6 @@ class NasExperiment:
         if execution not in (None, "sequential", "process", "ray"):
             raise ValueError(
                 f"execution must be 'sequential', 'process' or 'ray', got {execution!r}"
-            )
-        if max_concurrent_trials < 1:
-            raise ValueError(
-                f"max_concurrent_trials must be at least 1, got {max_concurrent_trials}"
             )
         self._one_shot = _is_one_shot(strategy)
         _check_evaluator(evaluator)
@@ -149,7 +168,13 @@ class NasExperiment:
         self.execution = execution or self._default_execution()
         self.filter = _as_filter(filter)
         self.resume = resume
+        self.overwrite = overwrite
+        if resume and overwrite:
+            raise ValueError(
+                "resume=True continues the stored experiment, overwrite=True deletes it: pass one"
+            )
         self.rerun_interrupted = rerun_interrupted
+        self.max_trial_crashes = max_trial_crashes
         direction = direction or direction_of(evaluator)
         if direction not in DIRECTIONS:
             raise ValueError(f"direction must be 'maximize' or 'minimize', got {direction!r}")
@@ -169,6 +194,7 @@ class NasExperiment:
         self._opened = False  # a second run() of this object continues its experiment
         self._config = None
         self._execution_given = execution is not None
+        self._check_limits()
 
     # ----------------------------------------------------------------- public
     @property
@@ -194,9 +220,13 @@ class NasExperiment:
         other keyword is refused, naming the known ones.
         """
         _check_nni_run_options(nni_options)
+        self._check_limits()  # exp.config (NNI) may have set them after construction
         if not self._execution_given:  # max_concurrent_trials may have changed (exp.config)
             self.execution = self._default_execution()
         if self.is_one_shot:
+            if self.overwrite and not self._opened:
+                remove_experiment(self.workdir)
+            self._opened = True
             self.workdir.mkdir(parents=True, exist_ok=True)
             self.strategy.run(self.model_space, self.evaluator, self.workdir)
             self.stop_reason = "the one-shot strategy finished"
@@ -207,6 +237,7 @@ class NasExperiment:
         try:
             self._trials = {t.id: t for t in store.trials()}
             interrupted = [t for t in self._trials.values() if t.status in (WAITING, RUNNING)]
+            interrupted = self._count_crashes(store, interrupted)
             if interrupted and not self.rerun_interrupted:
                 for t in interrupted:
                     t.status, t.end_time = FAILED, time.time()
@@ -244,6 +275,7 @@ class NasExperiment:
 
     def export_top_models(self, top_k: int = 1, formatter: str = "dict") -> list[Any]:
         """The ``top_k`` best archs (``formatter='dict'``) or fresh models built from them (``'instance'``)."""
+        check_int("top_k", top_k, minimum=1, allow_none=False)
         if formatter not in ("dict", "instance"):
             raise ValueError(f"formatter must be 'dict' or 'instance', got {formatter!r}")
         if self.is_one_shot:
@@ -334,6 +366,38 @@ class NasExperiment:
                 self._progress.trial_finished(trial)
         _log.info("experiment stopped: %s", self.stop_reason)
 
+    def _count_crashes(self, store: TrialStore, interrupted: list[Trial]) -> list[Trial]:
+        """Count one crash for each trial the last process left running; record those that
+        reached ``max_trial_crashes`` as failed. The rest, to re-run (or mark interrupted)."""
+        meta = store.meta()
+        # Trials of a process pool ran in workers: their crash killed a worker, not the process.
+        in_process = meta.get("execution", "sequential") == "sequential"
+        store.set_meta("execution", self.execution)
+        if not interrupted:
+            return interrupted
+        crashes = {int(k): v for k, v in meta.get("crashes", {}).items()}
+        for t in interrupted:
+            if in_process and t.status == RUNNING:  # a WAITING trial never started
+                crashes[t.id] = crashes.get(t.id, 0) + 1
+        store.set_meta("crashes", {str(k): v for k, v in sorted(crashes.items())})
+        limit = self.max_trial_crashes
+        rerun = []
+        for t in interrupted:
+            n = crashes.get(t.id, 0)
+            if limit is None or n < limit:
+                rerun.append(t)
+                continue
+            t.status, t.end_time = FAILED, time.time()
+            t.error = failure(
+                "Crashed",
+                f"crashed the process: the experiment's process died {n} time(s) while this "
+                f"trial ran (max_trial_crashes={limit}); run trials in a child process with "
+                "execution='process' to keep such a crash from stopping the experiment",
+            )
+            store.update(t)
+            _log.warning("trial %d crashed the process %d time(s): marked failed", t.id, n)
+        return rerun
+
     def _finish(self, store: TrialStore, result: dict[str, Any]) -> Trial:
         trial = self._trials[result["id"]]
         if result.get("log"):  # remote workers send their log back
@@ -419,18 +483,51 @@ class NasExperiment:
         return self.filter.check(arch, lambda: builder(arch))
 
     # ----------------------------------------------------------------- setup helpers
+    def _check_limits(self) -> None:
+        check_int("max_trials", self.max_trials, minimum=1)
+        check_int("max_concurrent_trials", self.max_concurrent_trials, minimum=1, allow_none=False)
+        check_int("max_failed_trials", self.max_failed_trials, minimum=0)
+        check_int("seed", self.seed, minimum=0)
+        check_int("max_trial_crashes", self.max_trial_crashes, minimum=1)
+
     def _meta(self, space) -> dict[str, Any]:
         cls = type(self.model_space)
-        return {
+        meta = {
             "space": cls.__qualname__,  # not the module: a script's __main__ may be resumed from elsewhere
             "search_space": {label: repr(c) for label, c in space.items()},
+            "fingerprint": space_fingerprint(self.model_space),
             "strategy": type(self.strategy).__name__,
             "strategy_seed": getattr(self.strategy, "seed", None),
+            "strategy_config": describe(self.strategy),
+            "evaluator_config": describe(self.evaluator),
             "direction": self.direction,
         }
+        return json.loads(json.dumps(meta, default=repr))  # as it reads back (tuples as lists)
+
+    def _differences(self, stored: dict[str, Any], meta: dict[str, Any]) -> list[str]:
+        """What differs between the stored experiment and this one (keys an older nasx did not
+        store are not compared)."""
+        lines = []
+        if stored.get("space") != meta["space"]:
+            lines.append(f"space class: was {stored.get('space')}, now {meta['space']}")
+        key = "fingerprint" if "fingerprint" in stored else "search_space"
+        lines += fingerprint_differences(stored.get(key, {}), meta[key])
+        for key, what in (("strategy_config", "strategy"), ("evaluator_config", "evaluator")):
+            if key not in stored or stored[key] == meta[key]:
+                continue
+            if stored[key].get("type") != meta[key].get("type"):
+                lines.append(f"{what}: was {stored[key].get('type')}, now {meta[key].get('type')}")
+            else:
+                lines += [
+                    f"{what} {line}"
+                    for line in fingerprint_differences(stored[key], meta[key], "setting")
+                ]
+        return lines
 
     def _open_store(self, space) -> TrialStore:
         meta = self._meta(space)
+        if self.overwrite and not self._opened:
+            remove_experiment(self.workdir)
         if not TrialStore.exists(self.workdir):
             store = TrialStore.create(
                 self.workdir, {**meta, "created": time.time(), "launch": _launch_record()}
@@ -441,15 +538,15 @@ class NasExperiment:
         store = TrialStore(self.workdir)
         try:
             stored = store.meta()
-            if (
-                stored.get("search_space") != meta["search_space"]
-                or stored.get("space") != meta["space"]
-            ):
+            differences = self._differences(stored, meta)
+            if differences:
+                shown = "; ".join(differences[:8]) + ("; ..." if len(differences) > 8 else "")
                 raise ExperimentDirError(
                     f"{self.workdir} holds another experiment (space {stored.get('space')}, "
-                    f"{len(stored.get('search_space', {}))} labels, strategy {stored.get('strategy')}), "
-                    f"not one of {meta['space']} with labels {list(meta['search_space'])[:8]}; "
-                    "choose another workdir (nothing was changed)"
+                    f"{len(stored.get('search_space', {}))} labels, strategy {stored.get('strategy')}) "
+                    f"than this one: {shown}. Resuming would mix the two; to start fresh choose "
+                    "another workdir, or pass overwrite=True to delete the stored experiment "
+                    "(nothing was changed)"
                 )
             if stored.get("direction") != meta["direction"]:
                 raise ExperimentDirError(

@@ -75,17 +75,30 @@ class ExperimentDirError(RuntimeError):
 class TrialStore:
     """The trial table of one experiment directory. Create with :meth:`create` or :meth:`open`."""
 
-    def __init__(self, directory: str | os.PathLike, *, lock: bool = True):
+    def __init__(self, directory: str | os.PathLike, *, lock: bool = True, read_only: bool = False):
         self.directory = Path(directory)
         self._lock_file: IO[str] | None = None
+        path = self.directory / DB_NAME
+        # A process creating the experiment right now holds the lock: its database may still
+        # be empty. Only a database that nobody is writing must hold nasx's tables.
+        being_created = _locked_by_another_process(self.directory)
+        if not being_created:
+            _check_not_empty(path)
+        if read_only:
+            self._db = _connect_read_only(path)
+            _check_is_experiment(self._db, path, allow_new=being_created)
+            return
         if lock:
             self._acquire_lock()
-        self._db = sqlite3.connect(
-            self.directory / DB_NAME, isolation_level=None, check_same_thread=False
-        )
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+        try:
+            self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            _check_is_experiment(self._db, path, allow_new=True)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+        except BaseException:
+            self.close()
+            raise
 
     # ----------------------------------------------------------------- opening
     @classmethod
@@ -111,6 +124,15 @@ class TrialStore:
     def exists(cls, directory: str | os.PathLike) -> bool:
         return (Path(directory) / DB_NAME).exists()
 
+    @classmethod
+    def _lock_only(cls, directory: Path) -> None:
+        """Raise if another process holds the directory's lock (then release ours)."""
+        store = cls.__new__(cls)
+        store.directory, store._lock_file = directory, None
+        store._acquire_lock()
+        if store._lock_file is not None:
+            store._lock_file.close()
+
     def _acquire_lock(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         f = open(self.directory / LOCK_NAME, "a+")
@@ -132,13 +154,20 @@ class TrialStore:
 
     def close(self) -> None:
         """Close the database and release the directory lock."""
-        self._db.close()
+        if getattr(self, "_db", None) is not None:
+            self._db.close()
         if self._lock_file is not None:
             self._lock_file.close()  # closing the descriptor releases the flock
             self._lock_file = None
 
+    def _has_tables(self) -> bool:
+        names = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master")}
+        return {"meta", "trials"} <= names
+
     # ----------------------------------------------------------------- meta
     def meta(self) -> dict[str, Any]:
+        if not self._has_tables():
+            return {}
         return {k: json.loads(v) for k, v in self._db.execute("SELECT key, value FROM meta")}
 
     def set_meta(self, key: str, value: Any) -> None:
@@ -170,6 +199,8 @@ class TrialStore:
 
     def trials(self) -> list[Trial]:
         """Every stored trial, by id."""
+        if not self._has_tables():
+            return []  # read while another process creates the experiment
         rows = self._db.execute(f"SELECT {', '.join(_COLUMNS)} FROM trials ORDER BY id")
         return [_trial(row) for row in rows]
 
@@ -178,8 +209,33 @@ class TrialStore:
         return n
 
 
+def remove_experiment(directory: str | os.PathLike) -> None:
+    """Delete what nasx wrote in ``directory`` (database, trial folders, workers' files, one-shot
+    checkpoints); anything else there is left alone. Refused while another process runs it.
+
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp(); TrialStore.create(d, {}).close(); remove_experiment(d)
+    >>> TrialStore.exists(d)
+    False
+    """
+    import shutil
+
+    directory = Path(directory)
+    if not directory.exists():
+        return
+    TrialStore._lock_only(directory)
+    for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", LOCK_NAME):
+        (directory / name).unlink(missing_ok=True)
+    for name in (TRIALS_DIR, "workers", "checkpoints"):
+        shutil.rmtree(directory / name, ignore_errors=True)
+
+
 def load_trials(directory: str | os.PathLike) -> list[Trial]:
     """Read the trials of an experiment directory (even while another process runs it).
+
+    Reading takes no lock and writes no rows, and a directory we cannot write falls back to
+    SQLite's read-only ``immutable`` mode, so a finished experiment on read-only storage (shared
+    results, another user's) can be read.
 
     >>> load_trials('/nonexistent')
     Traceback (most recent call last):
@@ -188,11 +244,87 @@ def load_trials(directory: str | os.PathLike) -> list[Trial]:
     """
     if not TrialStore.exists(directory):
         raise FileNotFoundError(f"no nasx experiment in {directory} (no {DB_NAME})")
-    store = TrialStore(directory, lock=False)
+    store = TrialStore(directory, read_only=True)
     try:
         return store.trials()
     finally:
         store.close()
+
+
+_MOVE_AWAY_HINT = (
+    "nasx never replaces it: move it away (for example `mv {path} {path}.bad`) to start a new "
+    "experiment in this directory, or choose another workdir"
+)
+
+
+def _locked_by_another_process(directory: Path) -> bool:
+    try:
+        f = open(directory / LOCK_NAME)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        f.close()
+    return False
+
+
+def _check_not_empty(path: Path) -> None:
+    """A 0-byte database (an interrupted copy, a full disk) must not become an empty experiment."""
+    # In WAL mode a young database keeps its pages in nasx.db-wal until a checkpoint, so the
+    # main file alone may be 0 bytes.
+    wal = path.with_name(path.name + "-wal")
+    try:
+        empty = path.stat().st_size == 0 and (not wal.exists() or wal.stat().st_size == 0)
+    except FileNotFoundError:
+        return
+    if empty:
+        raise ExperimentDirError(
+            f"{path} is empty (0 bytes), so it holds no trials and is not a nasx experiment "
+            f"database (an interrupted copy?); " + _MOVE_AWAY_HINT.format(path=path)
+        )
+
+
+def _check_is_experiment(db: sqlite3.Connection, path: Path, allow_new: bool = False) -> None:
+    """Refuse a file that is not SQLite, or SQLite without nasx's tables, naming the file."""
+    try:
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+    except (
+        sqlite3.DatabaseError
+    ) as e:  # "file is not a database", "database disk image is malformed"
+        db.close()
+        raise ExperimentDirError(
+            f"{path} is not a readable nasx experiment database ({e}); "
+            + _MOVE_AWAY_HINT.format(path=path)
+        ) from None
+    if allow_new and not tables:
+        return  # a database being created right now
+    if not {"meta", "trials"} <= tables:
+        db.close()
+        raise ExperimentDirError(
+            f"{path} is an SQLite database but not a nasx experiment (tables: {sorted(tables)}); "
+            + _MOVE_AWAY_HINT.format(path=path)
+        )
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """Open for reading only. In a read-only directory SQLite cannot create the WAL index, so
+    fall back to ``immutable=1`` (nobody can be writing a directory we cannot write either)."""
+    uri = path.resolve().as_uri()
+    db = None
+    try:
+        db = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False)
+        db.execute("SELECT name FROM sqlite_master").fetchall()
+        return db
+    except sqlite3.OperationalError:  # "unable to open database file": no WAL index possible
+        if db is not None:
+            db.close()
+    except sqlite3.DatabaseError:
+        assert db is not None  # connect raises only OperationalError
+        return db  # not a database at all: _check_is_experiment says so, naming the file
+    return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False)
 
 
 def _row(trial: Trial) -> tuple:

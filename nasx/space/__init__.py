@@ -10,6 +10,7 @@ from .cell import Cell
 from .choice import Categorical, CategoricalMultiple, Choice, choice
 from .context import current_arch, ensure_frozen, model_context
 from .errors import InvalidArchError, LabelConflictError
+from .fingerprint import fingerprint_differences, space_fingerprint
 from .input_choice import ChosenInputList, ChosenInputs, InputChoice
 from .labels import label_scope
 from .layer_choice import LayerChoice
@@ -54,7 +55,9 @@ __all__ = [
     "choice",
     "current_arch",
     "ensure_frozen",
+    "fingerprint_differences",
     "label_scope",
     "model_context",
     "search_space",
+    "space_fingerprint",
 ]

@@ -11,6 +11,7 @@ explicit ``build(arch)``: CONTRIBUTING.md, "Decisions". The build and freeze pat
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,7 +21,8 @@ import torch.nn as nn
 
 from .choice import Choice
 from .context import current_arch, model_context
-from .state import space_construction
+from .errors import InvalidArchError
+from .state import BuildState, building, current, space_construction
 
 
 @dataclass
@@ -112,6 +114,47 @@ def space_record(space: nn.Module) -> SpaceRecord:
     return record
 
 
+def _refuse_unknown_labels(
+    cls: type, args: tuple[Any, ...], kwargs: dict[str, Any], arch: Any, used: set[str]
+) -> None:
+    """Refuse arch labels that the space ``cls(*args, **kwargs)`` does not have (a typo would
+    otherwise build silently). Labels the fixed build did not read are checked against the
+    search form's labels: a ``Repeat`` of a smaller depth skips blocks whose labels are valid."""
+    unused = [label for label in arch if label not in used]
+    if not unused:
+        return
+    labels = _space_labels(cls, args, kwargs)
+    unknown = [label for label in unused if label not in labels]
+    if unknown:
+        shown = labels[:30] + (["..."] if len(labels) > 30 else [])
+        raise InvalidArchError(
+            f"unknown label(s) {unknown!r} in the arch given to model_context: {cls.__name__} has "
+            f"the labels {shown!r} (model_context(arch, strict=False) allows labels of other spaces)"
+        )
+
+
+_LABELS_CACHE: dict[tuple[Any, ...], list[str]] = {}
+
+
+def _space_labels(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[str]:
+    """The search-space labels of ``cls(*args, **kwargs)``, built in search form (cached)."""
+    from .search_space import search_space
+
+    try:
+        key: tuple[Any, ...] | None = (cls, repr(args), repr(sorted(kwargs.items())))
+    except Exception:  # an argument without a usable repr: no caching
+        key = None
+    if key is not None and key in _LABELS_CACHE:
+        return _LABELS_CACHE[key]
+    with building(**dataclasses.asdict(BuildState())):  # the search form, outside any context
+        labels = list(search_space(cls(*args, **kwargs)))
+    if key is not None:
+        if len(_LABELS_CACHE) >= 32:
+            _LABELS_CACHE.pop(next(iter(_LABELS_CACHE)))
+        _LABELS_CACHE[key] = labels
+    return labels
+
+
 class ModelSpace(nn.Module, metaclass=_ConstructionHook):
     """Base class of a model space: an ``nn.Module`` whose constructor declares choices.
 
@@ -143,11 +186,13 @@ class ModelSpace(nn.Module, metaclass=_ConstructionHook):
     @classmethod
     def _construct(cls, *args: Any, label_prefix: str | None = None, **kwargs: Any) -> ModelSpace:
         prefix = label_prefix if label_prefix is not None else cls.label_prefix
+        top_level = current().seen_labels is None
         with space_construction(prefix) as state:
             space: ModelSpace = type.__call__(cls, *args, **kwargs)
-        space.__dict__["_nasx_record"] = SpaceRecord(
-            args, {**kwargs, "label_prefix": label_prefix}, state.value_choices or []
-        )
+        kwargs = {**kwargs, "label_prefix": label_prefix}
+        space.__dict__["_nasx_record"] = SpaceRecord(args, kwargs, state.value_choices or [])
+        if top_level and state.arch is not None and state.strict_labels:
+            _refuse_unknown_labels(cls, args, kwargs, state.arch, state.used_labels or set())
         return space
 
     def value_choices(self) -> list[Choice]:

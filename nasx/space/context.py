@@ -25,12 +25,30 @@ from .state import building, current
 
 
 @contextlib.contextmanager
-def model_context(arch: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+def model_context(arch: Mapping[str, Any], *, strict: bool = True) -> Iterator[Mapping[str, Any]]:
     """Inside this block, constructing a space yields the plain model that ``arch`` selects.
 
     ``arch`` maps labels to values (NNI's format). Nested contexts merge, the inner one winning.
     A missing label raises :class:`~nasx.space.InvalidArchError` at the choice that needs it; a
-    value that is not allowed raises it naming the label and the allowed values.
+    value that is not allowed raises it naming the label and the allowed values. A label that the
+    top-level space built in the block does not have (a typo) raises it too, naming the label and
+    the space's labels; ``strict=False`` allows such labels, for building one part of a space
+    under the arch of the whole:
+
+        >>> import torch.nn as nn
+        >>> from nasx.space import ModelSpace, choice
+        >>> class Net(ModelSpace):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.fc = nn.Linear(2, choice('width', [4, 8]))
+        >>> with model_context({'width': 8, 'widht': 4}):
+        ...     Net()
+        Traceback (most recent call last):
+        ...
+        nasx.space.errors.InvalidArchError: unknown label(s) ['widht'] in the arch ...: Net has the labels ['width'] ...
+        >>> with model_context({'width': 8, 'other': 4}, strict=False):
+        ...     Net().fc.out_features
+        8
     """
     if not isinstance(arch, Mapping):
         raise TypeError(
@@ -39,8 +57,10 @@ def model_context(arch: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
     bad = [k for k in arch if not isinstance(k, str)]
     if bad:
         raise InvalidArchError(f"arch labels must be strings, got {bad!r}")
-    outer = current().arch
-    with building(arch={**outer, **arch} if outer else dict(arch)):
+    state = current()
+    outer = state.arch
+    merged = {**outer, **arch} if outer else dict(arch)
+    with building(arch=merged, strict_labels=strict and state.strict_labels):
         yield arch
 
 
@@ -64,6 +84,8 @@ def resolve(choice: Choice) -> Any:
         if recorded is not None and all(c.label != choice.label for c in recorded):
             recorded.append(choice)
         return choice.default
+    if state.used_labels is not None:
+        state.used_labels.add(choice.label)
     if choice.label not in arch:
         known = ", ".join(repr(k) for k in list(arch)[:20])
         raise InvalidArchError(

@@ -66,6 +66,10 @@ class BuildState:
         seen_labels: label -> choice for the top-level space being built; None outside any space.
         value_choices: value choices resolved in search mode by the innermost space being built
             (appended to in place); None outside any space.
+        strict_labels: whether a top-level space built under ``model_context`` refuses arch labels
+            it does not have (``model_context(arch, strict=False)`` turns it off).
+        used_labels: labels resolved so far by the top-level space being built (added to in
+            place); None outside any space.
     """
 
     arch: Mapping[str, Any] | None = None
@@ -73,6 +77,8 @@ class BuildState:
     counters: Counter[str] = field(default_factory=Counter)
     seen_labels: dict[str, Choice] | None = None
     value_choices: list[Choice] | None = None
+    strict_labels: bool = True
+    used_labels: set[str] | None = None
 
 
 # Outside any space: choices created there share this root, and their auto labels keep counting up.
@@ -113,5 +119,8 @@ def space_construction(prefix: str | None) -> Iterator[BuildState]:
 
         path, counters = (*path, check_segment(prefix)), Counter()
     seen = {} if top_level else state.seen_labels
-    with building(path=path, counters=counters, seen_labels=seen, value_choices=[]) as new:
+    used = set() if top_level else state.used_labels
+    with building(
+        path=path, counters=counters, seen_labels=seen, value_choices=[], used_labels=used
+    ) as new:
         yield new

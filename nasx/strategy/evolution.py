@@ -22,6 +22,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from nasx._checks import check_int, check_number
+
 from .base import Strategy
 
 
@@ -47,14 +49,9 @@ class RegularizedEvolution(Strategy):
         seed: int | None = None,
     ):
         super().__init__(dedup=dedup, seed=seed)
-        if population_size < 1:
-            raise ValueError(f"population_size must be at least 1, got {population_size}")
-        if not 1 <= sample_size <= population_size:
-            raise ValueError(
-                f"sample_size must be between 1 and population_size ({population_size}), got {sample_size}"
-            )
-        if not 0.0 <= mutation_prob <= 1.0:
-            raise ValueError(f"mutation_prob must be in [0, 1], got {mutation_prob}")
+        check_int("population_size", population_size, minimum=1, allow_none=False)
+        check_int("sample_size", sample_size, minimum=1, maximum=population_size, allow_none=False)
+        check_number("mutation_prob", mutation_prob, minimum=0, maximum=1)
         self.population_size = population_size
         self.sample_size = sample_size
         self.mutation_prob = mutation_prob

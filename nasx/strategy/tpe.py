@@ -21,6 +21,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from nasx._checks import check_int
 from nasx.trial import Trial, arch_key
 
 from .base import Strategy
@@ -44,7 +45,9 @@ class TPE(Strategy):
         **sampler_kwargs: Any,
     ):
         super().__init__(dedup=dedup, seed=seed)
-        self.n_startup_trials = n_startup_trials
+        self.n_startup_trials = check_int(
+            "n_startup_trials", n_startup_trials, minimum=0, allow_none=False
+        )
         self.sampler_kwargs = sampler_kwargs
 
     def reset(self) -> None:

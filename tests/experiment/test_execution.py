@@ -22,6 +22,7 @@ from .helpers import (
     crash_on_width_4,
     hang_on_width_8,
     reference_metric,
+    slow_metric,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -182,7 +183,7 @@ def test_experiment_killed_with_sigkill_resumes_with_completed_trials_intact(tmp
     assert len(in_flight) <= 1
 
     exp = NasExperiment(
-        SmallNet(), reference_metric_model, GridSearch(shuffle=False), workdir=workdir, resume=True
+        SmallNet(), slow_metric, GridSearch(shuffle=False), workdir=workdir, resume=True
     )
     exp.run()
     final = exp.trials()
@@ -197,12 +198,6 @@ def test_experiment_killed_with_sigkill_resumes_with_completed_trials_intact(tmp
     for t in in_flight:  # re-run in the resumed process
         assert final[t.id].arch == t.arch and final[t.id].end_time > t.start_time
     assert all(t.metric == reference_metric(t.arch) for t in final)
-
-
-def reference_metric_model(model) -> float:
-    from .helpers import width_metric
-
-    return width_metric(model)
 
 
 POOL_KILL_SCRIPT = """
@@ -264,7 +259,55 @@ def test_killing_a_process_pool_experiment_stops_its_workers_and_resumes(tmp_pat
         time.sleep(0.1)
     assert not any(_alive(w) for w in workers), "orphaned workers kept running"
     exp = NasExperiment(
-        SmallNet(), reference_metric_model, GridSearch(shuffle=False), workdir=workdir, resume=True
+        SmallNet(), slow_metric, GridSearch(shuffle=False), workdir=workdir, resume=True
     )
     exp.run()
     assert [t.status for t in exp.trials()] == ["succeeded"] * 6
+
+
+@pytest.mark.slow
+def test_single_trials_in_a_child_process_isolate_a_hard_crash(tmp_path):
+    # execution='process' with one concurrent trial: isolation without concurrency.
+    exp = NasExperiment(
+        SmallNet(),
+        crash_on_width_4,
+        GridSearch(shuffle=False),
+        workdir=tmp_path,
+        execution="process",
+        max_trials=4,
+        progress=False,
+    )
+    exp.run()
+    assert [t.status for t in exp.trials()] == ["succeeded", "succeeded", "failed", "failed"]
+    assert all(t.error.startswith("WorkerDied") for t in exp.trials("failed"))
+
+
+CRASH_SCRIPT = """
+import sys
+from nasx.experiment import NasExperiment
+from nasx.strategy import GridSearch
+from tests.experiment.helpers import SmallNet, crash_on_width_4
+NasExperiment(SmallNet(), crash_on_width_4, GridSearch(shuffle=False), workdir=sys.argv[1],
+              resume=True, max_trial_crashes=int(sys.argv[2]), progress=False).run()
+"""
+
+
+@pytest.mark.slow
+def test_a_trial_that_sigkills_a_sequential_experiment_is_not_rerun_forever(tmp_path):
+    """Real SIGKILLs: width 4 (trials 2 and 3) kills the experiment's own process each time."""
+    script = tmp_path / "search.py"
+    script.write_text(CRASH_SCRIPT)
+    workdir = tmp_path / "exp"
+    codes = []
+    for _ in range(8):  # a crash loop would never exit 0
+        proc = subprocess.run(
+            [sys.executable, str(script), str(workdir), "2"], env=_env(), capture_output=True
+        )
+        codes.append(proc.returncode)
+        if proc.returncode == 0:
+            break
+    # 2 crashes of trial 2, then 2 of trial 3, then the rest of the grid.
+    assert codes == [-signal.SIGKILL] * 4 + [0]
+    trials = load_trials(workdir)
+    assert [t.status for t in trials] == ["succeeded"] * 2 + ["failed"] * 2 + ["succeeded"] * 2
+    assert all("crashed the process" in t.error for t in trials if t.status == "failed")

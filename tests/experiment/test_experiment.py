@@ -10,7 +10,7 @@ import pytest
 import torch.nn as nn
 
 from nasx.experiment import ExperimentDirError, NasExperiment, TrialStore, load_trials
-from nasx.space import InvalidArchError
+from nasx.space import InvalidArchError, LayerChoice
 from nasx.strategy import GridSearch, ParamCountFilter, Random, RegularizedEvolution
 from nasx.strategy.base import Strategy
 from nasx.trial import Trial, failure_kind
@@ -419,3 +419,127 @@ def test_evaluators_that_declare_arch_receive_it_and_can_skip_the_model(tmp_path
         SmallNet(), ev, Random(seed=0), workdir=tmp_path / "on", max_trials=2, build_model=True
     ).run()
     assert len(ev.models) == 2 and all(isinstance(m, SmallNet) for m in ev.models)
+
+
+@pytest.mark.parametrize(("max_trial_crashes", "runs_to_finish"), [(1, 3), (2, 5)])
+def test_a_trial_that_kills_the_process_is_failed_after_max_trial_crashes(
+    tmp_path, max_trial_crashes, runs_to_finish
+):
+    from .helpers import ProcessDeath, dies_on_width_4
+
+    def run():
+        exp = NasExperiment(
+            SmallNet(),
+            dies_on_width_4,
+            GridSearch(shuffle=False),
+            workdir=tmp_path,
+            resume=True,
+            max_trial_crashes=max_trial_crashes,
+            progress=False,
+        )
+        exp.run()
+        return exp
+
+    # Width 4 (trials 2 and 3, in grid order) kills the process each time it runs.
+    for _ in range(runs_to_finish - 1):
+        with pytest.raises(ProcessDeath):
+            run()
+        assert sum(t.status == "running" for t in load_trials(tmp_path)) == 1
+    exp = run()
+    statuses = {t.id: t.status for t in exp.trials()}
+    assert statuses == {0: "succeeded", 1: "succeeded", 2: "failed", 3: "failed"} | {
+        4: "succeeded",
+        5: "succeeded",
+    }
+    for t in exp.trials("failed"):
+        assert failure_kind(t.error) == "Crashed"
+        assert (
+            f"crashed the process: the experiment's process died {max_trial_crashes} time"
+            in t.error
+        )
+
+
+def test_crashes_are_not_counted_for_trials_that_ran_in_workers(tmp_path):
+    # A trial of a process pool that kills its worker is failed by the pool (WorkerDied); the
+    # pool's trials left running by a killed experiment process are re-run however often.
+    def run():
+        NasExperiment(
+            SmallNet(),
+            width_metric,
+            GridSearch(shuffle=False),
+            workdir=tmp_path,
+            max_trials=2,
+            max_trial_crashes=1,
+            resume=True,
+            progress=False,
+        ).run()
+
+    run()
+    for _ in range(3):  # as if a process-pool run had been killed with trial 1 in a worker
+        store = TrialStore(tmp_path)
+        store.set_meta("execution", "process")
+        store.update(Trial(1, store.trials()[1].arch, "running", start_time=1.0))
+        store.close()
+        run()
+        assert [t.status for t in load_trials(tmp_path)] == ["succeeded", "succeeded"]
+
+
+class _ReorderedNet(SmallNet):
+    """SmallNet with its activation candidates swapped: same labels, other modules."""
+
+    def __init__(self, in_features: int = 4):
+        super().__init__(in_features)
+        self.act = LayerChoice([nn.Tanh(), nn.ReLU()], label="act")
+
+
+_ReorderedNet.__qualname__ = "SmallNet"  # as if the script's own class had been edited
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            {"space": _ReorderedNet()},
+            r"label 'act': was .*over \[0: ReLU\(\), 1: Tanh\(\)\], now .*over \[0: Tanh\(\), 1: ReLU\(\)\]",
+        ),
+        (
+            {"strategy": RegularizedEvolution(population_size=3, sample_size=2, seed=0)},
+            r"strategy setting 'population_size': was 4, now 3",
+        ),
+        (
+            {"strategy": GridSearch(shuffle=False)},
+            r"strategy: was RegularizedEvolution, now GridSearch",
+        ),
+        ({"evaluator": FailOnTanh()}, r"evaluator: was width_metric, now FailOnTanh"),
+    ],
+)
+def test_resume_with_another_space_strategy_or_evaluator_is_refused(tmp_path, change, message):
+    def make(**kw):
+        args = {
+            "space": SmallNet(),
+            "evaluator": width_metric,
+            "strategy": RegularizedEvolution(population_size=4, sample_size=2, seed=0),
+            **kw,
+        }
+        return NasExperiment(
+            args["space"],
+            args["evaluator"],
+            args["strategy"],
+            workdir=tmp_path,
+            max_trials=2,
+            resume=True,
+            progress=False,
+        )
+
+    make().run()
+    before = load_trials(tmp_path)
+    with pytest.raises(ExperimentDirError, match=message) as err:
+        make(**change).run()
+    assert "choose another workdir, or pass overwrite=True" in str(err.value)
+    assert load_trials(tmp_path) == before
+    # An explicit overwrite starts afresh.
+    exp = make(**change)
+    exp.resume, exp.overwrite = False, True
+    exp.run()
+    assert [t.id for t in load_trials(tmp_path)] == [0, 1]
+    assert load_trials(tmp_path)[0].start_time > before[-1].start_time

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 
 import pytest
@@ -66,3 +67,70 @@ def test_create_refuses_an_existing_experiment(tmp_path):
 def test_load_trials_of_a_missing_experiment(tmp_path):
     with pytest.raises(FileNotFoundError, match="no nasx experiment"):
         load_trials(tmp_path)
+
+
+def _experiment_with_two_trials(directory):
+    store = TrialStore.create(directory, {"space": "Net"})
+    store.add(Trial(0, {"k": 3}, "succeeded", metric=0.5, metrics={"default": 0.5}))
+    store.add(Trial(1, {"k": 5}, "running"))
+    store.close()
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_an_empty_database_is_refused_naming_the_file_and_left_alone(tmp_path, read_only):
+    (tmp_path / "nasx.db").write_bytes(b"")
+    with pytest.raises(ExperimentDirError, match=r"nasx.db is empty \(0 bytes\).*move it away"):
+        TrialStore(tmp_path, read_only=read_only)
+    assert (tmp_path / "nasx.db").read_bytes() == b""
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_a_corrupted_database_is_refused_naming_the_file_and_left_alone(tmp_path, read_only):
+    _experiment_with_two_trials(tmp_path)
+    path = tmp_path / "nasx.db"
+    garbage = b"\x13\x37" * 4096
+    path.write_bytes(garbage)
+    for extra in ("nasx.db-wal", "nasx.db-shm"):
+        (tmp_path / extra).unlink(missing_ok=True)
+    with pytest.raises(ExperimentDirError, match=r"nasx.db is not a readable nasx experiment.*mv "):
+        TrialStore(tmp_path, read_only=read_only)
+    assert path.read_bytes() == garbage
+
+
+def test_an_sqlite_file_of_another_program_is_refused(tmp_path):
+    db = sqlite3.connect(tmp_path / "nasx.db")
+    db.execute("CREATE TABLE songs (title TEXT)")
+    db.commit()
+    db.close()
+    with pytest.raises(ExperimentDirError, match=r"not a nasx experiment \(tables: \['songs'\]\)"):
+        load_trials(tmp_path)
+
+
+def test_reading_falls_back_to_immutable_when_the_directory_is_read_only(tmp_path, monkeypatch):
+    # Root may write anywhere, so simulate what SQLite says in a read-only directory: a
+    # read-only connection to a WAL database cannot create its index ("unable to open").
+    _experiment_with_two_trials(tmp_path)
+    real_connect = sqlite3.connect
+    opened = []
+
+    def connect(target, *args, **kwargs):
+        opened.append(str(target))
+        if "mode=ro" in str(target):
+            raise sqlite3.OperationalError("unable to open database file")
+        return real_connect(target, *args, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
+    assert [(t.id, t.status) for t in load_trials(tmp_path)] == [(0, "succeeded"), (1, "running")]
+    assert opened[-1].endswith("?immutable=1")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write into a read-only directory")
+def test_a_read_only_experiment_directory_can_be_read(tmp_path):
+    _experiment_with_two_trials(tmp_path / "exp")
+    for p in [tmp_path / "exp", *(tmp_path / "exp").rglob("*")]:
+        p.chmod(0o555 if p.is_dir() else 0o444)
+    try:
+        assert [t.id for t in load_trials(tmp_path / "exp")] == [0, 1]
+    finally:
+        for p in [tmp_path / "exp", *(tmp_path / "exp").rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)

@@ -55,6 +55,13 @@ def test_wrong_checksum_is_refused(trained_file):
         load_searched_model("darts-v2", weights=path, sha256="0" * 64)
 
 
+@pytest.mark.parametrize("sha256", ["", "abc", "not-hex!"])
+def test_an_empty_or_short_checksum_is_refused_not_skipped(trained_file, sha256):
+    path, _ = trained_file
+    with pytest.raises(ValueError, match=r"sha256 must be .* at least 8 hex digits .*got"):
+        load_searched_model("darts-v2", weights=path, sha256=sha256)
+
+
 def test_mismatched_shapes_are_refused_with_the_keys(tmp_path, trained_file):
     path, _ = trained_file
     with pytest.raises(ValueError, match=r"shape mismatch.*missing key.*unexpected key"):

@@ -110,3 +110,31 @@ def test_ensure_frozen_and_mutable_layer_search_form():
 def test_search_space_rejects_non_modules():
     with pytest.raises(TypeError, match="expects an nn.Module"):
         search_space({"a": 1})
+
+
+class _Deep(ModelSpace):
+    def __init__(self):
+        super().__init__()
+        self.blocks = Repeat(
+            lambda i: (
+                nn.Linear(2, 2) if i == 0 else LayerChoice([nn.ReLU(), nn.Tanh()], label=f"a{i}")
+            ),
+            (1, 3),
+            label="depth",
+        )
+
+
+def test_model_context_refuses_labels_the_space_does_not_have():
+    with pytest.raises(
+        InvalidArchError, match=r"unknown label\(s\) \['dpeth'\].*labels \['depth', 'a1', 'a2'\]"
+    ):
+        with model_context({"depth": 1, "a1": 0, "a2": 0, "dpeth": 2}):
+            _Deep()
+    # A smaller depth skips blocks: their labels are the space's, so the full arch is accepted.
+    with model_context({"depth": 1, "a1": 0, "a2": 1}):
+        assert len(_Deep().blocks) == 1
+    # The explicit opt-out, for building one part of a space under the arch of the whole.
+    with model_context({"depth": 2, "a1": 1, "a2": 0, "other_part": 3}, strict=False):
+        assert isinstance(_Deep().blocks[1], nn.Tanh)
+    with model_context({"other_part": 3}, strict=False), model_context({"depth": 1}):
+        assert len(_Deep().blocks) == 1  # an outer non-strict context stays non-strict

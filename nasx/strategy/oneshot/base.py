@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import torch
 import torch.nn as nn
 
+from nasx._checks import check_int, check_number
 from nasx._contracts import require
 
 from ..._third_party import quiet_third_party_warnings
@@ -130,6 +131,11 @@ class BaseOneShotStrategy:
         partial_channels: PC-DARTS partial-channel cell edges (DARTS family; op factories must
             offer ``.partial(k)``); 1 = off.
         seed: seeds the path sampling (identical on every DDP rank) and the data split.
+        checkpoint_every_n_steps, checkpoint_every_minutes: with a ``workdir``, write a checkpoint
+            every so many search steps / minutes, besides the one at every epoch end (see
+            :mod:`nasx.strategy.oneshot.checkpoint`); a killed search loses at most one interval.
+        checkpoints_kept: how many checkpoints to keep (``step=<n>.ckpt``; ``last.ckpt`` is the
+            newest).
 
     Subclasses implement the hooks below; ``run`` does the rest. Example (any subclass):
 
@@ -154,17 +160,34 @@ class BaseOneShotStrategy:
         checkpoint_edges: bool = False,
         partial_channels: int = 1,
         seed: int = 0,
+        checkpoint_every_n_steps: int | None = None,
+        checkpoint_every_minutes: float | None = None,
+        checkpoints_kept: int = 1,
     ):
-        self.warmup_epochs = warmup_epochs
+        self.warmup_epochs = check_int("warmup_epochs", warmup_epochs, allow_none=False)
         self.gradient_clip_val = gradient_clip_val
-        self.log_arch_every = log_arch_every
+        self.log_arch_every = check_int(
+            "log_arch_every", log_arch_every, minimum=1, allow_none=False
+        )
         self.channels_last = channels_last
         self.use_channels_last = False  # what run() resolved for the device it trains on
         self.precision = precision
         self.checkpoint_edges = checkpoint_edges
-        self.partial_channels = partial_channels
+        self.partial_channels = check_int(
+            "partial_channels", partial_channels, minimum=1, allow_none=False
+        )
         self.seed = seed
+        self.checkpoint_every_n_steps = check_int(
+            "checkpoint_every_n_steps", checkpoint_every_n_steps, minimum=1
+        )
+        if checkpoint_every_minutes is not None:
+            check_number("checkpoint_every_minutes", checkpoint_every_minutes, minimum=0.001)
+        self.checkpoint_every_minutes = checkpoint_every_minutes
+        self.checkpoints_kept = check_int(
+            "checkpoints_kept", checkpoints_kept, minimum=1, allow_none=False
+        )
         self.supernet: Supernet | None = None
+        self.device = torch.device("cpu")  # where the supernet was trained (set by run)
         self.module: Any = None  # the OneShotModule of the last run
 
     # -- hooks for subclasses -------------------------------------------------------------
@@ -219,6 +242,9 @@ class BaseOneShotStrategy:
     ) -> None:
         """Train the supernet of ``model_space`` with ``evaluator`` (a Lightning evaluator).
 
+        Afterwards the supernet stays on the device it was trained on (``self.device``), and so
+        do the models :meth:`subnet` returns; move them with ``.to(...)`` as any module.
+
         With ``workdir``, checkpoints go to ``workdir/checkpoints`` and a run finding
         ``last.ckpt`` there resumes from it (optimizer states, arch weights, epoch, step).
         """
@@ -238,17 +264,29 @@ class BaseOneShotStrategy:
         train, val = search_loaders(evaluator, self.seed)
         self.val_loader = val
         trainer = self._build_trainer(evaluator, workdir)
+        if workdir is not None and (evaluator.trainer.kwargs or {}).get("strategy") != "ddp":
+            # Loaders that know their position in the epoch: a mid-epoch resume continues with
+            # the next batch. (Under DDP Lightning must see the plain loaders to shard them.)
+            from .checkpoint import ResumableLoader
+
+            train_steps, val_steps = ResumableLoader(train), ResumableLoader(val)
+        else:
+            train_steps, val_steps = train, val
         self.use_channels_last = resolve_channels_last(
             self.channels_last, self.supernet, _device_type(trainer)
         )
         if self.use_channels_last:
             self.supernet.to(memory_format=torch.channels_last)
         self.module = OneShotModule(copy.deepcopy(module), self.supernet, self)
+        from .checkpoint import check_checkpoint, experiment_identity
+
+        self.identity = experiment_identity(model_space, self)
         ckpt = None
         if workdir is not None and (pathlib.Path(workdir) / "checkpoints" / "last.ckpt").exists():
             ckpt = str(pathlib.Path(workdir) / "checkpoints" / "last.ckpt")
+            check_checkpoint(pathlib.Path(ckpt), self.identity, trainer.max_epochs)
             _log.info("resuming one-shot search from %s", ckpt)
-        loaders = CombinedLoader({"train": train, "val": val}, mode="max_size_cycle")
+        loaders = CombinedLoader({"train": train_steps, "val": val_steps}, mode="max_size_cycle")
         with quiet_third_party_warnings():
             trainer.fit(
                 self.module,
@@ -257,6 +295,11 @@ class BaseOneShotStrategy:
                 ckpt_path=ckpt,
             )
         self.trainer = trainer
+        # Lightning's teardown moves the model to the CPU: bring the supernet (and the modules
+        # trained beside it) back to the device it was trained on, so the supernet, subnet(arch)
+        # and post-search ranking (RandomOneShot) all run there.
+        self.device = trainer.strategy.root_device
+        self.module.to(self.device)
         self.after_fit()
 
     def after_fit(self) -> None:
@@ -283,12 +326,20 @@ class BaseOneShotStrategy:
         if workdir is not None:
             from pytorch_lightning.callbacks import ModelCheckpoint
 
+            from .checkpoint import SearchCheckpoint
+
             workdir = pathlib.Path(workdir)
             overrides.setdefault("default_root_dir", str(workdir))
+            # Our own Checkpoint callback writes them (Lightning then adds no ModelCheckpoint).
             overrides["enable_checkpointing"] = True
             callbacks = [c for c in callbacks if not isinstance(c, ModelCheckpoint)]
             callbacks.append(
-                ModelCheckpoint(dirpath=workdir / "checkpoints", save_last=True, save_top_k=0)
+                SearchCheckpoint(
+                    workdir / "checkpoints",
+                    every_n_steps=self.checkpoint_every_n_steps,
+                    every_minutes=self.checkpoint_every_minutes,
+                    keep=self.checkpoints_kept,
+                )
             )
         overrides["callbacks"] = callbacks
         if kwargs.get("strategy") == "ddp":

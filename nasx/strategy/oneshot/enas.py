@@ -9,6 +9,7 @@ from typing import Any
 import torch
 import torch.nn as nn
 
+from nasx._checks import check_int
 from nasx.space import SearchSpace
 
 from .base import BaseOneShotStrategy
@@ -112,6 +113,8 @@ class ENAS(BaseOneShotStrategy):
     ):
         super().__init__(gradient_clip_val=gradient_clip_val, **kwargs)
         self.arc_learning_rate, self.entropy_weight = arc_learning_rate, entropy_weight
+        check_int("ctrl_steps_aggregate", ctrl_steps_aggregate, minimum=1, allow_none=False)
+        check_int("hidden", hidden, minimum=1, allow_none=False)
         self.baseline_decay, self.ctrl_steps_aggregate = baseline_decay, ctrl_steps_aggregate
         self.hidden, self.reward_fn = hidden, reward_fn
         self.controller: Controller | None = None
@@ -156,6 +159,13 @@ class ENAS(BaseOneShotStrategy):
         params = [p for p in controller.parameters() if p.grad is not None]
         average_across_ranks([p.grad for p in params])
         arch_optimizer.step()
+
+    # The controller is a module (checkpointed with the supernet); its reward baseline is not.
+    def state_dict(self) -> dict[str, Any]:
+        return {"baseline": self.baseline}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.baseline = state.get("baseline", self.baseline)
 
     def before_weight_step(self, module: Any) -> None:
         step = module.step_index

@@ -13,7 +13,10 @@ The fixed model has the supernet's module tree except at choices: a LayerChoice 
     ...         self.op = LayerChoice([nn.Linear(2, 2), nn.Linear(2, 2, bias=False)], label='op')
     >>> supernet = Supernet(Net())
     >>> fixed_state_keys(supernet, {'op': 1})
-    {'op.1.weight': 'op.weight'}
+    {'op.weight': 'op.1.weight'}
+
+The map goes from fixed key to supernet key: a node may take the same op from the same input
+twice (both ``dil_conv_5x5`` of input 1), and then both fixed ops start from the one shared edge.
 """
 
 from __future__ import annotations
@@ -69,14 +72,14 @@ def _map(module: nn.Module, src: str, dst: str, arch: dict[str, Any], out: dict[
                 )
         return
     for name in _own_state(module):
-        out[src + name] = dst + name
+        out[dst + name] = src + name
     for name, child in module._modules.items():
         if child is not None:
             _map(child, f"{src}{name}.", f"{dst}{name}.", arch, out)
 
 
 def fixed_state_keys(supernet: Supernet, arch: dict[str, Any]) -> dict[str, str]:
-    """``{supernet.model state key: fixed-model state key}`` for ``arch``."""
+    """``{fixed-model state key: supernet.model state key}`` for ``arch``."""
     arch = supernet.search_space.validate(arch)
     out: dict[str, str] = {}
     _map(supernet.model, "", "", arch, out)
@@ -90,7 +93,26 @@ def inherit_weights(
     or under ``model_context(arch)``) and return it. ``strict`` requires every key to match."""
     mapping = fixed_state_keys(supernet, arch)
     src = supernet.model.state_dict()
-    state = {dst: src[s].detach().clone() for s, dst in mapping.items()}
+    state = {dst: src[s].detach().clone() for dst, s in mapping.items()}
+    own = model.state_dict()
+    mismatched = [k for k in state if k in own and state[k].shape != own[k].shape]
+    if mismatched:
+        loose = any(
+            isinstance(m, MixedCell) and m.merge_op == "loose_end" for m in supernet.modules()
+        )
+        why = (
+            " (its cells concatenate only their loose-end nodes, so the layers after a cell have "
+            "as many input channels as the arch leaves loose ends: the supernet's weights cannot "
+            "be inherited; train the exported arch from scratch with space.freeze(arch))"
+            if loose
+            else ""
+        )
+        k = mismatched[0]
+        raise ValueError(
+            f"supernet weights do not fit the fixed model of this arch{why}: {len(mismatched)} "
+            f"shape mismatch(es), e.g. {k}: supernet {tuple(state[k].shape)} vs model "
+            f"{tuple(own[k].shape)}"
+        )
     missing, unexpected = model.load_state_dict(state, strict=False)
     if strict and (missing or unexpected):
         raise KeyError(

@@ -257,11 +257,27 @@ class OneShotModule(pl.LightningModule):
 
     # The strategy's own state (e.g. GumbelDARTS's temperature) travels with the checkpoint, so
     # a resumed run continues its schedules instead of restarting them.
+    # RNG states too (restored when training starts, after Lightning's sanity check), so a
+    # resumed run draws the same paths, noise and dropout as an uninterrupted one.
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        from .checkpoint import rng_states
+
         checkpoint["strategy"] = self.strategy.state_dict()
+        checkpoint["nasx_rng"] = rng_states()
+        identity = getattr(self.strategy, "identity", None)
+        if identity is not None:  # refuse a resume by another space or strategy (see checkpoint.py)
+            checkpoint["nasx_identity"] = identity
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         self.strategy.load_state_dict(checkpoint.get("strategy", {}))
+        self._rng_to_restore = checkpoint.get("nasx_rng")
+
+    def on_train_start(self) -> None:
+        from .checkpoint import set_rng_states
+
+        states = self.__dict__.pop("_rng_to_restore", None)
+        if states:
+            set_rng_states(states)
 
     def validation_step(self, batch: Any, batch_idx: int) -> Any:
         self.strategy.before_validation(self)

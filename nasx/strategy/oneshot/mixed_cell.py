@@ -168,14 +168,11 @@ class MixedCell(nn.Module):
         return node
 
     def _output_nodes(self, st: ArchState) -> list[int]:
-        if self.merge_op == "all" or not st.path_mode:
-            return list(range(self.num_nodes))
-        used = {
-            st.value(f"{self.label}/input_{i}_{k}")[0]
-            for i in self.node_indices
-            for k in range(self.num_ops_per_node)
-        }
-        return [n for n in range(self.num_nodes) if n + self.num_predecessors not in used]
+        # Every node, in every mode: with NNI's 'loose_end' merge the fixed model concatenates
+        # only the nodes no other node reads, but a supernet path doing so would change the
+        # width the next cell's fixed-size preprocessor receives (and fail). The supernet keeps
+        # one width; subnet() refuses to inherit weights for such cells (inherit.py says why).
+        return list(range(self.num_nodes))
 
     def _edge_strength(self, probs: torch.Tensor) -> tuple[float, int]:
         """(weight, index) of the strongest non-'none' op of one edge."""

@@ -10,6 +10,8 @@ from typing import Any
 import torch
 import torch.nn as nn
 
+from nasx._checks import check_int
+
 from .base import BaseOneShotStrategy
 from .sampling import batch_reward, split_batch, step_rng
 from .topk import prob_key
@@ -46,6 +48,9 @@ class RandomOneShot(BaseOneShotStrategy):
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
+        check_int("num_samples", num_samples, allow_none=False)
+        check_int("eval_batches", eval_batches, minimum=1)
+        check_int("bn_recalibration_batches", bn_recalibration_batches, allow_none=False)
         self.search_strategy, self.num_samples = search_strategy, num_samples
         self.eval_batches, self.bn_recalibration_batches, self.reward_fn = (
             eval_batches,
@@ -86,16 +91,17 @@ class RandomOneShot(BaseOneShotStrategy):
                 supernet(_to(split_batch(batch)[0], device))
         supernet.eval()
         total, n = 0.0, 0
-        for i, batch in enumerate(loader):
-            if self.eval_batches is not None and i >= self.eval_batches:
-                break
-            batch = _to(batch, device)
-            if self.reward_fn is not None:
-                total += float(self.reward_fn(supernet, batch))
-            else:
-                x, y = split_batch(batch)
-                total += batch_reward(supernet(x), y)
-            n += 1
+        with _autocast(device, getattr(getattr(self, "trainer", None), "precision", None)):
+            for i, batch in enumerate(loader):
+                if self.eval_batches is not None and i >= self.eval_batches:
+                    break
+                batch = _to(batch, device)
+                if self.reward_fn is not None:
+                    total += float(self.reward_fn(supernet, batch))
+                else:
+                    x, y = split_batch(batch)
+                    total += batch_reward(supernet(x), y)
+                n += 1
         supernet.train(was_training)
         return total / max(n, 1)
 
@@ -162,3 +168,13 @@ def _to(batch: Any, device: torch.device) -> Any:
     if isinstance(batch, (list, tuple)):
         return type(batch)(_to(b, device) for b in batch)
     return batch
+
+
+def _autocast(device: torch.device, precision: Any) -> Any:
+    """Rank in the precision the supernet was trained in (``bf16-mixed``/``16-mixed``)."""
+    import contextlib
+
+    dtypes = {"bf16-mixed": torch.bfloat16, "16-mixed": torch.float16}
+    if precision not in dtypes or (precision == "16-mixed" and device.type != "cuda"):
+        return contextlib.nullcontext()
+    return torch.autocast(device.type, dtype=dtypes[precision])

@@ -15,6 +15,8 @@ import heapq
 import math
 from typing import Any
 
+from nasx._checks import check_int
+
 
 def _as_value(label: str, key: Any, choice: Any) -> Any:
     grid = choice.grid()
@@ -27,8 +29,7 @@ def top_k_archs(
     best: dict[str, Any], probs: dict[str, dict[Any, float]], space: Any, k: int
 ) -> list[dict[str, Any]]:
     """``best`` first, then archs differing in a few labels, by decreasing joint log-probability."""
-    if k < 1:
-        raise ValueError(f"top_k must be >= 1, got {k}")
+    check_int("top_k", k, minimum=1, allow_none=False)
     # For each label, the cost (log-prob loss) of switching from the best value to each other value.
     moves: list[tuple[float, str, Any]] = []
     for label, dist in probs.items():

@@ -1,5 +1,6 @@
 """ENAS: controller sampling and search behaviour on the toy problem."""
 
+import pytest
 import torch
 
 from nasx.space import search_space
@@ -29,3 +30,16 @@ def test_selects_the_right_candidate():
     s.run(ToySpace(), toy_evaluator(epochs=3))
     top = s.export_top_models(2)
     assert top[0] == TOY_RIGHT and len(top) == 2 and top[1] != top[0]
+
+
+@pytest.mark.slow
+def test_selects_the_right_candidate_on_most_seeds():
+    """The behaviour over seeds, not one lucky seed: REINFORCE on 48 noisy one-batch rewards
+    finds the right candidate on 5 of these 6 seeds (measured); at least 4 must."""
+    right = 0
+    for seed in range(6):
+        torch.manual_seed(seed)
+        s = ENAS(arc_learning_rate=3e-2, seed=seed)
+        s.run(ToySpace(), toy_evaluator(epochs=3))
+        right += s.export_top_models(1)[0] == TOY_RIGHT
+    assert right >= 4

@@ -21,14 +21,27 @@ def test_cell_keys_map_edge_ops_to_node_ops():
     arch = arch_of(kw)
     arch.update({"normal/op_2_0": "sep_conv_3x3", "normal/input_2_0": [1]})
     mapping = fixed_state_keys(supernet, arch)
-    assert mapping["cells.0.edges.2_1.sep_conv_3x3.1.weight"] == "cells.0.ops.0.0.1.weight"
+    assert mapping["cells.0.ops.0.0.1.weight"] == "cells.0.edges.2_1.sep_conv_3x3.1.weight"
     assert mapping["stem.0.weight"] == "stem.0.weight"
     assert mapping["cells.0.preprocessor.pre1.1.weight"] == "cells.0.preprocessor.pre1.1.weight"
-    assert not any(
-        k.startswith("cells.0.edges.2_0.sep_conv")
-        for k in mapping
-        if "op_2_1" not in k and arch["normal/op_2_1"] != "sep_conv_3x3"
-    )
+
+
+def test_the_same_op_from_the_same_input_twice_fills_both_fixed_ops():
+    # Both ops of node 2 are sep_conv_3x3 of input 1: one supernet edge, two fixed modules.
+    kw = dict(width=4, num_cells=3, num_nodes=2)
+    supernet = Supernet(DartsLikeSpace(**kw))
+    arch = arch_of(kw)
+    for k in (0, 1):
+        arch.update({f"normal/op_2_{k}": "sep_conv_3x3", f"normal/input_2_{k}": [1]})
+    fixed = inherit_weights(supernet, _freeze(kw, arch), arch)
+    edge = supernet.model.state_dict()["cells.0.edges.2_1.sep_conv_3x3.1.weight"]
+    for k in (0, 1):
+        assert torch.equal(fixed.state_dict()[f"cells.0.ops.0.{k}.1.weight"], edge)
+
+
+def _freeze(kw, arch):
+    with model_context(arch):
+        return DartsLikeSpace(**kw)
 
 
 def test_inherited_model_has_the_supernet_tensors_and_all_keys():
@@ -41,8 +54,8 @@ def test_inherited_model_has_the_supernet_tensors_and_all_keys():
     src = supernet.model.state_dict()
     dst = fixed.state_dict()
     mapping = fixed_state_keys(supernet, arch)
-    assert set(mapping.values()) == set(dst)  # every fixed key is filled
-    for s, d in mapping.items():
+    assert set(mapping) == set(dst)  # every fixed key is filled
+    for d, s in mapping.items():
         assert torch.equal(src[s], dst[d])
 
 
@@ -51,5 +64,5 @@ def test_mismatched_model_is_refused():
     supernet = Supernet(DartsLikeSpace(**kw))
     with model_context(arch_of(kw, seed=1)):
         other = DartsLikeSpace(width=8, num_cells=3, num_nodes=2)
-    with pytest.raises((KeyError, RuntimeError)):
+    with pytest.raises(ValueError, match=r"shape mismatch\(es\), e.g. stem.0.weight"):
         inherit_weights(supernet, other, arch_of(kw, seed=1))

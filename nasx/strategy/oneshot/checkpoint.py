@@ -1,0 +1,220 @@
+"""One-shot checkpoints you can resume exactly: when they are written, what they hold, how.
+
+A search writes ``workdir/checkpoints/last.ckpt`` at every epoch end and, when asked, every
+``every_n_steps`` search steps and every ``every_minutes`` minutes. Each write goes to a temporary
+file that replaces the old one in one rename (a kill mid-write leaves the previous checkpoint),
+and the last ``keep`` checkpoints stay as ``step=<n>.ckpt`` beside it.
+
+A checkpoint holds Lightning's state (weights, architecture parameters, every optimizer and LR
+scheduler, epoch and step), the strategy's own state (``strategy.state_dict()``: a Gumbel
+temperature, an ENAS baseline; the ENAS controller is a module), the RNG states of Python, numpy
+and torch, the position in the epoch (the data loaders are wrapped by :class:`ResumableLoader`),
+and the fingerprint of the space and the strategy's settings, so that a resume in another
+experiment's directory is refused with nasx's own message.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import random
+import time
+from typing import Any, cast
+
+import numpy as np
+import torch
+from pytorch_lightning.callbacks import Checkpoint
+
+CHECKPOINT_DIR = "checkpoints"
+LAST = "last.ckpt"
+
+
+class ResumableLoader:
+    """A data loader that remembers its position in the epoch, so a resumed run continues with
+    the very batch that followed the checkpoint (Lightning's ``state_dict`` protocol for loaders).
+
+    The shuffled order of an epoch is drawn from torch's RNG when the epoch starts; the wrapper
+    keeps that RNG state, and a resume replays the same order and skips the batches already seen.
+    """
+
+    def __init__(self, loader: Any):
+        self.loader = loader
+        self._start: torch.Tensor | None = None
+        self._taken = 0
+        self._resume: tuple[torch.Tensor, int] | None = None
+
+    def __len__(self) -> int:
+        return len(self.loader)
+
+    def __getattr__(self, name: str) -> Any:  # batch_size, dataset, sampler... of the loader
+        if name == "loader":
+            raise AttributeError(name)
+        return getattr(self.loader, name)
+
+    def __iter__(self) -> Any:
+        if self._resume is not None:
+            start, skip = self._resume
+            self._resume = None
+            now = torch.random.get_rng_state()
+            torch.random.set_rng_state(start)
+            it = iter(self.loader)
+            for _ in range(skip):
+                next(it)
+            torch.random.set_rng_state(now)  # the state the checkpoint was taken with
+            self._start, self._taken = start, skip
+        else:
+            self._start, self._taken = torch.random.get_rng_state(), 0
+            it = iter(self.loader)
+        for batch in it:
+            self._taken += 1
+            yield batch
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"rng": self._start, "taken": self._taken}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if state.get("rng") is not None and 0 < state["taken"] < len(self):
+            self._resume = (state["rng"], int(state["taken"]))
+
+
+def rng_states() -> dict[str, Any]:
+    """Python's, numpy's and torch's RNG states (CUDA's too when it is in use)."""
+    kind, keys, pos, has_gauss, gauss = cast(tuple[Any, ...], np.random.get_state())
+    states: dict[str, Any] = {
+        "python": random.getstate(),
+        # Plain values and tensors only: checkpoints are loaded with weights_only=True.
+        "numpy": [kind, torch.from_numpy(keys.astype(np.int64)), pos, has_gauss, gauss],
+        "torch": torch.random.get_rng_state(),
+    }
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        states["cuda"] = torch.cuda.get_rng_state_all()
+    return states
+
+
+def set_rng_states(states: dict[str, Any]) -> None:
+    if "python" in states:
+        random.setstate(_as_python_state(states["python"]))
+    if "numpy" in states:
+        kind, keys, pos, has_gauss, gauss = states["numpy"]
+        np.random.set_state((kind, keys.numpy().astype(np.uint32), pos, has_gauss, gauss))
+    if "torch" in states:
+        torch.random.set_rng_state(states["torch"])
+    if "cuda" in states and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(states["cuda"])
+
+
+def _as_python_state(state: Any) -> tuple[Any, ...]:
+    # A checkpoint may turn the tuples of random.getstate() into lists.
+    version, internal, gauss = state
+    return (version, tuple(internal), gauss)
+
+
+class SearchCheckpoint(Checkpoint):
+    """Writes ``last.ckpt`` atomically at every epoch end, every ``every_n_steps`` search steps
+    and every ``every_minutes`` minutes, keeping the last ``keep`` as ``step=<n>.ckpt``.
+
+    A Lightning ``Checkpoint``, so its epoch-end hook runs after the module's (per-epoch
+    schedules, such as a Gumbel temperature, are saved already stepped)."""
+
+    def __init__(
+        self,
+        dirpath: str | os.PathLike,
+        every_n_steps: int | None = None,
+        every_minutes: float | None = None,
+        keep: int = 1,
+    ):
+        self.dirpath = pathlib.Path(dirpath)
+        self.every_n_steps = every_n_steps
+        self.every_minutes = every_minutes
+        self.keep = keep
+        self._last_time = time.monotonic()
+
+    def on_train_batch_end(self, trainer: Any, pl_module: Any, *args: Any) -> None:
+        steps = int(pl_module.search_steps)
+        due = self.every_n_steps is not None and steps % self.every_n_steps == 0
+        if self.every_minutes is not None:
+            due = due or time.monotonic() - self._last_time >= 60 * self.every_minutes
+        if due:
+            self.save(trainer, steps)
+
+    def on_train_epoch_end(self, trainer: Any, pl_module: Any) -> None:
+        self.save(trainer, int(pl_module.search_steps))
+
+    def save(self, trainer: Any, steps: int) -> None:
+        self._last_time = time.monotonic()
+        self.dirpath.mkdir(parents=True, exist_ok=True)
+        final = self.dirpath / f"step={steps:08d}.ckpt"
+        tmp = self.dirpath / f".{final.name}.tmp"
+        trainer.save_checkpoint(tmp)  # every rank calls it; rank 0 writes
+        if trainer.is_global_zero:
+            os.replace(tmp, final)  # atomic: a kill leaves the old file or the whole new one
+            link = self.dirpath / f".{LAST}.tmp"
+            link.unlink(missing_ok=True)
+            os.link(final, link)
+            os.replace(link, self.dirpath / LAST)
+            for old in sorted(self.dirpath.glob("step=*.ckpt"))[: -self.keep]:
+                old.unlink(missing_ok=True)
+        trainer.strategy.barrier()
+
+
+class CheckpointError(RuntimeError):
+    """A one-shot checkpoint in the workdir cannot be resumed by this search (nasx's message)."""
+
+
+# Settings that may change between a run and its resume (how often to checkpoint or log).
+_FREE_SETTINGS = (
+    "checkpoint_every_n_steps",
+    "checkpoint_every_minutes",
+    "checkpoints_kept",
+    "log_arch_every",
+)
+
+
+def experiment_identity(space: Any, strategy: Any) -> dict[str, Any]:
+    """What a checkpoint must match to be resumed: the space's fingerprint, the strategy's settings."""
+    from nasx._config import describe
+    from nasx.space import space_fingerprint
+
+    settings = {k: v for k, v in describe(strategy).items() if k not in _FREE_SETTINGS}
+    return {"space": space_fingerprint(space), "strategy": settings}
+
+
+def check_checkpoint(path: pathlib.Path, identity: dict[str, Any], max_epochs: int | None) -> None:
+    """Refuse, with nasx's own message, a checkpoint this search cannot resume: unreadable (it is
+    loaded as weights only: nothing in it is executed), of another space or strategy, or further
+    along than ``max_epochs``."""
+    from nasx.space import fingerprint_differences
+
+    start_afresh = (
+        f"to start the search afresh, move {path.parent} away or use another workdir "
+        "(NasExperiment(..., overwrite=True) deletes it)"
+    )
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+        if not isinstance(ckpt, dict) or "state_dict" not in ckpt:
+            raise ValueError("no state_dict")
+    except Exception as e:  # noqa: BLE001 - any failure means the same to the user
+        # torch's own text would advise loading with weights_only=False, i.e. executing the file.
+        raise CheckpointError(
+            f"{path} is not a readable nasx one-shot checkpoint ({type(e).__name__}): it is "
+            f"truncated, corrupted or was not written by nasx; {start_afresh}"
+        ) from None
+    stored = ckpt.get("nasx_identity")
+    if stored is not None:
+        lines = fingerprint_differences(stored.get("space", {}), identity["space"])
+        if stored.get("strategy") != identity["strategy"]:
+            lines.append(f"strategy: was {stored.get('strategy')}, now {identity['strategy']}")
+        if lines:
+            shown = "; ".join(lines[:6]) + ("; ..." if len(lines) > 6 else "")
+            raise CheckpointError(
+                f"{path} is the checkpoint of another search: {shown}. Resuming it would load its "
+                f"weights onto other candidates or settings; {start_afresh}"
+            )
+    done = (
+        ckpt.get("loops", {}).get("fit_loop", {}).get("epoch_progress", {}).get("current", {})
+    ).get("processed", 0)  # an epoch-end checkpoint is written before Lightning completes it
+    if max_epochs is not None and max_epochs >= 0 and done > max_epochs:
+        raise CheckpointError(
+            f"{path} has trained {done} epochs, more than this run's max_epochs={max_epochs}: "
+            f"raise max_epochs (to at least {done}) to continue it; {start_afresh}"
+        )

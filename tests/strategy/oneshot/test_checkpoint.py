@@ -1,0 +1,204 @@
+"""One-shot checkpoints: written every N steps and at epoch ends, atomically, the last k kept;
+a search stopped at any step and resumed ends exactly where an uninterrupted one does."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from nasx.strategy import DARTS, ENAS, GumbelDARTS
+
+from .toys import ToySpace, toy_evaluator
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+class Stop(Exception):
+    pass
+
+
+def stop_at(step: int):
+    import pytorch_lightning as pl
+
+    class StopAt(pl.Callback):
+        def on_train_batch_end(self, trainer, module, *args):
+            if int(module.search_steps) == step:
+                raise Stop(f"stopped at step {step}")
+
+    return StopAt()
+
+
+STRATEGIES = {
+    "darts": lambda: DARTS(arc_learning_rate=3e-2, checkpoint_every_n_steps=5),
+    "gumbel": lambda: GumbelDARTS(temperature_decay=0.5, checkpoint_every_n_steps=5),
+    "enas": lambda: ENAS(hidden=8, checkpoint_every_n_steps=5),
+}
+
+
+def _arch_state(strategy) -> dict[str, torch.Tensor]:
+    module = strategy.module
+    return {
+        k: v.detach().clone()
+        for k, v in module.state_dict().items()
+        if "arch_params" in k or k.startswith("extra.")
+    }
+
+
+def _search(strategy, workdir, epochs=2, callbacks=()):
+    torch.manual_seed(0)
+    strategy.run(
+        ToySpace(), toy_evaluator(epochs=epochs, callbacks=list(callbacks)), workdir=workdir
+    )
+    return strategy
+
+
+@pytest.mark.parametrize("name", list(STRATEGIES))
+def test_a_search_stopped_mid_epoch_and_resumed_ends_like_an_uninterrupted_one(tmp_path, name):
+    whole = _search(STRATEGIES[name](), tmp_path / "whole")
+    with pytest.raises(Stop):  # 16 steps an epoch: stopped in epoch 2, 3 steps after a checkpoint
+        _search(STRATEGIES[name](), tmp_path / "cut", callbacks=[stop_at(23)])
+    assert (
+        torch.load(tmp_path / "cut" / "checkpoints" / "last.ckpt", weights_only=False)[
+            "state_dict"
+        ]["search_steps"]
+        == 20
+    )
+    resumed = _search(STRATEGIES[name](), tmp_path / "cut")
+    assert resumed.module.step_index == whole.module.step_index == 32
+    expected, got = _arch_state(whole), _arch_state(resumed)
+    assert expected.keys() == got.keys() and expected
+    for key in expected:
+        torch.testing.assert_close(got[key], expected[key], rtol=0, atol=0, msg=key)
+    assert resumed.export_top_models() == whole.export_top_models()
+    if name == "gumbel":
+        assert resumed.temperature == whole.temperature
+
+
+def test_checkpoints_are_kept_and_written_atomically(tmp_path):
+    s = DARTS(checkpoint_every_n_steps=4, checkpoints_kept=3)
+    _search(s, tmp_path, epochs=1)
+    names = sorted(p.name for p in (tmp_path / "checkpoints").iterdir())
+    assert names == ["last.ckpt", "step=00000008.ckpt", "step=00000012.ckpt", "step=00000016.ckpt"]
+    assert not list((tmp_path / "checkpoints").glob(".*"))  # no temporary file left behind
+    assert (tmp_path / "checkpoints" / "last.ckpt").samefile(
+        tmp_path / "checkpoints" / "step=00000016.ckpt"
+    )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"checkpoint_every_n_steps": 0}, "checkpoint_every_n_steps must be an integer >= 1"),
+        ({"checkpoints_kept": 0}, "checkpoints_kept must be an integer >= 1"),
+        ({"checkpoint_every_minutes": -1}, "checkpoint_every_minutes must be a number in"),
+    ],
+)
+def test_checkpoint_settings_are_checked(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        DARTS(**kwargs)
+
+
+KILL_SCRIPT = """
+import os, signal, sys
+import pytorch_lightning as pl
+import torch
+sys.path.insert(0, sys.argv[3])
+from tests.strategy.oneshot.toys import ToySpace, toy_evaluator
+from nasx.strategy import DARTS
+
+class KillAt(pl.Callback):
+    def on_train_batch_end(self, trainer, module, *args):
+        if int(module.search_steps) == int(sys.argv[2]):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+torch.manual_seed(0)
+s = DARTS(arc_learning_rate=3e-2, checkpoint_every_n_steps=3)
+s.run(ToySpace(), toy_evaluator(epochs=2, callbacks=[KillAt()]), workdir=sys.argv[1])
+torch.save({k: v for k, v in s.module.state_dict().items() if "arch_params" in k},
+           os.path.join(sys.argv[1], "alphas.pt"))
+"""
+
+
+@pytest.mark.slow
+def test_a_search_sigkilled_at_random_steps_resumes_to_the_same_arch_parameters(tmp_path):
+    import random
+
+    script = tmp_path / "search.py"
+    script.write_text(KILL_SCRIPT)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+
+    def run(workdir, kill_at):
+        return subprocess.run(
+            [sys.executable, str(script), str(workdir), str(kill_at), str(ROOT)],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+
+    assert run(tmp_path / "whole", -1).returncode == 0
+    kills = sorted(random.Random(0).sample(range(2, 32), 3))
+    for kill_at in kills:  # each kill lands after the previous resume's checkpoint
+        proc = run(tmp_path / "cut", kill_at)
+        assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
+    assert run(tmp_path / "cut", -1).returncode == 0
+    whole = torch.load(tmp_path / "whole" / "alphas.pt")
+    cut = torch.load(tmp_path / "cut" / "alphas.pt")
+    assert whole.keys() == cut.keys()
+    for key in whole:
+        torch.testing.assert_close(cut[key], whole[key], rtol=0, atol=0)
+
+
+class _Reordered(ToySpace):
+    """ToySpace with its op candidates in another order (same labels and names)."""
+
+    def __init__(self):
+        import torch.nn as nn
+
+        from nasx.space import InputChoice, LayerChoice, ModelSpace
+
+        from .toys import Noise, Zero
+
+        ModelSpace.__init__(self)  # not ToySpace's: one decision per label
+        self.op = LayerChoice(
+            {"zero": Zero(16), "noise": Noise(16), "linear": nn.Linear(8, 16)}, label="op"
+        )
+        self.pick = InputChoice(2, 1, label="pick")
+        self.head = nn.Linear(16, 3)
+
+
+def test_resuming_another_search_or_a_tampered_checkpoint_gets_nasx_messages(tmp_path):
+    from nasx.strategy.oneshot.checkpoint import CheckpointError
+
+    _search(DARTS(), tmp_path, epochs=1)
+    last = tmp_path / "checkpoints" / "last.ckpt"
+    with pytest.raises(CheckpointError, match=r"another search: label 'op': was .*\[noise: Noise"):
+        DARTS().run(_Reordered(), toy_evaluator(epochs=2), workdir=tmp_path)
+    with pytest.raises(CheckpointError, match=r"strategy: was .*arc_learning_rate"):
+        DARTS(arc_learning_rate=0.5).run(ToySpace(), toy_evaluator(epochs=2), workdir=tmp_path)
+    _search(DARTS(), tmp_path, epochs=2)
+    with pytest.raises(CheckpointError, match=r"has trained 2 epochs, more than .*max_epochs=1"):
+        DARTS().run(ToySpace(), toy_evaluator(epochs=1), workdir=tmp_path)
+
+    class Payload:  # a pickle that would run code when unpickled without weights_only
+        def __reduce__(self):
+            return (os.system, ("echo pwned",))
+
+    for content in (b"\x00garbage" * 64, None):
+        if content is None:
+            torch.save({"state_dict": {}, "x": Payload()}, last)
+        else:
+            last.unlink()
+            last.write_bytes(content)
+        with pytest.raises(CheckpointError, match="not a readable nasx one-shot checkpoint") as err:
+            DARTS().run(ToySpace(), toy_evaluator(epochs=3), workdir=tmp_path)
+        assert "weights_only" not in str(err.value)
+        assert "overwrite=True" in str(err.value)
