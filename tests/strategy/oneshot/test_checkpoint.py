@@ -202,3 +202,39 @@ def test_resuming_another_search_or_a_tampered_checkpoint_gets_nasx_messages(tmp
             DARTS().run(ToySpace(), toy_evaluator(epochs=3), workdir=tmp_path)
         assert "weights_only" not in str(err.value)
         assert "overwrite=True" in str(err.value)
+
+
+def test_a_checkpoint_is_written_when_the_minutes_have_passed(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from nasx.strategy.oneshot import checkpoint
+
+    clock = [1000.0]
+    monkeypatch.setattr(checkpoint.time, "monotonic", lambda: clock[0])
+    callback = checkpoint.SearchCheckpoint(tmp_path, every_minutes=2)
+    saved = []
+    monkeypatch.setattr(callback, "save", lambda trainer, steps: saved.append(steps))
+    module = SimpleNamespace(search_steps=0)
+    for step, now in [(1, 1060.0), (2, 1119.0), (3, 1120.0), (4, 1200.0), (5, 1240.0)]:
+        clock[0], module.search_steps = now, step
+        callback.on_train_batch_end(None, module)
+        if saved and saved[-1] == step:
+            callback._last_time = now  # what save() does
+    assert saved == [3, 5]  # 120 s after the start, then 120 s after that save
+
+
+def test_overwrite_starts_a_one_shot_search_afresh(tmp_path):
+    from nasx.experiment import NasExperiment
+    from nasx.strategy.oneshot.checkpoint import CheckpointError
+
+    torch.manual_seed(0)
+    NasExperiment(ToySpace(), toy_evaluator(epochs=2), DARTS(), workdir=tmp_path).run()
+    with pytest.raises(CheckpointError, match="max_epochs=1"):  # further along: refused
+        NasExperiment(ToySpace(), toy_evaluator(epochs=1), DARTS(), workdir=tmp_path).run()
+    fresh = DARTS()
+    NasExperiment(
+        ToySpace(), toy_evaluator(epochs=1), fresh, workdir=tmp_path, overwrite=True
+    ).run()
+    assert fresh.module.current_epoch == 1  # one epoch from scratch, not the stored two
+    saved = torch.load(tmp_path / "checkpoints" / "last.ckpt", weights_only=True)
+    assert saved["epoch"] == 0  # Lightning counts the finished epoch 0 of the fresh run
