@@ -242,7 +242,12 @@ else:
         learning_rate=3e-3,
         train_dataloaders=DataLoader(final_train, batch_size=64, shuffle=True),
         val_dataloaders=DataLoader(test, batch_size=500),
-        **{**trainer_kwargs, "max_epochs": 1 if FAST else 2, "enable_progress_bar": not FAST},
+        # Lightning's bar in a terminal; in a log file it would be thousands of redrawn lines
+        **{
+            **trainer_kwargs,
+            "max_epochs": 1 if FAST else 2,
+            "enable_progress_bar": sys.stderr.isatty(),
+        },
     )
     start = time.monotonic()
     print(
