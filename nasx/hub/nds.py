@@ -221,6 +221,11 @@ class NDS(ModelSpace):
         self.stages = nn.ModuleList()
         c_cur = c
         c_aux = None
+        # Which cell's concatenated nodes each layer reads (None: the stem), for cell_readers().
+        self._cell_readers: dict[str, str] = {}
+        pprev_cell: str | None = None
+        prev_cell: str | None = None
+        aux_cell: str | None = None
         for stage_index, n in enumerate(cells_per_stage):
             if stage_index > 0:
                 c_cur *= 2
@@ -229,10 +234,15 @@ class NDS(ModelSpace):
                 reduction = stage_index > 0 and i == 0
                 cell = self._make_cell(c_pprev, c_prev, c_cur, reduction, prev_reduction)
                 cells.append(cell)
+                path = f"stages.{stage_index}.{i}"
+                for pre, source in (("pre0", pprev_cell), ("pre1", prev_cell)):
+                    if source is not None:
+                        self._cell_readers[f"{path}.preprocessor.{pre}"] = source
                 c_pprev, c_prev = c_prev, c_cur * len(cell.output_node_indices)
+                pprev_cell, prev_cell = prev_cell, path
                 prev_reduction = reduction
                 if stage_index == 2 and i == 0:
-                    c_aux = c_prev
+                    c_aux, aux_cell = c_prev, path
             self.stages.append(nn.Sequential(*cells))
 
         if auxiliary_loss:
@@ -241,8 +251,12 @@ class NDS(ModelSpace):
                     f"auxiliary_loss needs a third stage, but num_cells={n_cells} leaves it empty"
                 )
             self.auxiliary_head = AuxiliaryHead(c_aux, self.num_classes, dataset)
+            if aux_cell is not None:
+                self._cell_readers["auxiliary_head.features.2"] = aux_cell  # its first conv
         self.global_pooling = nn.AdaptiveAvgPool2d(1)
         self.classifier = nn.Linear(c_prev, self.num_classes)
+        if prev_cell is not None:
+            self._cell_readers["classifier"] = prev_cell
 
     def _make_cell(
         self, c_pprev: int, c_prev: int, c: int, reduction: bool, prev_reduction: bool
@@ -260,6 +274,22 @@ class NDS(ModelSpace):
             postprocessor=CellPostprocessor(),
             label="reduce" if reduction else "normal",
         )
+
+    def cell_readers(self) -> dict[str, str]:
+        """``{layer path: cell path}``: the layers whose input channels are the concatenated
+        nodes of a cell (the next cells' preprocessing, the auxiliary head, the classifier).
+
+        With ``merge_op='loose_end'`` these layers are as wide as the arch leaves loose ends,
+        so a one-shot supernet (which concatenates every node) hands them the channel blocks of
+        exactly those nodes (:func:`nasx.strategy.oneshot.inherit_weights`).
+
+        Example:
+            >>> from nasx.hub import ENAS
+            >>> readers = ENAS(width=4, num_cells=3).cell_readers()
+            >>> readers['stages.2.0.preprocessor.pre0'], readers['classifier']
+            ('stages.0.0', 'stages.2.0')
+        """
+        return dict(self._cell_readers)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         if self.dataset == "imagenet":

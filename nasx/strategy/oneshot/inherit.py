@@ -26,7 +26,7 @@ from typing import Any
 import torch
 import torch.nn as nn
 
-from nasx.space import ModelSpace
+from nasx.space import Cell, ModelSpace
 
 from .mixed import MixedInput, MixedLayer, MixedRepeat, _child
 from .mixed_cell import MixedCell
@@ -86,6 +86,34 @@ def fixed_state_keys(supernet: Supernet, arch: dict[str, Any]) -> dict[str, str]
     return out
 
 
+def _loose_end_slice(
+    key: str,
+    weight: torch.Tensor,
+    shape: torch.Size,
+    supernet: Supernet,
+    model: nn.Module,
+    readers: dict[str, str],
+) -> torch.Tensor | None:
+    """The input-channel blocks of ``weight`` (a supernet parameter read from a cell that
+    concatenates every node) that belong to the loose-end nodes of that cell in ``model``, in the
+    fixed cell's concatenation order; None when ``key`` is not such a parameter."""
+    layer = max((p for p in readers if key.startswith(p + ".")), key=len, default=None)
+    if layer is None or weight.dim() < 2 or weight.shape[:1] + weight.shape[2:] != (
+        shape[:1] + shape[2:]
+    ):
+        return None
+    fixed_cell = model.get_submodule(readers[layer])
+    super_cell = supernet.model.get_submodule(readers[layer])
+    if not isinstance(fixed_cell, Cell) or not isinstance(super_cell, MixedCell):
+        return None
+    block, rest = divmod(weight.shape[1], super_cell.num_nodes)
+    loose = fixed_cell.output_node_indices
+    if rest or block * len(loose) != shape[1]:
+        return None
+    index = torch.cat([torch.arange(n * block, (n + 1) * block) for n in loose])
+    return weight.index_select(1, index.to(weight.device))
+
+
 def inherit_weights(
     supernet: Supernet, model: nn.Module, arch: dict[str, Any], strict: bool = True
 ) -> nn.Module:
@@ -96,14 +124,25 @@ def inherit_weights(
     state = {dst: src[s].detach().clone() for dst, s in mapping.items()}
     own = model.state_dict()
     mismatched = [k for k in state if k in own and state[k].shape != own[k].shape]
+    # Loose-end cells: the layers after a cell read only its loose-end nodes in the fixed model
+    # but every node in the supernet (which cannot know the arch): take those nodes' channels.
+    readers_of = getattr(model, "cell_readers", None)
+    readers: dict[str, str] = readers_of() if callable(readers_of) else {}
+    for k in list(mismatched):
+        sliced = _loose_end_slice(k, state[k], own[k].shape, supernet, model, readers)
+        if sliced is not None:
+            state[k] = sliced
+            mismatched.remove(k)
     if mismatched:
         loose = any(
             isinstance(m, MixedCell) and m.merge_op == "loose_end" for m in supernet.modules()
         )
         why = (
             " (its cells concatenate only their loose-end nodes, so the layers after a cell have "
-            "as many input channels as the arch leaves loose ends: the supernet's weights cannot "
-            "be inherited; train the exported arch from scratch with space.freeze(arch))"
+            "as many input channels as the arch leaves loose ends; the space does not say which "
+            "cell each such layer reads (a cell_readers() method, as nasx.hub.NDS has), so the "
+            "supernet's weights cannot be inherited; train the exported arch from scratch with "
+            "space.freeze(arch))"
             if loose
             else ""
         )

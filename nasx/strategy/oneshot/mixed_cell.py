@@ -171,7 +171,8 @@ class MixedCell(nn.Module):
         # Every node, in every mode: with NNI's 'loose_end' merge the fixed model concatenates
         # only the nodes no other node reads, but a supernet path doing so would change the
         # width the next cell's fixed-size preprocessor receives (and fail). The supernet keeps
-        # one width; subnet() refuses to inherit weights for such cells (inherit.py says why).
+        # one width; subnet() gives the layers after the cell the channel blocks of the arch's
+        # loose-end nodes (inherit.py, where the space names those layers: NDS.cell_readers).
         return list(range(self.num_nodes))
 
     def _edge_strength(self, probs: torch.Tensor) -> tuple[float, int]:

@@ -17,9 +17,6 @@ from nasx.strategy.oneshot import Supernet, fixed_state_keys, inherit_weights
 from .toys import FAST_TRAINER, classification
 
 CELL_SPACES = ["darts", "nasnet", "enas", "amoebanet", "pnas"]
-# Cells that concatenate only their loose-end nodes: the layers after them change width with the
-# arch, so supernet weights cannot be inherited (subnet says so; the arch is trained afresh).
-LOOSE_END = {"nasnet", "enas", "amoebanet"}
 STRATEGIES = {
     "darts": lambda: DARTS(),
     "gumbel": lambda: GumbelDARTS(),
@@ -65,10 +62,6 @@ def test_an_arch_taking_one_op_of_one_input_twice_inherits_into_both_ops(name):
     for k in (0, 1):  # both ops of the first node: the same op of the same input
         arch[f"{cell}/op_{node}_{k}"] = arch[f"{cell}/op_{node}_0"]
         arch[f"{cell}/input_{node}_{k}"] = [0]
-    if name in LOOSE_END:
-        with pytest.raises(ValueError, match="loose-end nodes.*space.freeze"):
-            _rebuild(space, entry, arch, supernet)
-        return
     fixed = _rebuild(space, entry, arch, supernet)
     assert set(fixed_state_keys(supernet, arch)) == set(fixed.state_dict())
 
@@ -93,14 +86,47 @@ def test_search_export_and_subnet_on_every_hub_cell_space(name, strategy):
         supernet_arch == s.supernet.search_space.validate(supernet_arch) for supernet_arch in archs
     )
     for arch in archs:
-        if name in LOOSE_END:
-            try:
-                sub = s.subnet(arch)
-            except ValueError as e:  # unless every node is a loose end (no node reads another)
-                assert "loose-end nodes" in str(e)
-                continue
-            _assert_same_model(sub, _rebuild(space, entry, arch, s.supernet), entry.input_size)
-            continue
         _assert_same_model(
             s.subnet(arch), _rebuild(space, entry, arch, s.supernet), entry.input_size
         )
+
+
+def _arch_with_loose_ends(supernet, cell, reads):
+    """A valid arch whose ``cell`` has node ``i`` reading node ``reads[i]`` (both edges)."""
+    arch = supernet.search_space.sample(random.Random(0))
+    for i, j in reads.items():
+        for k in (0, 1):
+            arch[f"{cell}/input_{i}_{k}"] = [j]
+    return arch
+
+
+@pytest.mark.parametrize("name", ["enas", "nasnet"])
+def test_loose_end_cells_hand_the_next_layers_the_channels_of_their_loose_ends(name):
+    """Nodes 2..6 of the normal cell: 3 reads 2, 5 reads 4, so the loose ends are 3, 5, 6
+    (0-based 1, 3, 4); the reduce cell: 4 reads 3, 6 reads 5, leaving 2, 4, 6 (0, 2, 4)."""
+    space, entry = _space(name)
+    supernet = Supernet(space, mode="path", alphas=False)
+    for p in supernet.model.parameters():  # distinct values, so a wrong block shows
+        p.data = torch.randn(p.shape, generator=torch.Generator().manual_seed(p.numel()))
+    arch = _arch_with_loose_ends(supernet, "normal", {2: 0, 3: 2, 4: 1, 5: 4, 6: 0})
+    arch.update(_arch_with_loose_ends(supernet, "reduce", {2: 1, 3: 0, 4: 3, 5: 1, 6: 5}))
+    with model_context(arch):
+        fixed = entry.cls(**entry.small)
+    inherit_weights(supernet, fixed, arch)
+    src, got = supernet.model.state_dict(), fixed.state_dict()
+    c = entry.small["width"]  # stage 0 nodes have c channels, stage 1 2c, stage 2 4c
+    normal_0 = [*range(1 * c, 2 * c), *range(3 * c, 4 * c), *range(4 * c, 5 * c)]  # stage 0
+    reduce_1 = [*range(0, 2 * c), *range(4 * c, 6 * c), *range(8 * c, 10 * c)]  # stage 1
+    reduce_2 = [*range(0, 4 * c), *range(8 * c, 12 * c), *range(16 * c, 20 * c)]  # stage 2
+    cases = {  # the small space has one cell per stage: normal, reduce, reduce
+        "stages.1.0.preprocessor.pre1.1.weight": normal_0,
+        "stages.2.0.preprocessor.pre0.conv_1.weight": normal_0,
+        "stages.2.0.preprocessor.pre0.conv_2.weight": normal_0,
+        "stages.2.0.preprocessor.pre1.1.weight": reduce_1,
+        "classifier.weight": reduce_2,
+    }
+    for key, channels in cases.items():
+        assert got[key].shape[1] == len(channels) != src[key].shape[1], key
+        assert torch.equal(got[key], src[key][:, channels]), key
+    for key in ("stages.2.0.preprocessor.pre1.2.weight", "classifier.bias"):  # per output channel
+        assert torch.equal(got[key], src[key]), key
