@@ -98,8 +98,10 @@ def _loose_end_slice(
     concatenates every node) that belong to the loose-end nodes of that cell in ``model``, in the
     fixed cell's concatenation order; None when ``key`` is not such a parameter."""
     layer = max((p for p in readers if key.startswith(p + ".")), key=len, default=None)
-    if layer is None or weight.dim() < 2 or weight.shape[:1] + weight.shape[2:] != (
-        shape[:1] + shape[2:]
+    if (
+        layer is None
+        or weight.dim() < 2
+        or weight.shape[:1] + weight.shape[2:] != (shape[:1] + shape[2:])
     ):
         return None
     fixed_cell = model.get_submodule(readers[layer])

@@ -2,8 +2,9 @@
 
 import pytest
 import torch
+import torch.nn as nn
 
-from nasx.space import model_context
+from nasx.space import Cell, ModelSpace, model_context
 from nasx.strategy.oneshot import Supernet, fixed_state_keys, inherit_weights
 
 from .toys import DartsLikeSpace
@@ -66,3 +67,25 @@ def test_mismatched_model_is_refused():
         other = DartsLikeSpace(width=8, num_cells=3, num_nodes=2)
     with pytest.raises(ValueError, match=r"shape mismatch\(es\), e.g. stem.0.weight"):
         inherit_weights(supernet, other, arch_of(kw, seed=1))
+
+
+class _LooseEndNet(ModelSpace):
+    """A loose-end cell read by a linear layer, without ``cell_readers()`` to say so."""
+
+    def __init__(self):
+        super().__init__()
+        ops = {"id": lambda node, op, inp: nn.Identity()}
+        self.cell = Cell(ops, num_nodes=2, num_predecessors=1, merge_op="loose_end", label="c")
+        self.head = nn.Linear(2 * len(self.cell.output_node_indices), 3)
+
+    def forward(self, x):
+        return self.head(self.cell(x))
+
+
+def test_a_loose_end_space_without_cell_readers_is_refused_saying_why():
+    supernet = Supernet(_LooseEndNet(), mode="path", alphas=False)
+    arch = {"c/op_1_0": "id", "c/input_1_0": [0], "c/op_2_0": "id", "c/input_2_0": [1]}
+    with model_context(arch):
+        fixed = _LooseEndNet()
+    with pytest.raises(ValueError, match=r"loose-end nodes.*cell_readers\(\).*space.freeze"):
+        inherit_weights(supernet, fixed, arch)
