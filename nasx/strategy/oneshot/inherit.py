@@ -17,6 +17,10 @@ The fixed model has the supernet's module tree except at choices: a LayerChoice 
 
 The map goes from fixed key to supernet key: a node may take the same op from the same input
 twice (both ``dil_conv_5x5`` of input 1), and then both fixed ops start from the one shared edge.
+
+A cell with ``merge_op='loose_end'`` concatenates every node in the supernet but only the nodes
+no other node reads in the fixed model, so the layers reading it (named by the model's
+``cell_readers()``, as :class:`nasx.hub.NDS` has) get the input-channel blocks of those nodes.
 """
 
 from __future__ import annotations
@@ -104,8 +108,11 @@ def _loose_end_slice(
         or weight.shape[:1] + weight.shape[2:] != (shape[:1] + shape[2:])
     ):
         return None
-    fixed_cell = model.get_submodule(readers[layer])
-    super_cell = supernet.model.get_submodule(readers[layer])
+    try:
+        fixed_cell = model.get_submodule(readers[layer])
+        super_cell = supernet.model.get_submodule(readers[layer])
+    except AttributeError:  # a cell the other model does not have (another depth)
+        return None
     if not isinstance(fixed_cell, Cell) or not isinstance(super_cell, MixedCell):
         return None
     block, rest = divmod(weight.shape[1], super_cell.num_nodes)

@@ -104,14 +104,15 @@ def _arch_with_loose_ends(supernet, cell, reads):
 def test_loose_end_cells_hand_the_next_layers_the_channels_of_their_loose_ends(name):
     """Nodes 2..6 of the normal cell: 3 reads 2, 5 reads 4, so the loose ends are 3, 5, 6
     (0-based 1, 3, 4); the reduce cell: 4 reads 3, 6 reads 5, leaving 2, 4, 6 (0, 2, 4)."""
-    space, entry = _space(name)
-    supernet = Supernet(space, mode="path", alphas=False)
+    entry = space_entry(name)
+    kw = {**entry.small, "auxiliary_loss": True}  # the auxiliary head reads a cell too
+    supernet = Supernet(entry.cls(**kw), mode="path", alphas=False)
     for p in supernet.model.parameters():  # distinct values, so a wrong block shows
         p.data = torch.randn(p.shape, generator=torch.Generator().manual_seed(p.numel()))
     arch = _arch_with_loose_ends(supernet, "normal", {2: 0, 3: 2, 4: 1, 5: 4, 6: 0})
     arch.update(_arch_with_loose_ends(supernet, "reduce", {2: 1, 3: 0, 4: 3, 5: 1, 6: 5}))
     with model_context(arch):
-        fixed = entry.cls(**entry.small)
+        fixed = entry.cls(**kw)
     inherit_weights(supernet, fixed, arch)
     src, got = supernet.model.state_dict(), fixed.state_dict()
     c = entry.small["width"]  # stage 0 nodes have c channels, stage 1 2c, stage 2 4c
@@ -124,6 +125,7 @@ def test_loose_end_cells_hand_the_next_layers_the_channels_of_their_loose_ends(n
         "stages.2.0.preprocessor.pre0.conv_2.weight": normal_0,
         "stages.2.0.preprocessor.pre1.1.weight": reduce_1,
         "classifier.weight": reduce_2,
+        "auxiliary_head.features.2.weight": reduce_2,
     }
     for key, channels in cases.items():
         assert got[key].shape[1] == len(channels) != src[key].shape[1], key
