@@ -11,9 +11,15 @@
 
 from __future__ import annotations
 
+import logging
+
 from ._lazy import lazy_attributes
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it)
+
+# A library logs, the application decides where it goes: without a handler of the user's own,
+# nasx's records are dropped instead of reaching Python's last-resort stderr handler.
+logging.getLogger("nasx").addHandler(logging.NullHandler())
 
 # Public name -> module that defines it. Resolved lazily (PEP 562) to keep ``import nasx`` light.
 _LAZY_NAMES = {
