@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final, Literal, cast, get_args
 
 # Statuses are plain strings in storage and in the trial table; the Literal lets a type checker
 # catch a misspelled one, the constants let code name them once.
@@ -118,3 +119,32 @@ def arch_key(arch: dict[str, Any]) -> str:
     True
     """
     return json.dumps(arch, sort_keys=True, separators=(",", ":"))
+
+
+def best_trials(trials: Iterable[Trial], direction: str, top_k: int | None = None) -> list[Trial]:
+    """The succeeded trials with a metric, best first (``direction`` 'maximize' or 'minimize'),
+    ties broken by the lower id; the first ``top_k`` of them when given.
+
+    >>> ts = [Trial(0, {}, 'succeeded', metric=0.5), Trial(1, {}, 'failed'),
+    ...       Trial(2, {}, 'succeeded', metric=0.9), Trial(3, {}, 'succeeded', metric=0.9)]
+    >>> [t.id for t in best_trials(ts, 'maximize')], [t.id for t in best_trials(ts, 'minimize', 1)]
+    ([2, 3, 0], [0])
+    """
+    if direction not in ("maximize", "minimize"):
+        raise ValueError(f"direction must be 'maximize' or 'minimize', got {direction!r}")
+    sign = -1.0 if direction == "maximize" else 1.0
+    done = [t for t in trials if t.status == SUCCEEDED and t.metric is not None]
+    ranked = sorted(done, key=lambda t: (sign * cast(float, t.metric), t.id))
+    return ranked if top_k is None else ranked[:top_k]
+
+
+def status_counts(trials: Iterable[Trial]) -> dict[str, int]:
+    """How many trials have each status (every status listed, zeros included).
+
+    >>> status_counts([Trial(0, {}, 'failed'), Trial(1, {}, 'failed')])['failed']
+    2
+    """
+    counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
+    for t in trials:
+        counts[t.status] = counts.get(t.status, 0) + 1
+    return counts

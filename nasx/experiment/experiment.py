@@ -34,7 +34,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Union, cast
+from typing import Any, Union
 
 from nasx._checks import check_int
 from nasx._config import describe
@@ -49,7 +49,16 @@ from nasx.space import (
 )
 from nasx.strategy.base import MultiTrialStrategy
 from nasx.strategy.oneshot.base import OneShotStrategy
-from nasx.trial import FAILED, REJECTED, RUNNING, SUCCEEDED, WAITING, Trial, failure
+from nasx.trial import (
+    FAILED,
+    REJECTED,
+    RUNNING,
+    SUCCEEDED,
+    WAITING,
+    Trial,
+    best_trials,
+    failure,
+)
 
 from .execution import ProcessPoolExecutor, SequentialExecutor
 from .progress import Progress
@@ -281,11 +290,7 @@ class NasExperiment:
         if self.is_one_shot:
             archs = self.strategy.export_top_models(top_k)
         else:
-            sign = 1 if self.direction == "maximize" else -1
-            best = sorted(
-                self.trials("succeeded"), key=lambda t: (-sign * cast(float, t.metric), t.id)
-            )
-            archs = [t.arch for t in best[:top_k]]
+            archs = [t.arch for t in best_trials(self.trials(), self.direction, top_k)]
         if formatter == "instance":
             return [self.model_space.freeze(arch) for arch in archs]
         return archs
@@ -433,10 +438,8 @@ class NasExperiment:
         import io
 
         finished = [t for t in self._trials.values() if t.status in (SUCCEEDED, FAILED)]
-        metrics = [t.metric for t in finished if t.status == SUCCEEDED and t.metric is not None]
-        best = None
-        if metrics:
-            best = max(metrics) if self.direction == "maximize" else min(metrics)
+        ranked = best_trials(finished, self.direction, 1)
+        best = ranked[0].metric if ranked else None
         if finished and self.progress:  # before the bar, which then owns the line
             print(
                 f"resuming the experiment in {self.workdir}: {len(finished)} "

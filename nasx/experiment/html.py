@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from nasx.trial import STATUSES, Trial
+from nasx.trial import Trial, best_trials, status_counts
 
 MAX_ROWS = 60
 _STATUS_COLORS = {
@@ -69,12 +69,9 @@ def summary_html(
     title: str, fields: dict[str, Any], trials: Sequence[Trial], direction: str
 ) -> str:
     """A heading, a few ``name: value`` fields, status counts, the best trial and the table."""
-    counts = {s: 0 for s in STATUSES}
-    for t in trials:
-        counts[t.status] = counts.get(t.status, 0) + 1
-    sign = -1 if direction == "maximize" else 1
-    done = [(t.metric, t) for t in trials if t.status == "succeeded" and t.metric is not None]
-    best = min(done, key=lambda mt: (sign * mt[0], mt[1].id))[1] if done else None
+    counts = status_counts(trials)
+    ranked = best_trials(trials, direction, 1)
+    best = ranked[0] if ranked else None
     parts = [f"<div><b>{_e(title)}</b></div>"]
     parts.append(
         '<div style="font-size:12px">'

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nasx.trial import Trial
+from nasx.trial import Trial, best_trials, status_counts
 
 from .storage import _COLUMNS, _JSON_COLUMNS, DB_NAME, TRIALS_DIR
 
@@ -59,20 +59,11 @@ class ExperimentRecord:
 
     def counts(self) -> dict[str, int]:
         """Trials per status, every status present (zeros included)."""
-        from nasx.trial import STATUSES
-
-        out: dict[str, int] = dict.fromkeys(STATUSES, 0)
-        for t in self.trials:
-            out[t.status] = out.get(t.status, 0) + 1
-        return out
+        return status_counts(self.trials)
 
     def best(self, top_k: int = 1) -> list[Trial]:
         """The ``top_k`` succeeded trials with the best metric (ties: lower id first)."""
-        sign = -1 if self.direction == "maximize" else 1
-        done = [
-            (t.metric, t) for t in self.trials if t.status == "succeeded" and t.metric is not None
-        ]
-        return [t for _, t in sorted(done, key=lambda mt: (sign * mt[0], mt[1].id))[:top_k]]
+        return best_trials(self.trials, self.direction, top_k)
 
     def trial(self, trial_id: int) -> Trial:
         for t in self.trials:
