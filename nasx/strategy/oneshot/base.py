@@ -28,15 +28,6 @@ def _has_cuda_bf16() -> bool:
     return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
 
 
-def _device_type(trainer: Any) -> str:
-    """'cpu', 'cuda', 'mps', ... : the kind of device ``trainer`` trains on."""
-    from pytorch_lightning.accelerators import CPUAccelerator
-
-    if isinstance(trainer.accelerator, CPUAccelerator):
-        return "cpu"
-    return trainer.strategy.root_device.type
-
-
 @runtime_checkable
 class OneShotStrategy(Protocol):
     """What :class:`~nasx.experiment.NasExperiment` needs from a one-shot strategy: two methods.
@@ -272,8 +263,10 @@ class BaseOneShotStrategy:
             train_steps, val_steps = ResumableLoader(train), ResumableLoader(val)
         else:
             train_steps, val_steps = train, val
+        # Where the supernet trains: known once the trainer exists (also under DDP).
+        self.device = trainer.strategy.root_device
         self.use_channels_last = resolve_channels_last(
-            self.channels_last, self.supernet, _device_type(trainer)
+            self.channels_last, self.supernet, self.device.type
         )
         if self.use_channels_last:
             self.supernet.to(memory_format=torch.channels_last)
@@ -298,7 +291,6 @@ class BaseOneShotStrategy:
         # Lightning's teardown moves the model to the CPU: bring the supernet (and the modules
         # trained beside it) back to the device it was trained on, so the supernet, subnet(arch)
         # and post-search ranking (RandomOneShot) all run there.
-        self.device = trainer.strategy.root_device
         self.module.to(self.device)
         self.after_fit()
 
