@@ -142,9 +142,9 @@ class FashionSpace(ModelSpace):
 
 
 space = FashionSpace()
-n_archs = len(list(nasx.search_space(space).grid()))
-print(f"search space ({n_archs} archs):")
-for label, c in nasx.search_space(space).items():
+choices = nasx.search_space(space)
+print(f"search space ({len(list(choices.grid()))} archs):")
+for label, c in choices.items():
     print(f"  {label}: {c.grid()}")
 
 # %% [markdown]
