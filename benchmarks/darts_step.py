@@ -166,31 +166,65 @@ def plain_network(args):
     return PlainDarts(SPACES[args.space], args.width, args.cells, args.nodes)
 
 
-def plain_stepper(args, device, channels_last=False):
+def plain_stepper(args, device, channels_last=False, cuda_graph=False, bf16=False):
+    """The hand-written first-order DARTS step; ``cuda_graph``: captured whole, as a user would by
+    hand following PyTorch's CUDA-graph documentation (capturable Adam, side-stream warm-up)."""
     net = plain_network(args).to(device)
     if channels_last:
         net = net.to(memory_format=torch.channels_last)
-    w_opt = torch.optim.Adam(net.weights(), lr=1e-3)
+    w_opt = torch.optim.Adam(net.weights(), lr=1e-3, capturable=cuda_graph)
     a_opt = torch.optim.Adam(
-        [net.alpha_normal, net.alpha_reduce], lr=3e-4, betas=(0.5, 0.999), weight_decay=1e-3
+        [net.alpha_normal, net.alpha_reduce],
+        lr=3e-4,
+        betas=(0.5, 0.999),
+        weight_decay=1e-3,
+        capturable=cuda_graph,
     )
+    autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False)
 
-    def step(train, val):
-        (xt, yt), (xv, yv) = train, val
+    def step(xt, yt, xv, yv):
         if channels_last:
             xt, xv = (
                 xt.contiguous(memory_format=torch.channels_last),
                 xv.contiguous(memory_format=torch.channels_last),
             )
         a_opt.zero_grad()
-        F.cross_entropy(net(xv), yv).backward()
+        with autocast:
+            loss_v = F.cross_entropy(net(xv), yv)
+        loss_v.backward(inputs=[net.alpha_normal, net.alpha_reduce])
         a_opt.step()
         w_opt.zero_grad()
-        F.cross_entropy(net(xt), yt).backward()
+        with autocast:
+            loss = F.cross_entropy(net(xt), yt)
+        loss.backward(inputs=net.weights())
         nn.utils.clip_grad_norm_(net.weights(), 5.0)
         w_opt.step()
+        return loss.detach()
 
-    return step
+    if not cuda_graph:
+        return lambda train, val: step(*train, *val)
+    static, graph = None, None
+
+    def graphed(train, val):
+        nonlocal static, graph
+        if graph is None:
+            static = [t.clone() for t in (*train, *val)]
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                for _ in range(3):
+                    step(*static)
+            torch.cuda.current_stream().wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            a_opt.zero_grad(set_to_none=True)
+            w_opt.zero_grad(set_to_none=True)
+            with torch.cuda.graph(graph):
+                step(*static)
+        for s_, t in zip(static, (*train, *val), strict=True):
+            s_.copy_(t)
+        graph.replay()
+
+    return graphed
 
 
 # ---------------------------------------------------------------------------------------------
@@ -208,15 +242,22 @@ def nasx_supernet(args, strategy, none_ops=None):
     )
 
 
-def nasx_stepper(args, device, **options):
+def nasx_stepper(args, device, strategy_class="DARTS", precision="auto", **options):
+    """nasx's search step as ``BaseOneShotStrategy.run`` sets it up on ``device``, without
+    Lightning's loop. ``precision='auto'`` is what the strategy picks: bf16 autocast on a GPU
+    that has it (as Lightning's 'bf16-mixed' does around each step), fp32 on CPU."""
+    import nasx.strategy as strategies
     from nasx.evaluator import Classification
-    from nasx.strategy import DARTS
+    from nasx.strategy.oneshot.base import _has_cuda_bf16
     from nasx.strategy.oneshot.lightning import OneShotModule
     from nasx.strategy.oneshot.memory_format import resolve_channels_last
 
     none_ops = options.pop("none_ops", None)
-    strategy = DARTS(**options)
-    supernet = nasx_supernet(args, strategy, none_ops).to(device)
+    strategy = getattr(strategies, strategy_class)(**options)
+    supernet = strategy.build_supernet(SPACES[args.space].nasx_space(args))
+    if none_ops is not None:
+        supernet = nasx_supernet(args, strategy, none_ops)
+    supernet = supernet.to(device)
     # What BaseOneShotStrategy.run decides for this device (None = auto: channels-last on CPU).
     strategy.use_channels_last = resolve_channels_last(
         strategy.channels_last, supernet, device.type
@@ -225,10 +266,37 @@ def nasx_stepper(args, device, **options):
         supernet.to(memory_format=torch.channels_last)
     strategy.supernet = supernet
     module = OneShotModule(Classification(learning_rate=1e-3).module, supernet, strategy)
+    module.to(device)
     module.configure_optimizers()
+    bf16 = precision == "bf16" or (
+        precision == "auto" and device.type == "cuda" and _has_cuda_bf16()
+    )
+    autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16)
 
     def step(train, val):
-        module.search_step(train, val)
+        with autocast:
+            module.search_step(train, val)
+
+    step.module = module
+    return step
+
+
+def sampled_model_stepper(args, device):
+    """Reference for path-sampling strategies: one weight step of a plain model rebuilt from a
+    random arch of the same space (what a step of RandomOneShot should cost)."""
+    from nasx.space import model_context, search_space
+
+    space = SPACES[args.space].nasx_space(args)
+    arch = search_space(space).sample(__import__("random").Random(0))
+    with model_context(arch):
+        net = type(space)(width=args.width, num_cells=args.cells).to(device)
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+
+    def step(train, val):
+        (x, y) = train
+        opt.zero_grad()
+        F.cross_entropy(net(x), y).backward()
+        opt.step()
 
     return step
 
@@ -236,12 +304,31 @@ def nasx_stepper(args, device, **options):
 VARIANTS = {
     "plain": lambda a, d: plain_stepper(a, d),
     "plain+channels_last": lambda a, d: plain_stepper(a, d, channels_last=True),
+    "plain cuda-graph": lambda a, d: plain_stepper(a, d, cuda_graph=True),
+    "plain cuda-graph bf16": lambda a, d: plain_stepper(a, d, cuda_graph=True, bf16=True),
     "nasx (defaults)": lambda a, d: nasx_stepper(a, d),
+    "nasx fp32": lambda a, d: nasx_stepper(a, d, precision="fp32"),
+    "nasx fp32 no graphs": lambda a, d: nasx_stepper(a, d, precision="fp32", cuda_graphs=False),
+    "nasx bf16 no graphs": lambda a, d: nasx_stepper(a, d, precision="bf16", cuda_graphs=False),
     "nasx channels_last=False": lambda a, d: nasx_stepper(a, d, channels_last=False),
     "nasx without none-skip": lambda a, d: nasx_stepper(a, d, none_ops=()),
     "nasx checkpoint_edges": lambda a, d: nasx_stepper(a, d, checkpoint_edges=True),
     "nasx partial_channels=2": lambda a, d: nasx_stepper(a, d, partial_channels=2),
+    "GumbelDARTS": lambda a, d: nasx_stepper(a, d, "GumbelDARTS"),
+    "ENAS": lambda a, d: nasx_stepper(a, d, "ENAS"),
+    "RandomOneShot": lambda a, d: nasx_stepper(a, d, "RandomOneShot"),
+    "Proxyless": lambda a, d: nasx_stepper(a, d, "Proxyless"),
+    "sampled plain model": sampled_model_stepper,
 }
+CPU_VARIANTS = ",".join(
+    ["plain", "plain+channels_last", "nasx (defaults)", "nasx channels_last=False"]
+    + ["nasx without none-skip", "nasx checkpoint_edges", "nasx partial_channels=2"]
+)
+GPU_VARIANTS = ",".join(
+    ["plain", "plain cuda-graph", "plain cuda-graph bf16", "nasx (defaults)", "nasx fp32"]
+    + ["nasx fp32 no graphs", "nasx bf16 no graphs", "GumbelDARTS", "ENAS", "RandomOneShot"]
+    + ["Proxyless", "sampled plain model"]
+)
 
 
 def why_unsupported(args, name: str) -> str | None:
@@ -287,15 +374,25 @@ def sync(device):
 
 
 def time_variants(args, device, names):
-    """Median seconds per step of each variant: wall clock and this process's CPU time.
+    """Median seconds per step of each variant: wall clock and this process's CPU time, and the
+    seconds from building it to the end of its first step (``first``) and of its third (by
+    then a CUDA graph is captured: ``ready``).
 
     CPU time is what to compare on a shared machine (other processes' load inflates wall time);
     with one thread it is the work a step takes. On GPU only wall time (after a sync) means much.
     """
-    steppers = {n: VARIANTS[n](args, device) for n in names}
     train, val = batches(args, device)
-    for s in steppers.values():  # warm-up (allocator, kernels)
-        s(train, val)
+    steppers, first, ready = {}, {}, {}
+    for n in names:
+        sync(device)
+        t = time.perf_counter()
+        steppers[n] = VARIANTS[n](args, device)
+        for k in range(3):  # warm-up (allocator, kernels, graph capture)
+            steppers[n](train, val)
+            sync(device)
+            if k == 0:
+                first[n] = time.perf_counter() - t
+        ready[n] = time.perf_counter() - t
     wall = {n: [] for n in names}
     cpu = {n: [] for n in names}
     for _ in range(args.repeats):
@@ -307,15 +404,37 @@ def time_variants(args, device, names):
             sync(device)
             wall[n].append((time.perf_counter() - t) / args.steps)
             cpu[n].append((time.process_time() - c) / args.steps)
+    kernels = (
+        {n: gpu_profile(steppers[n], train, val) for n in names} if device.type == "cuda" else {}
+    )
     return (
         {n: statistics.median(v) for n, v in wall.items()},
         {n: statistics.median(v) for n, v in cpu.items()},
+        first,
+        ready,
+        kernels,
     )
+
+
+def gpu_profile(step, train, val, steps=2):
+    """(kernels per step, GPU-busy fraction) of ``step`` from torch.profiler (CUPTI)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            step(train, val)
+        torch.cuda.synchronize()
+    wall_us = (time.perf_counter() - t) * 1e6
+    gpu = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    busy_us = sum(e.device_time for e in gpu)
+    return len(gpu) / steps, min(1.0, busy_us / wall_us)
 
 
 def peak_memory(args, name, device):
     """Peak memory (MiB) of ``name``'s steps in a fresh process (growth over the idle process)."""
-    shape = ("space", "width", "cells", "nodes", "batch", "size", "threads")
+    shape = ("space", "width", "cells", "nodes", "batch", "size", "threads", "device")
     cmd = [sys.executable, __file__, "--memory-of", name] + [
         f"--{k}={getattr(args, k)}" for k in shape
     ]
@@ -352,7 +471,7 @@ def _measure_memory(args, name, device):
             f.write("5")  # reset the peak resident set size (VmHWM) to the current one
         base = _rss_mib("VmRSS")
     step = VARIANTS[name](args, device)
-    for _ in range(3):
+    for _ in range(4):  # graph variants capture at their third step
         step(train, val)
     peak = torch.cuda.max_memory_allocated() / 2**20 if device.type == "cuda" else _rss_mib("VmHWM")
     print(json.dumps({"peak_mib": peak - base}))
@@ -369,7 +488,8 @@ def main():
     p.add_argument("--batch", type=int, default=None, help="default: 16 (hub), 32 (local)")
     p.add_argument("--size", type=int, default=32, help="image height and width")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (1: CPU time = work)")
-    p.add_argument("--variants", default=",".join(VARIANTS))
+    p.add_argument("--variants", default=None, help="comma-separated; default: per device")
+    p.add_argument("--device", choices=("cpu", "cuda"), default=None, help="default: cuda if any")
     p.add_argument("--no-memory", action="store_true")
     p.add_argument("--memory-of", default=None, help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -378,15 +498,22 @@ def main():
             setattr(args, k, v)
     if args.space == "hub" and args.nodes != 4:
         p.error("the hub's DARTS space has 4 nodes per cell")
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     torch.set_num_threads(args.threads)
     if args.memory_of:
         return _measure_memory(args, args.memory_of, device)
+    if args.variants is None:
+        args.variants = GPU_VARIANTS if device.type == "cuda" else CPU_VARIANTS
     print(
         f"space={args.space} device={device} threads={torch.get_num_threads()} width={args.width} "
         f"cells={args.cells} nodes={args.nodes} batch={args.batch} size={args.size}; "
         f"median of {args.repeats} x {args.steps} steps"
     )
+    if device.type == "cuda":
+        print(
+            f"GPU {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+            f"CUDA {torch.version.cuda}, cuDNN {torch.backends.cudnn.version()}"
+        )
     n_plain, n_nasx = parameter_counts(args)
     print(f"model parameters: plain {n_plain:,}, nasx supernet {n_nasx:,}")
     if n_plain != n_nasx:
@@ -398,15 +525,24 @@ def main():
             print(f"skipping {n!r}: {reason}")
         else:
             names.append(n)
-    wall, cpu = time_variants(args, device, names)
+    wall, cpu, first, ready, kernels = time_variants(args, device, names)
     ref = "plain" if "plain" in names else None
+    gpu = device.type == "cuda"
     print(
-        f"{'variant':28s} {'wall s/step':>11s} {'cpu s/step':>10s} {'speed-up (cpu)':>14s} {'peak MiB':>9s}"
+        f"{'variant':24s} {'ms/step':>8s} {'img/s':>7s} {'vs plain':>8s} {'cpu ms':>7s} "
+        f"{'first s':>7s} {'ready s':>7s} {'peak MiB':>9s}"
+        + (f" {'kernels':>8s} {'busy':>5s}" if gpu else "")
     )
     for n in names:
-        speedup = f"{cpu[ref] / cpu[n]:13.2f}x" if ref else "-"
+        base = wall if gpu else cpu
+        ratio = f"{base[n] / base[ref]:7.2f}x" if ref else "-"
         mem = "-" if args.no_memory else f"{peak_memory(args, n, device):9.1f}"
-        print(f"{n:28s} {wall[n]:11.3f} {cpu[n]:10.3f} {speedup:>14s} {mem:>9s}", flush=True)
+        extra = f" {kernels[n][0]:8.0f} {kernels[n][1]:5.0%}" if gpu else ""
+        print(
+            f"{n:24s} {wall[n] * 1e3:8.1f} {2 * args.batch / wall[n]:7.0f} {ratio:>8s} "
+            f"{cpu[n] * 1e3:7.0f} {first[n]:7.2f} {ready[n]:7.2f} {mem:>9s}" + extra,
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -127,6 +127,10 @@ class BaseOneShotStrategy:
             :mod:`nasx.strategy.oneshot.checkpoint`); a killed search loses at most one interval.
         checkpoints_kept: how many checkpoints to keep (``step=<n>.ckpt``; ``last.ckpt`` is the
             newest).
+        cuda_graphs: replay each search step from a CUDA graph (one launch instead of tens of
+            thousands; see :mod:`nasx._cuda_graph`). ``None`` (the default) uses them wherever the
+            step can be captured: on one GPU, for strategies that run the same sub-networks every
+            step (DARTS first order, GumbelDARTS). ``True`` raises where they cannot be used.
 
     Subclasses implement the hooks below; ``run`` does the rest. Example (any subclass):
 
@@ -154,6 +158,7 @@ class BaseOneShotStrategy:
         checkpoint_every_n_steps: int | None = None,
         checkpoint_every_minutes: float | None = None,
         checkpoints_kept: int = 1,
+        cuda_graphs: bool | None = None,
     ):
         self.warmup_epochs = check_int("warmup_epochs", warmup_epochs, allow_none=False)
         self.gradient_clip_val = gradient_clip_val
@@ -177,6 +182,9 @@ class BaseOneShotStrategy:
         self.checkpoints_kept = check_int(
             "checkpoints_kept", checkpoints_kept, minimum=1, allow_none=False
         )
+        if cuda_graphs not in (None, True, False):
+            raise ValueError(f"cuda_graphs must be None (auto), True or False, got {cuda_graphs!r}")
+        self.cuda_graphs = cuda_graphs
         self.supernet: Supernet | None = None
         self.device = torch.device("cpu")  # where the supernet was trained (set by run)
         self.module: Any = None  # the OneShotModule of the last run
@@ -200,6 +208,15 @@ class BaseOneShotStrategy:
 
     def on_epoch_end(self, module: Any) -> None:
         """Called at the end of every training epoch: per-epoch schedules (a Gumbel temperature)."""
+
+    #: Why :meth:`graph_key` is None for this strategy (read in messages).
+    graph_blocker_reason: ClassVar[str] = "runs another sub-network at every step"
+
+    def graph_key(self) -> Any:
+        """The Python values the search step reads (a temperature), frozen into a CUDA graph of
+        it; None when the step cannot be captured (a new path every step). A new key makes the
+        graph be captured again."""
+        return None
 
     def state_dict(self) -> dict[str, Any]:
         """Called when a checkpoint is saved: the strategy's own state that is not in a module

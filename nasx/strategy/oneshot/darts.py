@@ -125,6 +125,11 @@ class DARTS(BaseOneShotStrategy):
     def mixture_weights(self, key: str, alpha: torch.Tensor) -> torch.Tensor:
         return alpha.softmax(-1)
 
+    graph_blocker_reason = "order=2 reads the gradient norm on the host in every step"
+
+    def graph_key(self) -> Any:
+        return None if self.order == 2 else ("darts",)
+
     def configure_arch_optimizer(self, module: Any) -> torch.optim.Optimizer:
         return torch.optim.Adam(
             module.supernet.arch_parameters(),
@@ -194,6 +199,10 @@ class GumbelDARTS(DARTS):
 
     def mixture_weights(self, key: str, alpha: torch.Tensor) -> torch.Tensor:
         return F.gumbel_softmax(alpha, tau=self.temperature, hard=self.hard, dim=-1)
+
+    def graph_key(self) -> Any:
+        # the temperature is a Python float inside the step: a new one captures the step again
+        return None if self.order == 2 else ("gumbel", self.temperature, self.hard)
 
     def before_validation(self, module: Any) -> None:
         module.supernet.use_mixture(softmax_weights)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytorch_lightning as pl
 import torch
 import torch.nn as nn
+from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from .distributed import average_across_ranks
 from .supernet import Supernet
@@ -147,8 +148,9 @@ class OneShotModule(pl.LightningModule):
         def quiet(*args: Any, **kwargs: Any) -> None:
             return None
 
-        self.inner.__dict__["log"] = self.log if enabled else quiet
-        self.inner.__dict__["log_dict"] = self.log_dict if enabled else quiet
+        log, log_dict = self.__dict__.get("_log_target") or (self.log, self.log_dict)
+        self.inner.__dict__["log"] = log if enabled else quiet
+        self.inner.__dict__["log_dict"] = log_dict if enabled else quiet
         try:
             yield
         finally:
@@ -169,7 +171,11 @@ class OneShotModule(pl.LightningModule):
         alphas skips every convolution's weight gradient (about half of a backward pass).
         """
         kwargs = {"inputs": list(inputs)} if inputs else {}
-        if self._trainer is not None:
+        if self.__dict__.get("_log_target") is not None:
+            # Inside a captured step: a plain backward (Lightning's backward hooks would run once,
+            # at capture, not at every replay; bf16-mixed needs nothing more).
+            loss.backward(**kwargs)
+        elif self._trainer is not None:
             ddp = self.trainer.model
             if isinstance(ddp, nn.parallel.DistributedDataParallel):
                 # Lightning re-enables DDP's reducer after every forward; a search step makes
@@ -183,8 +189,23 @@ class OneShotModule(pl.LightningModule):
     def opts(self) -> list[Any]:
         if self._trainer is not None:
             opts = self.optimizers()
-            return list(opts) if isinstance(opts, (list, tuple)) else [opts]
+            opts = list(opts) if isinstance(opts, (list, tuple)) else [opts]
+            if self.__dict__.get("_log_target") is not None:
+                # Inside a captured step: torch's own optimizers (Lightning's wrappers count
+                # steps in Python, which a replay skips; _count_graphed_steps does it instead).
+                return [getattr(o, "optimizer", o) for o in opts]
+            return opts
         return self._raw_optimizers
+
+    def _count_graphed_steps(self, warm: bool) -> None:
+        """Tell Lightning about the optimizer steps a graphed search step made (its global_step,
+        which max_steps and step-wise logging read, counts them in its optimizer wrappers)."""
+        if self._trainer is None:
+            return
+        opts = self.opts()
+        for opt in opts[:1] if warm else opts:
+            for hook in ("_on_before_step", "_on_after_step"):
+                getattr(opt, hook, lambda: None)()
 
     def configure_optimizers(self) -> list[torch.optim.Optimizer]:
         make_optimizer = getattr(self.inner, "make_optimizer", None)
@@ -207,11 +228,28 @@ class OneShotModule(pl.LightningModule):
 
     # -- steps ----------------------------------------------------------------------------
     def search_step(self, train_batch: Any, val_batch: Any, batch_idx: int = 0) -> torch.Tensor:
-        """One architecture step (after warm-up) then one weight step; returns the weight loss."""
+        """One architecture step (after warm-up) then one weight step; returns the weight loss.
+
+        On a GPU, strategies whose step takes the same path every time (DARTS, GumbelDARTS)
+        replay it from a CUDA graph (see :mod:`nasx._cuda_graph` and ``cuda_graphs`` of the
+        strategy); otherwise, and for batches of another shape, it runs eagerly.
+        """
         if self.strategy.use_channels_last:
             train_batch, val_batch = to_channels_last(train_batch), to_channels_last(val_batch)
-        opts = self.opts()
         warm = self._trainer is not None and self.current_epoch < self.strategy.warmup_epochs
+        log = self._trainer is not None
+        graphed = self._graphed_step()
+        if graphed is None:
+            loss = self._eager_search_step(train_batch, val_batch, batch_idx, warm, log)
+        else:
+            loss = self._replayed_search_step(graphed, train_batch, val_batch, warm, log)
+        self.search_steps += 1
+        return loss
+
+    def _eager_search_step(
+        self, train_batch: Any, val_batch: Any, batch_idx: int, warm: bool, log: bool
+    ) -> torch.Tensor:
+        opts = self.opts()
         if not warm:
             self.strategy.arch_step(
                 self, train_batch, val_batch, opts[1] if len(opts) > 1 else None
@@ -219,15 +257,99 @@ class OneShotModule(pl.LightningModule):
         self.strategy.before_weight_step(self)
         w_opt = opts[0]
         w_opt.zero_grad()
-        loss = self.loss(train_batch, batch_idx, log=self._trainer is not None)
+        loss = self.loss(train_batch, batch_idx, log=log)
         params = self.weight_params()
         self.run_backward(loss, inputs=params)
         average_across_ranks([p.grad for p in params])
         if self.strategy.gradient_clip_val:
             nn.utils.clip_grad_norm_(params, self.strategy.gradient_clip_val)
         w_opt.step()
-        self.search_steps += 1
         return loss.detach()
+
+    # -- the same step from a CUDA graph ---------------------------------------------------------
+    def _graphed_step(self) -> Any:
+        """The :class:`~nasx._cuda_graph.CapturedStep` of this module, or None for eager steps."""
+        if "_graph" not in self.__dict__:
+            self.__dict__["_graph"] = self._make_graphed_step()
+        graphed = self.__dict__["_graph"]
+        return graphed if graphed is not None and graphed.enabled else None
+
+    def _make_graphed_step(self) -> Any:
+        from nasx._cuda_graph import CapturedStep
+
+        from .cuda_graphs import graph_blocker
+
+        reason = graph_blocker(self)
+        if reason is not None:
+            if self.strategy.cuda_graphs:
+                raise ValueError(f"cuda_graphs=True, but this search cannot use them: {reason}")
+            return None
+
+        def step(*leaves: torch.Tensor) -> torch.Tensor:
+            train_batch, val_batch = tree_unflatten(list(leaves), self.__dict__["_batch_spec"])
+            warm = self.__dict__["_graph_warm"]
+            with self._recorded_logging():
+                return self._eager_search_step(train_batch, val_batch, 0, warm, log=True)
+
+        raw = [getattr(o, "optimizer", o) for o in self.opts()]  # torch optimizers, not wrappers
+        return CapturedStep(step, raw, name=f"{type(self.strategy).__name__} search step")
+
+    def _replayed_search_step(
+        self, graphed: Any, train_batch: Any, val_batch: Any, warm: bool, log: bool
+    ) -> torch.Tensor:
+        leaves, spec = tree_flatten((train_batch, val_batch))
+        if not all(torch.is_tensor(t) for t in leaves):
+            graphed.disable("the batches hold values other than tensors")
+            return self._eager_search_step(train_batch, val_batch, 0, warm, log)
+        self.__dict__["_batch_spec"], self.__dict__["_graph_warm"] = spec, warm
+        self.__dict__["_logged"] = []
+        key = (warm, self.strategy.graph_key(), self.strategy.gradient_clip_val, str(spec))
+        captures = graphed.captures
+        loss = graphed(leaves, key=key)
+        self._count_graphed_steps(warm)
+        # The logs of this call: recorded now (an eager or capturing call), or, for a replay,
+        # those recorded at capture, whose tensors the replay has just overwritten.
+        recorded = self.__dict__["_logged"]
+        if graphed.captures != captures:
+            self.__dict__["_graph_logs"] = recorded
+        logged = recorded or self.__dict__.get("_graph_logs", [])
+        if log:
+            for name, value, kwargs in logged:
+                self.log(
+                    name, value.detach().clone() if torch.is_tensor(value) else value, **kwargs
+                )
+        return loss.clone()
+
+    @contextlib.contextmanager
+    def _recorded_logging(self) -> Iterator[None]:
+        """The inner module's ``log`` calls of a captured step, recorded to repeat after replays.
+
+        The values are the graph's own output tensors, which every replay overwrites. A logged
+        torchmetrics Metric cannot be replayed (its update is Python state): capturing fails and
+        the search goes on eagerly.
+        """
+        from torchmetrics import Metric
+
+        def record(name: str, value: Any, *args: Any, **kwargs: Any) -> None:
+            if isinstance(value, Metric):
+                if torch.cuda.is_current_stream_capturing():
+                    raise RuntimeError(
+                        f"the evaluator's training_step logs the metric object {name!r}, whose "
+                        "update a replayed graph would skip"
+                    )
+                self.log(name, value, *args, **kwargs)
+                return
+            self.__dict__["_logged"].append((name, value, kwargs))
+
+        def record_dict(values: dict[str, Any], *args: Any, **kwargs: Any) -> None:
+            for name, value in values.items():
+                record(name, value, **kwargs)
+
+        self.__dict__["_log_target"] = (record, record_dict)
+        try:
+            yield
+        finally:
+            self.__dict__.pop("_log_target", None)
 
     @property
     def step_index(self) -> int:
