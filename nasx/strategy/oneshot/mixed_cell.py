@@ -23,6 +23,7 @@ import torch.nn.functional as F
 
 from nasx.space.cell import Cell
 
+from .batched_edges import batched_mixture
 from .mixed import NONE_OPS, _call, weighted_sum
 from .state import ArchState, gated
 
@@ -81,6 +82,9 @@ class MixedCell(nn.Module):
                 )
         self.__dict__["_state"] = state
         self._skip = [isinstance(v, str) and v in none_ops for v in self.values]
+        # Mixture mode runs the edges leaving the same states as one wide op per candidate
+        # (batched_edges.py): the same function in fewer, larger kernels. False: edge by edge.
+        self.batch_edges = True
 
     @property
     def node_indices(self) -> range:
@@ -108,6 +112,18 @@ class MixedCell(nn.Module):
             )
         st: ArchState = self._state
         states = self.preprocessor(list(inputs))  # each [B, C, H, W]
+        if (
+            self.batch_edges
+            and not st.path_mode
+            and self.partial_channels == 1
+            and not st.checkpoint
+        ):
+            states = batched_mixture(self, states, st)  # same values, fewer and larger kernels
+            outputs = self._output_nodes(st)
+            merged = torch.cat(
+                [states[self.num_predecessors + n] for n in outputs], self.concat_dim
+            )
+            return self.postprocessor(merged, list(inputs))
         for i in self.node_indices:
             states.append(
                 self._path_node(i, states, st) if st.path_mode else self._mixed_node(i, states, st)
