@@ -26,7 +26,7 @@ multi-tensor copy.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import torch
 import torch.nn as nn
@@ -79,12 +79,6 @@ def signature(module: nn.Module) -> Signature | None:
     return None
 
 
-def _cat(tensors: Sequence[torch.Tensor | None]) -> torch.Tensor | None:
-    if tensors[0] is None:
-        return None
-    return torch.cat([t for t in tensors if t is not None])
-
-
 def run_batched(
     modules: Sequence[nn.Module], x: torch.Tensor, sig: Signature, start: int = 0
 ) -> torch.Tensor:
@@ -103,38 +97,36 @@ def run_batched(
     if kind in ("maxpool", "avgpool"):
         return modules[0](x)  # pooling is per channel: one call covers every edge
     if kind == "conv":
-        m0 = modules[0]
-        weight = torch.cat([m.weight for m in modules])  # [E*C_out, C_in/g, k, k]
-        bias = _cat([m.bias for m in modules])
-        return F.conv2d(
-            x, weight, bias, m0.stride, m0.padding, m0.dilation, m0.groups * len(modules)
-        )
+        convs = cast(list[nn.Conv2d], list(modules))
+        c0 = convs[0]
+        weight = torch.cat([c.weight for c in convs])  # [E*C_out, C_in/g, k, k]
+        bias = torch.cat([cast(torch.Tensor, c.bias) for c in convs]) if sig[-1] else None
+        padding = cast(tuple[int, int], c0.padding)  # never a string: signature() refuses those
+        return F.conv2d(x, weight, bias, c0.stride, padding, c0.dilation, c0.groups * len(convs))
     if kind == "bn":
-        return _batch_norm(modules, x)
+        return _batch_norm(cast(list[nn.BatchNorm2d], list(modules)), x)
     raise ValueError(f"unknown layer kind {kind!r}")
 
 
-def _batch_norm(modules: Sequence[nn.Module], x: torch.Tensor) -> torch.Tensor:
-    m0 = modules[0]
-    weight = _cat([m.weight for m in modules]) if m0.affine else None
-    bias = _cat([m.bias for m in modules]) if m0.affine else None
-    tracked = m0.track_running_stats and m0.running_mean is not None
-    use_batch_stats = m0.training or not tracked
-    if not tracked:
-        return F.batch_norm(x, None, None, weight, bias, True, 0.0, m0.eps)
-    means = [m.running_mean for m in modules]
-    variances = [m.running_var for m in modules]
+def _batch_norm(bns: list[nn.BatchNorm2d], x: torch.Tensor) -> torch.Tensor:
+    b0 = bns[0]
+    momentum = cast(float, b0.momentum)  # never None: signature() refuses cumulative averaging
+    weight = torch.cat([b.weight for b in bns]) if b0.affine else None
+    bias = torch.cat([b.bias for b in bns]) if b0.affine else None
+    if not (b0.track_running_stats and b0.running_mean is not None):
+        return F.batch_norm(x, None, None, weight, bias, True, 0.0, b0.eps)
+    means = [cast(torch.Tensor, b.running_mean) for b in bns]
+    variances = [cast(torch.Tensor, b.running_var) for b in bns]
     running_mean, running_var = torch.cat(means), torch.cat(variances)
-    out = F.batch_norm(
-        x, running_mean, running_var, weight, bias, use_batch_stats, m0.momentum, m0.eps
-    )
-    if use_batch_stats:  # the running statistics moved: back into each edge's own buffers
-        c = m0.num_features
+    out = F.batch_norm(x, running_mean, running_var, weight, bias, b0.training, momentum, b0.eps)
+    if b0.training:  # the running statistics moved: back into each edge's own buffers
+        c = b0.num_features
         with torch.no_grad():
             torch._foreach_copy_(
                 means + variances, list(running_mean.split(c)) + list(running_var.split(c))
             )
-            torch._foreach_add_([m.num_batches_tracked for m in modules], 1)
+            counts = [cast(torch.Tensor, b.num_batches_tracked) for b in bns]
+            torch._foreach_add_(counts, 1)
     return out
 
 
