@@ -34,7 +34,9 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Literal, Union, overload
+
+from torch import nn
 
 from nasx._checks import check_int
 from nasx._config import describe
@@ -282,7 +284,17 @@ class NasExperiment:
         """The trials as rows (id, status, metric, duration, arch, error); ``print`` it for a table."""
         return TrialTable(self._all_trials())
 
-    def export_top_models(self, top_k: int = 1, formatter: str = "dict") -> list[Any]:
+    @overload
+    def export_top_models(
+        self, top_k: int = 1, formatter: Literal["dict"] = "dict"
+    ) -> list[dict[str, Any]]: ...
+    @overload
+    def export_top_models(self, top_k: int, formatter: Literal["instance"]) -> list[nn.Module]: ...
+    @overload
+    def export_top_models(self, *, formatter: Literal["instance"]) -> list[nn.Module]: ...
+    def export_top_models(
+        self, top_k: int = 1, formatter: str = "dict"
+    ) -> list[dict[str, Any]] | list[nn.Module]:
         """The ``top_k`` best archs (``formatter='dict'``) or fresh models built from them (``'instance'``)."""
         check_int("top_k", top_k, minimum=1, allow_none=False)
         if formatter not in ("dict", "instance"):
