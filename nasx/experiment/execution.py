@@ -149,6 +149,13 @@ class ProcessPoolExecutor:
     ):
         import cloudpickle
 
+        from nasx._platform import require_posix
+
+        # Workers get their socket by fd inheritance (pass_fds) and are killed when stuck.
+        require_posix(
+            "running trials in local worker processes (max_concurrent_trials > 1)",
+            instead="use max_concurrent_trials=1 (in-process) or execution='ray'",
+        )
         if capacity < 1:
             raise ValueError(f"a process pool needs at least 1 worker, got {capacity}")
         self.capacity = capacity
