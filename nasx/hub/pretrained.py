@@ -190,10 +190,11 @@ def configure_weights(
 
 
 def default_cache_dir() -> Path:
-    """Where published weights are cached: ``$NASX_CACHE_DIR/hub`` or ``~/.cache/nasx/hub``."""
-    from nasx._cache import cache_root
+    """Where published weights are cached: the ``hub/`` folder of nasx's one cache root
+    (``$NASX_CACHE_DIR/hub``, else ``$XDG_CACHE_HOME/nasx/hub``, else ``~/.cache/nasx/hub``)."""
+    from nasx._cache import cache_dir
 
-    return cache_root() / "hub"
+    return cache_dir("hub")
 
 
 def _entry(name: str) -> SearchedModel:
