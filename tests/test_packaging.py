@@ -91,3 +91,33 @@ def test_a_missing_optional_package_names_its_extra(monkeypatch):
         TrialTable([]).to_pandas()
     with pytest.raises(ValueError, match="unknown extra 'plots'"):
         optional_import("matplotlib", "plots", "x")
+
+
+# Where printing is the job: the command line, `python -m nasx.datasets`, the progress display
+# and `nasx serve`'s startup lines. Everything else logs to the "nasx" logger.
+MAY_PRINT = {
+    "nasx/cli.py",
+    "nasx/datasets/__main__.py",
+    "nasx/experiment/progress.py",
+    "nasx/dashboard/server.py",
+}
+
+
+def test_library_code_does_not_print():
+    import ast
+
+    prints = []
+    for path in sorted((ROOT / "nasx").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel in MAY_PRINT:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "print"
+            ):
+                prints.append(f"{rel}:{node.lineno}")
+    assert not prints, "log to logging.getLogger('nasx...') instead of printing:\n" + "\n".join(
+        prints
+    )

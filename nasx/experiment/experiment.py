@@ -63,7 +63,7 @@ from nasx.trial import (
 )
 
 from .execution import ProcessPoolExecutor, SequentialExecutor
-from .progress import Progress
+from .progress import Progress, announce
 from .runner import ModelBuilder, no_model
 from .storage import ExperimentDirError, TrialStore, remove_experiment
 from .table import TrialTable
@@ -453,12 +453,10 @@ class NasExperiment:
         ranked = best_trials(finished, self.direction, 1)
         best = ranked[0].metric if ranked else None
         if finished and self.progress:  # before the bar, which then owns the line
-            print(
+            announce(
                 f"resuming the experiment in {self.workdir}: {len(finished)} "
                 f"{'trial' if len(finished) == 1 else 'trials'} already done"
-                + (f" (best metric {best:.4f})" if best is not None else ""),
-                file=sys.stderr,
-                flush=True,
+                + (f" (best metric {best:.4f})" if best is not None else "")
             )
         from .notebook import NotebookProgress, in_notebook
 
