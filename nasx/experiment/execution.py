@@ -153,8 +153,10 @@ class ProcessPoolExecutor:
 
         # Workers get their socket by fd inheritance (pass_fds) and are killed when stuck.
         require_posix(
-            "running trials in local worker processes (max_concurrent_trials > 1)",
-            instead="use max_concurrent_trials=1 (in-process) or execution='ray'",
+            "running trials in local worker processes (execution='process', used for "
+            "max_concurrent_trials > 1 and for trial_timeout, which kills a stuck worker)",
+            instead="use execution='ray', or run trials in this process (max_concurrent_trials=1 "
+            "and no trial_timeout)",
         )
         if capacity < 1:
             raise ValueError(f"a process pool needs at least 1 worker, got {capacity}")
