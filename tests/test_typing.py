@@ -69,7 +69,11 @@ from nasx.evaluator import Classification
 from nasx.experiment import NasExperiment
 from nasx.hub import load_searched_model
 from nasx.space import LayerChoice, ModelSpace, SearchSpace, model_context, search_space
-from nasx.strategy import DARTS, TPE, RandomOneShot
+from nasx.evaluator import FunctionalEvaluator
+from nasx.experiment import TrialTable, load_trials
+from nasx.profiler import count_macs, count_parameters
+from nasx.strategy import DARTS, TPE, Random, RandomOneShot, RegularizedEvolution
+from nasx.trial import Trial
 
 
 class Net(ModelSpace):
@@ -100,6 +104,14 @@ assert_type(exp.run(), None)
 assert_type(exp.export_top_models(formatter="instance"), list[nn.Module])
 assert_type(exp.export_top_models(2, "instance")[0], nn.Module)
 assert_type(load_searched_model("darts-v2", pretrained=False), nn.Module)
+hub_space = nasx.hub.DARTS(width=4, num_cells=3)
+assert_type(count_macs(hub_space, (3, 16, 16)), int)
+assert_type(count_parameters(hub_space), int)
+evolution = NasExperiment(hub_space, FunctionalEvaluator(count_parameters), RegularizedEvolution())
+assert_type(evolution.trials()[0].metric, float | None)
+assert_type(evolution.trial_table(), TrialTable)
+assert_type(load_trials("workdir")[0], Trial)
+assert_type(Random(seed=0), Random)
 """
 
 # Archs are ``{label: value}`` with values of any type a choice may hold (ints, strings, lists of
