@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from ._lazy import lazy_attributes
 
@@ -49,5 +50,30 @@ _SUBPACKAGES = (
 
 __all__ = ["__version__", *_LAZY_NAMES, *_SUBPACKAGES]
 
+
+# What type checkers and IDEs see: the names of _LAZY_NAMES and _SUBPACKAGES, imported eagerly
+# by them only (tests/test_typing.py checks that the lists agree).
+if TYPE_CHECKING:
+    from nasx.space import Categorical as Categorical
+    from nasx.space import CategoricalMultiple as CategoricalMultiple
+    from nasx.space import Cell as Cell
+    from nasx.space import InputChoice as InputChoice
+    from nasx.space import LayerChoice as LayerChoice
+    from nasx.space import ModelSpace as ModelSpace
+    from nasx.space import Repeat as Repeat
+    from nasx.space import choice as choice
+    from nasx.space import ensure_frozen as ensure_frozen
+    from nasx.space import label_scope as label_scope
+    from nasx.space import model_context as model_context
+    from nasx.space import search_space as search_space
+
+    from . import datasets as datasets
+    from . import evaluator as evaluator
+    from . import experiment as experiment
+    from . import hub as hub
+    from . import profiler as profiler
+    from . import space as space
+    from . import strategy as strategy
+    from . import trial as trial
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY_NAMES, globals(), submodules=_SUBPACKAGES)

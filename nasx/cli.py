@@ -177,8 +177,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    import matplotlib
+    from nasx._optional import optional_import
 
+    matplotlib = optional_import("matplotlib", "plot", "nasx plot")
     matplotlib.use("Agg")
     from nasx.plot import charts
     from nasx.plot.cell_graph import cell_names

@@ -72,8 +72,8 @@ def test_cifar10_test_split_matches_references(cache):
     mean = np.asarray(ds.images).mean(axis=(0, 2, 3)) / 255
     np.testing.assert_allclose(mean, [0.4942, 0.4851, 0.4504], atol=0.002)
     assert "cifar10_jpg.tar.gz" in ds.origin
-    assert len(list((cache / "cifar10").glob("*.npy"))) == 2
-    assert not list((cache / "cifar10").glob("*.tmp"))
+    assert len(list((cache / "data" / "cifar10").glob("*.npy"))) == 2
+    assert not list((cache / "data" / "cifar10").glob("*.tmp"))
 
 
 @needs_cifar

@@ -40,7 +40,17 @@ def part_of(path: Path, root: Path = NASX) -> str:
 def imported_parts(path: Path, root: Path = NASX):
     """(line, part) for every ``nasx.<part>`` an import statement in ``path`` names."""
     package = ("nasx",) + path.relative_to(root).parent.parts  # the package the file is in
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    tree = ast.parse(path.read_text(), str(path))
+    # A package's ``if TYPE_CHECKING:`` block mirrors its lazy re-exports for type checkers; it
+    # imports nothing at run time (nasx.strategy re-exports the experiment's Filter that way).
+    typing_only = set()
+    if path.name == "__init__.py":
+        for top in tree.body:
+            if isinstance(top, ast.If) and ast.unparse(top.test) == "TYPE_CHECKING":
+                typing_only.update(id(n) for stmt in top.body for n in ast.walk(stmt))
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         names = []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]

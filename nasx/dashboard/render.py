@@ -15,6 +15,7 @@ import io
 import threading
 from typing import Any
 
+from nasx._optional import optional_import
 from nasx.experiment.readonly import ExperimentRecord
 
 CHART_PARAMS = ("metric", "x", "y", "trial", "cell")
@@ -25,10 +26,10 @@ _lock = threading.Lock()
 def warm_up() -> None:
     """Import matplotlib and draw once, so that the first page view is quick."""
     with _lock:
-        import matplotlib
+        matplotlib = optional_import("matplotlib", "dashboard", "the dashboard's charts")
 
         matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
+        plt = optional_import("matplotlib.pyplot", "dashboard", "the dashboard's charts")
 
         fig, ax = plt.subplots()
         fig.savefig(io.BytesIO(), format="svg")
@@ -40,7 +41,7 @@ def chart(exp: ExperimentRecord, name: str, params: dict[str, str]) -> bytes:
     if name not in CHARTS:
         raise KeyError(f"chart {name!r}")
     with _lock:
-        import matplotlib
+        matplotlib = optional_import("matplotlib", "dashboard", "the dashboard's charts")
 
         matplotlib.use("Agg", force=False)
         fig = _figure(exp, name, params)
@@ -50,7 +51,7 @@ def chart(exp: ExperimentRecord, name: str, params: dict[str, str]) -> bytes:
 
 
 def _figure(exp: ExperimentRecord, name: str, params: dict[str, str]) -> Any:
-    import matplotlib.pyplot as plt
+    plt = optional_import("matplotlib.pyplot", "dashboard", "the dashboard's charts")
 
     from nasx.plot import charts
 
@@ -105,7 +106,7 @@ def _int(value: str | None) -> int:
 
 
 def _message(text: str):
-    import matplotlib.pyplot as plt
+    plt = optional_import("matplotlib.pyplot", "dashboard", "the dashboard's charts")
 
     fig, ax = plt.subplots(figsize=(5, 1.2))
     plt.close(fig)

@@ -2,8 +2,9 @@
 
 Search order for the data directory: ``$NASX_DATA_DIR``, then ``../shared/data`` relative to the
 current directory and to the repository root. CIFAR-10 is decoded from the JPEG archive
-``cifar10/cifar10_jpg.tar.gz`` into uint8 ``.npy`` files under ``$NASX_CACHE_DIR`` (default
-``~/.cache/nasx``); Fashion-MNIST is read from IDX gzip files (Debian ``dataset-fashion-mnist``).
+``cifar10/cifar10_jpg.tar.gz`` into uint8 ``.npy`` files under ``data/`` of the cache root
+(``$NASX_CACHE_DIR``, else ``$XDG_CACHE_HOME/nasx``, else ``~/.cache/nasx``); Fashion-MNIST is
+read from IDX gzip files (Debian ``dataset-fashion-mnist``).
 ``python -m nasx.datasets`` prints what would be used. Modules: ``locate`` (locations),
 ``files`` (file helpers), ``arrays`` (ArrayImageDataset), ``cifar`` (CIFAR-10), ``fashion``
 (Fashion-MNIST), ``__main__`` (that printout).

@@ -89,7 +89,12 @@ def _apt_install(package: str, say) -> bool:
 def _digits() -> DemoImages:
     import torch
     import torch.nn.functional as F
-    from sklearn.datasets import load_digits
+
+    from nasx._optional import optional_import
+
+    load_digits = optional_import(
+        "sklearn.datasets", "digits", "the demo's fallback data", package="sklearn"
+    ).load_digits
 
     digits = load_digits()
     # (N, 8, 8) in 0..16 -> (N, 1, 28, 28) uint8 in 0..255, bilinear upsampling
@@ -162,5 +167,5 @@ def demo_images(
         + "\n  ".join(tried)
         + "\nPoint nasx at Fashion-MNIST with NASX_DATA_DIR=<folder holding fashion-mnist/> or "
         "--data-dir <folder with the IDX files>, run `apt-get install dataset-fashion-mnist` as "
-        "root, or `pip install scikit-learn` for its digits."
+        'root, or `pip install "nasx[digits]"` for scikit-learn\'s digits.'
     )

@@ -46,12 +46,13 @@ def find_data_dir() -> Path | None:
 
 
 def cache_dir() -> Path:
-    """Where decoded arrays are cached: ``$NASX_CACHE_DIR`` or ``~/.cache/nasx``.
+    """Where decoded arrays are cached: the ``data/`` folder of nasx's one cache root
+    (``$NASX_CACHE_DIR``, else ``$XDG_CACHE_HOME/nasx``, else ``~/.cache/nasx``; see ``nasx._cache``).
 
     Example:
-        >>> cache_dir().is_absolute()
-        True
+        >>> cache_dir().name
+        'data'
     """
-    from nasx._cache import cache_root
+    from nasx._cache import cache_dir as nasx_cache_dir
 
-    return cache_root()
+    return nasx_cache_dir("data")

@@ -11,6 +11,8 @@ pytorch_lightning only when first used.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from nasx._lazy import lazy_attributes
 
 from .base import Evaluator, ModelEvaluator, normalize_metric
@@ -31,5 +33,18 @@ _LAZY_NAMES = {
 
 __all__ = ["Evaluator", "ModelEvaluator", "FunctionalEvaluator", "normalize_metric", *_LAZY_NAMES]
 
+
+# What type checkers and IDEs see: the names of _LAZY_NAMES, imported eagerly
+# by them only (tests/test_typing.py checks that the lists agree).
+if TYPE_CHECKING:
+    from nasx.evaluator.lightning import Lightning as Lightning
+    from nasx.evaluator.lightning import LightningModule as LightningModule
+    from nasx.evaluator.lightning import Trainer as Trainer
+    from nasx.evaluator.nasbench201 import NasBench201Evaluator as NasBench201Evaluator
+    from nasx.evaluator.supervised import Classification as Classification
+    from nasx.evaluator.supervised import ClassificationModule as ClassificationModule
+    from nasx.evaluator.supervised import Regression as Regression
+    from nasx.evaluator.supervised import RegressionModule as RegressionModule
+    from nasx.evaluator.supervised import SupervisedLearningModule as SupervisedLearningModule
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY_NAMES, globals())

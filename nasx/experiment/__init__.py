@@ -9,6 +9,8 @@ Names load lazily so ``import nasx.experiment`` stays cheap.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from nasx._lazy import lazy_attributes
 
 _LAZY_NAMES = {
@@ -24,5 +26,17 @@ _LAZY_NAMES = {
 
 __all__ = list(_LAZY_NAMES)
 
+
+# What type checkers and IDEs see: the names of _LAZY_NAMES, imported eagerly
+# by them only (tests/test_typing.py checks that the lists agree).
+if TYPE_CHECKING:
+    from nasx.experiment.experiment import NasExperiment as NasExperiment
+    from nasx.experiment.experiment import parse_duration as parse_duration
+    from nasx.experiment.filters import Filter as Filter
+    from nasx.experiment.filters import ParamCountFilter as ParamCountFilter
+    from nasx.experiment.storage import ExperimentDirError as ExperimentDirError
+    from nasx.experiment.storage import TrialStore as TrialStore
+    from nasx.experiment.storage import load_trials as load_trials
+    from nasx.experiment.table import TrialTable as TrialTable
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY_NAMES, globals())

@@ -149,6 +149,15 @@ class ProcessPoolExecutor:
     ):
         import cloudpickle
 
+        from nasx._platform import require_posix
+
+        # Workers get their socket by fd inheritance (pass_fds) and are killed when stuck.
+        require_posix(
+            "running trials in local worker processes (execution='process', used for "
+            "max_concurrent_trials > 1 and for trial_timeout, which kills a stuck worker)",
+            instead="use execution='ray', or run trials in this process (max_concurrent_trials=1 "
+            "and no trial_timeout)",
+        )
         if capacity < 1:
             raise ValueError(f"a process pool needs at least 1 worker, got {capacity}")
         self.capacity = capacity

@@ -34,7 +34,9 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Literal, Union, overload
+
+from torch import nn
 
 from nasx._checks import check_int
 from nasx._config import describe
@@ -61,7 +63,7 @@ from nasx.trial import (
 )
 
 from .execution import ProcessPoolExecutor, SequentialExecutor
-from .progress import Progress
+from .progress import Progress, announce
 from .runner import ModelBuilder, no_model
 from .storage import ExperimentDirError, TrialStore, remove_experiment
 from .table import TrialTable
@@ -282,7 +284,17 @@ class NasExperiment:
         """The trials as rows (id, status, metric, duration, arch, error); ``print`` it for a table."""
         return TrialTable(self._all_trials())
 
-    def export_top_models(self, top_k: int = 1, formatter: str = "dict") -> list[Any]:
+    @overload
+    def export_top_models(
+        self, top_k: int = 1, formatter: Literal["dict"] = "dict"
+    ) -> list[dict[str, Any]]: ...
+    @overload
+    def export_top_models(self, top_k: int, formatter: Literal["instance"]) -> list[nn.Module]: ...
+    @overload
+    def export_top_models(self, *, formatter: Literal["instance"]) -> list[nn.Module]: ...
+    def export_top_models(
+        self, top_k: int = 1, formatter: str = "dict"
+    ) -> list[dict[str, Any]] | list[nn.Module]:
         """The ``top_k`` best archs (``formatter='dict'``) or fresh models built from them (``'instance'``)."""
         check_int("top_k", top_k, minimum=1, allow_none=False)
         if formatter not in ("dict", "instance"):
@@ -441,12 +453,10 @@ class NasExperiment:
         ranked = best_trials(finished, self.direction, 1)
         best = ranked[0].metric if ranked else None
         if finished and self.progress:  # before the bar, which then owns the line
-            print(
+            announce(
                 f"resuming the experiment in {self.workdir}: {len(finished)} "
                 f"{'trial' if len(finished) == 1 else 'trials'} already done"
-                + (f" (best metric {best:.4f})" if best is not None else ""),
-                file=sys.stderr,
-                flush=True,
+                + (f" (best metric {best:.4f})" if best is not None else "")
             )
         from .notebook import NotebookProgress, in_notebook
 

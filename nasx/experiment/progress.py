@@ -14,7 +14,13 @@ from typing import IO, Any
 
 from nasx.trial import FAILED, REJECTED, SUCCEEDED, Trial
 
-__all__ = ["Progress", "format_seconds"]
+__all__ = ["Progress", "announce", "format_seconds"]
+
+
+def announce(text: str, stream: IO[str] | None = None) -> None:
+    """One line for the person running the search (stderr), outside the bar: the only other
+    output of an experiment besides the display itself (nasx's library code prints nothing)."""
+    print(text, file=stream if stream is not None else sys.stderr, flush=True)
 
 
 def format_seconds(seconds: float) -> str:

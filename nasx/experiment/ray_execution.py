@@ -48,12 +48,9 @@ class RayExecutor:
         resources: dict[str, float] | None = None,
         trial_timeout: float | None = None,
     ):
-        try:
-            import ray
-        except ImportError:
-            raise ImportError(
-                "execution='ray' needs Ray: pip install 'nasx[ray]' (or pip install 'ray>=2.9')"
-            ) from None
+        from nasx._optional import optional_import
+
+        ray = optional_import("ray", "ray", "execution='ray'")
         self._ray = ray
         self._started_ray = False
         if not ray.is_initialized():

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -184,10 +185,18 @@ def _describe(e: BaseException) -> str:
 
 @contextlib.contextmanager
 def _trial_log(log_path: str | Path | None, buffer: io.StringIO | None):
-    """A logger writing to the trial's log; records of other loggers go there too meanwhile."""
+    """A logger writing to the trial's log, which also captures the trial's own output.
+
+    The handler sits on the root logger, so the records of the model, the evaluator and the
+    libraries they call (Lightning...) reach the trial's log; a filter keeps only the records
+    made in the thread running the trial, so another thread's records (a dashboard, a data
+    loader thread, the application's own work) never land in it.
+    """
     stream = open(log_path, "a") if log_path else buffer  # noqa: SIM115
     handler = logging.StreamHandler(stream)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    trial_thread = threading.get_ident()
+    handler.addFilter(lambda record: record.thread == trial_thread)
     root = logging.getLogger()
     root.addHandler(handler)
     log = logging.getLogger("nasx.trial")

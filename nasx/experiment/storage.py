@@ -3,7 +3,8 @@
 Layout of an experiment directory::
 
     nasx.db              SQLite (WAL): table ``meta`` (what experiment this is), table ``trials``
-    nasx.lock            held (flock) while a process runs the experiment
+    nasx.lock            held (filelock: flock on POSIX, msvcrt on Windows) while a process runs it
+    nasx.lock.pid        the pid of the process holding nasx.lock, for the "locked" message
     trials/<id>/arch.json   the trial's arch, to rebuild or retrain it later
     trials/<id>/trial.log   what the trial logged
 
@@ -25,17 +26,21 @@ commits.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import sqlite3
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
+
+from filelock import FileLock, Timeout
 
 from nasx.trial import Trial
 
 DB_NAME = "nasx.db"
 LOCK_NAME = "nasx.lock"
+LOCK_PID_NAME = "nasx.lock.pid"  # beside the lock: filelock owns the lock file's content
+# How long to wait for the lock: only a reader's probe (microseconds) is worth waiting for.
+_LOCK_WAIT_S = 0.5
 TRIALS_DIR = "trials"
 
 _SCHEMA = """
@@ -77,7 +82,7 @@ class TrialStore:
 
     def __init__(self, directory: str | os.PathLike, *, lock: bool = True, read_only: bool = False):
         self.directory = Path(directory)
-        self._lock_file: IO[str] | None = None
+        self._lock: FileLock | None = None
         path = self.directory / DB_NAME
         # A process creating the experiment right now holds the lock: its database may still
         # be empty. Only a database that nobody is writing must hold nasx's tables.
@@ -128,37 +133,37 @@ class TrialStore:
     def _lock_only(cls, directory: Path) -> None:
         """Raise if another process holds the directory's lock (then release ours)."""
         store = cls.__new__(cls)
-        store.directory, store._lock_file = directory, None
+        store.directory, store._lock = directory, None
         store._acquire_lock()
-        if store._lock_file is not None:
-            store._lock_file.close()
+        if store._lock is not None:
+            store._lock.release()
 
     def _acquire_lock(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        f = open(self.directory / LOCK_NAME, "a+")
+        # thread_local=False: the store may be closed by another thread than the one opening it.
+        lock = FileLock(self.directory / LOCK_NAME, thread_local=False)
+        pid_file = self.directory / LOCK_PID_NAME
         try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.seek(0)
-            holder = f.read().strip() or "unknown"
-            f.close()
+            lock.acquire(timeout=_LOCK_WAIT_S)
+        except Timeout:
+            try:
+                holder = pid_file.read_text(encoding="ascii").strip() or "unknown"
+            except OSError:
+                holder = "unknown"
             raise ExperimentDirError(
                 f"the experiment in {self.directory} is being run by another process (pid {holder}); "
                 "wait for it to finish or stop it first"
             ) from None
-        f.seek(0)
-        f.truncate()
-        f.write(str(os.getpid()))
-        f.flush()
-        self._lock_file = f
+        pid_file.write_text(str(os.getpid()), encoding="ascii")
+        self._lock = lock
 
     def close(self) -> None:
         """Close the database and release the directory lock."""
         if getattr(self, "_db", None) is not None:
             self._db.close()
-        if self._lock_file is not None:
-            self._lock_file.close()  # closing the descriptor releases the flock
-            self._lock_file = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     def _has_tables(self) -> bool:
         names = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master")}
@@ -224,7 +229,7 @@ def remove_experiment(directory: str | os.PathLike) -> None:
     if not directory.exists():
         return
     TrialStore._lock_only(directory)
-    for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", LOCK_NAME):
+    for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", LOCK_NAME, LOCK_PID_NAME):
         (directory / name).unlink(missing_ok=True)
     for name in (TRIALS_DIR, "workers", "checkpoints"):
         shutil.rmtree(directory / name, ignore_errors=True)
@@ -258,16 +263,22 @@ _MOVE_AWAY_HINT = (
 
 
 def _locked_by_another_process(directory: Path) -> bool:
+    """Whether a process holds the directory's lock (a probe: taken and released at once).
+
+    Never creates the lock file (a reader writes nothing), and a lock file it cannot open
+    (read-only storage, another user's) counts as not held, as before.
+    """
+    path = directory / LOCK_NAME
+    if not path.exists():
+        return False
+    probe = FileLock(path, thread_local=False)
     try:
-        f = open(directory / LOCK_NAME)
+        probe.acquire(timeout=0)
+    except Timeout:
+        return True
     except OSError:
         return False
-    try:
-        fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        f.close()
+    probe.release()
     return False
 
 

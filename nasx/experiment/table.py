@@ -87,12 +87,11 @@ class TrialTable(list):
         """A ``pandas.DataFrame``, one row per trial, one column per field and per final metric.
 
         Columns: id, status, metric, duration, start_time, end_time, arch (a dict), error, and
-        ``metric_<name>`` for every other final metric. Needs pandas (``pip install pandas``).
+        ``metric_<name>`` for every other final metric. Needs pandas (``pip install "nasx[pandas]"``).
         """
-        try:
-            import pandas as pd
-        except ImportError as e:
-            raise ImportError("TrialTable.to_pandas() needs pandas: pip install pandas") from e
+        from nasx._optional import optional_import
+
+        pd = optional_import("pandas", "pandas", "TrialTable.to_pandas()")
         extra = sorted({k for t in self for k in (t.metrics or {}) if k != "default"})
         records = []
         for t in self:

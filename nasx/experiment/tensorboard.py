@@ -48,13 +48,13 @@ class TrialWriter:
     """Writes finished trials under ``<workdir>/tensorboard`` (one run folder per trial)."""
 
     def __init__(self, workdir: str | os.PathLike):
-        try:
-            from torch.utils.tensorboard import SummaryWriter
-        except ImportError as e:  # torch's writer needs the tensorboard package
-            raise ImportError(
-                "TensorBoard logging needs the tensorboard package: pip install tensorboard"
-            ) from e
-        self._writer_cls = SummaryWriter
+        from nasx._optional import optional_import
+
+        # torch's writer needs the tensorboard package
+        writer = optional_import(
+            "torch.utils.tensorboard", "tensorboard", "TensorBoard logging", package="tensorboard"
+        )
+        self._writer_cls = writer.SummaryWriter
         self.root = Path(workdir) / TB_DIR
 
     def written(self, trial_id: int) -> bool:

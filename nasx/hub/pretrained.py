@@ -1,11 +1,16 @@
 """Pre-searched models: ``load_searched_model(name)`` builds one at its published size, with weights.
 
-Weights are plain ``state_dict`` files loaded with ``torch.load(..., weights_only=True)``. Published
-weights (``pretrained=True``) are looked up in a cache directory (``$NASX_CACHE_DIR/hub``, default
-``~/.cache/nasx/hub``) and verified against their SHA-256 when one is configured; when missing
-they are downloaded from a configured URL into a temporary file that replaces the cached name only
-after its checksum passed, so a bad download never overwrites anything. nasx ships no weight URLs
-(none are hosted yet): :func:`configure_weights` sets them.
+Weights are plain ``state_dict`` files loaded with ``torch.load(..., weights_only=True)``; fp16
+or bf16 files are upcast to the model's fp32 on load. ``pretrained=True`` looks in two places:
+
+1. weights shipped in the package (:data:`PACKAGED_WEIGHTS`: a file under ``nasx/hub/weights/``
+   and its SHA-256), loaded offline, never downloaded;
+2. the ``hub/`` folder of nasx's cache root (``$NASX_CACHE_DIR/hub``, else
+   ``$XDG_CACHE_HOME/nasx/hub``, else ``~/.cache/nasx/hub``), verified against the SHA-256 when
+   one is configured; when missing, downloaded from a configured URL with torch.hub's
+   ``download_url_to_file`` (a progress bar, the checksum checked on the way, a temporary file
+   moved into place only when complete and verified, so a bad download overwrites nothing).
+   nasx hosts no weight URLs yet: :func:`configure_weights` sets them.
 
     >>> from nasx.hub import load_searched_model
     >>> model = load_searched_model('darts-v2')
@@ -18,11 +23,10 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
-import sys
-import tempfile
-import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +73,10 @@ def _genotype_arch(name: str) -> Callable[[], dict[str, Any]]:
 def _named_arch(module: str, attr: str) -> Callable[[], dict[str, Any]]:
     return lambda: dict(getattr(importlib.import_module(module), attr))
 
+
+# Weights shipped inside the package: model name -> (file under nasx/hub/weights/, its sha256).
+# Adding a model's shipped weights is one line here plus the file (package data: *.pt).
+PACKAGED_WEIGHTS: dict[str, tuple[str, str]] = {}
 
 _CIFAR_20 = {"width": 36, "num_cells": 20, "dataset": "cifar"}
 SEARCHED_MODELS: dict[str, SearchedModel] = {
@@ -190,10 +198,11 @@ def configure_weights(
 
 
 def default_cache_dir() -> Path:
-    """Where published weights are cached: ``$NASX_CACHE_DIR/hub`` or ``~/.cache/nasx/hub``."""
-    from nasx._cache import cache_root
+    """Where published weights are cached: the ``hub/`` folder of nasx's one cache root
+    (``$NASX_CACHE_DIR/hub``, else ``$XDG_CACHE_HOME/nasx/hub``, else ``~/.cache/nasx/hub``)."""
+    from nasx._cache import cache_dir
 
-    return cache_root() / "hub"
+    return cache_dir("hub")
 
 
 def _entry(name: str) -> SearchedModel:
@@ -229,28 +238,43 @@ def _verify(path: Path, expected: str | None, what: str) -> None:
 
 
 def _download(url: str, target: Path, expected: str | None, progress: bool) -> None:
-    """Download into a temporary file next to ``target``; move it there only if the checksum passes."""
+    """Download with torch.hub's helper: into a temporary file beside ``target``, checked against
+    the sha256 prefix ``expected`` on the way, moved to ``target`` only when complete and verified."""
+    from torch.hub import download_url_to_file
+
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    tmp = Path(tmp_name)
     try:
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=60) as response:
-            total = int(response.headers.get("Content-Length") or 0)
-            done = 0
-            while chunk := response.read(1 << 20):
-                out.write(chunk)
-                done += len(chunk)
-                if progress:
-                    size = f"/{total >> 20} MiB" if total else " MiB"
-                    print(
-                        f"\rdownloading {target.name}: {done >> 20}{size}", end="", file=sys.stderr
-                    )
-        if progress:
-            print(file=sys.stderr)
-        _verify(tmp, expected, f"download from {url}")
-        os.replace(tmp, target)  # atomic: the cache holds the old file or the verified new one
-    finally:
-        tmp.unlink(missing_ok=True)
+        download_url_to_file(url, str(target), hash_prefix=expected, progress=progress)
+    except RuntimeError as err:
+        if "invalid hash value" not in str(err):
+            raise
+        raise ValueError(
+            f"checksum mismatch for download from {url}: {err}; nothing was written to "
+            f"{str(target)!r}"
+        ) from None
+
+
+def _packaged_weights_dir() -> Any:
+    """The package's ``nasx/hub/weights`` folder (a Traversable: the package may be zipped)."""
+    return resources.files("nasx.hub").joinpath("weights")
+
+
+@contextmanager
+def _packaged_weights(name: str) -> Iterator[Path | None]:
+    """The verified path of the weights shipped for ``name``, or None when none are shipped."""
+    if name not in PACKAGED_WEIGHTS:
+        yield None
+        return
+    filename, sha256 = PACKAGED_WEIGHTS[name]
+    shipped = _packaged_weights_dir().joinpath(filename)
+    if not shipped.is_file():
+        raise FileNotFoundError(
+            f"the weights shipped for {name!r} ({filename} in nasx/hub/weights) are missing from "
+            "this installation of nasx: reinstall it, or pass weights='path/to/file.pt'"
+        )
+    with resources.as_file(shipped) as path:
+        _verify(path, sha256, f"shipped weights of {name!r}")
+        yield path
 
 
 def _published_weights(
@@ -304,6 +328,16 @@ def load_weights(model: nn.Module, path: str | os.PathLike, sha256: str | None =
     if not isinstance(state, Mapping):
         raise ValueError(f"{str(path)!r} does not hold a state_dict (got {type(state).__name__})")
     own = model.state_dict()
+    # Half-precision files (half the size to ship) train and run as the model's own dtype.
+    state = {
+        k: v.to(own[k].dtype)
+        if k in own
+        and isinstance(v, torch.Tensor)
+        and v.dtype in (torch.float16, torch.bfloat16)
+        and own[k].is_floating_point()
+        else v
+        for k, v in state.items()
+    }
     missing = [k for k in own if k not in state]
     unexpected = [k for k in state if k not in own]
     mismatched = [
@@ -338,11 +372,12 @@ def load_searched_model(
 
     Args:
         name: one of :func:`available_models` (``'darts-v2'``, ``'enas'``, ``'mnasnet-a1'``, ...).
-        pretrained: load the published weights from the cache directory (verified by checksum when
-            one is configured), downloading them first when a URL is configured.
+        pretrained: load the published weights: those shipped in the package when there are
+            (offline), else from the cache directory (verified by checksum when one is
+            configured), downloading them first when a URL is configured.
         weights: a ``state_dict`` file of your own to load instead (``pretrained`` is ignored).
-        progress: print download progress to stderr.
-        cache_dir: the cache directory (default ``$NASX_CACHE_DIR/hub`` or ``~/.cache/nasx/hub``).
+        progress: show torch.hub's download progress bar on stderr.
+        cache_dir: the cache directory (default: :func:`default_cache_dir`).
         sha256: expected checksum (or an 8+ digit prefix) of ``weights``.
         download: allow downloading missing published weights (when a URL is configured).
 
@@ -359,6 +394,9 @@ def load_searched_model(
     if weights is not None:
         load_weights(model, weights, sha256)
     elif pretrained:
+        with _packaged_weights(name) as shipped:
+            if shipped is not None:
+                return load_weights(model, shipped)
         directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         load_weights(model, _published_weights(entry, directory, progress, download))
     return model

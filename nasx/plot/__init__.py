@@ -9,6 +9,8 @@ Names load lazily, so ``import nasx.plot`` does not import matplotlib or graphvi
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from nasx._lazy import lazy_attributes
 
 _LAZY_NAMES = {
@@ -28,5 +30,22 @@ _LAZY_NAMES = {
 }
 
 __all__ = list(_LAZY_NAMES)
+
+# What type checkers and IDEs see: the names of _LAZY_NAMES, imported eagerly
+# by them only (tests/test_typing.py checks that the lists agree).
+if TYPE_CHECKING:
+    from nasx.plot.cell_graph import CellGraph as CellGraph
+    from nasx.plot.cell_graph import cell_graph as cell_graph
+    from nasx.plot.cell_graph import cell_names as cell_names
+    from nasx.plot.cells import dot_available as dot_available
+    from nasx.plot.cells import plot_cell as plot_cell
+    from nasx.plot.cells import plot_double_cells as plot_double_cells
+    from nasx.plot.charts import arch_weight_history as arch_weight_history
+    from nasx.plot.charts import pareto_front as pareto_front
+    from nasx.plot.charts import plot_arch_weights as plot_arch_weights
+    from nasx.plot.charts import plot_learning_curves as plot_learning_curves
+    from nasx.plot.charts import plot_metric_history as plot_metric_history
+    from nasx.plot.charts import plot_pareto as plot_pareto
+    from nasx.plot.charts import running_best as running_best
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY_NAMES, globals())

@@ -18,6 +18,8 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from nasx._optional import is_installed, optional_import
+
 from .cell_graph import CellGraph, cell_graph
 
 BACKENDS = ("auto", "graphviz", "matplotlib")
@@ -42,12 +44,18 @@ def _resolve_backend(backend: str) -> str:
         )
     if backend != "auto":
         return backend
-    if dot_available():
+    dot, package = dot_available(), is_installed("graphviz")  # both are needed
+    if dot and package:
         return "graphviz"
     if not _warned_no_dot:
         _warned_no_dot = True
+        missing = (
+            "graphviz's 'dot' program is not installed"
+            if not dot
+            else 'graphviz\'s Python package is not installed (pip install "nasx[plot]")'
+        )
         warnings.warn(
-            "graphviz's 'dot' program is not installed: drawing cells with matplotlib instead "
+            f"{missing}: drawing cells with matplotlib instead "
             "(install graphviz for the usual layout)",
             stacklevel=3,
         )
@@ -88,7 +96,7 @@ def plot_cell(
     graph = cell_graph(arch, cell, merge_op)
     if _resolve_backend(backend) == "graphviz":
         return to_digraph(graph, format=format)
-    import matplotlib.pyplot as plt
+    plt = optional_import("matplotlib.pyplot", "plot", "drawing cells")
 
     fig, ax = plt.subplots(figsize=_mpl_size(graph))
     draw_cell_mpl(graph, ax)
@@ -116,12 +124,12 @@ def plot_double_cells(
         >>> plot_double_cells(DARTS_V1, backend='matplotlib').get_size_inches().tolist()
         [14.0, 4.5]
     """
-    import matplotlib.pyplot as plt
+    plt = optional_import("matplotlib.pyplot", "plot", "drawing cells")
 
     graphs = [cell_graph(arch, c, merge_op) for c in cells]
     backend = _resolve_backend(backend)
     if backend == "graphviz":
-        import matplotlib.image as mpimg
+        mpimg = optional_import("matplotlib.image", "plot", "drawing cells")
 
         images = [
             mpimg.imread(
@@ -163,7 +171,7 @@ def to_digraph(graph: CellGraph, format: str = "png", title: bool = True):  # no
         >>> print(g.source.splitlines()[0])
         digraph c {
     """
-    import graphviz
+    graphviz = optional_import("graphviz", "plot", "drawing cells with graphviz")
 
     g = graphviz.Digraph(
         graph.name,
@@ -231,7 +239,7 @@ def _mpl_size(graph: CellGraph) -> tuple[float, float]:
 
 def draw_cell_mpl(graph: CellGraph, ax) -> None:
     """Draw a cell into a matplotlib ``Axes`` (no graphviz needed) as an arc diagram."""
-    from matplotlib.patches import Arc
+    Arc = optional_import("matplotlib.patches", "plot", "drawing cells").Arc
 
     order = _mpl_order(graph)
     x = {name: float(i) for i, name in enumerate(order)}

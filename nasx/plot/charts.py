@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from nasx._optional import optional_import
 from nasx.trial import FAILED, SUCCEEDED, Trial
 
 from .cells import plain
@@ -127,7 +128,7 @@ def _check_direction(direction: str) -> None:
 
 
 def _axes(ax, figsize=(6.4, 4.0)):
-    import matplotlib.pyplot as plt
+    plt = optional_import("matplotlib.pyplot", "plot", "charts of an experiment")
 
     if ax is not None:
         return ax.figure, ax
@@ -329,13 +330,11 @@ def _read_lightning_logs(directory: Path) -> dict[int, dict[str, float]]:
                         rows.setdefault(int(float(step)), {})[key] = float(value)
     events = sorted(directory.glob("**/events.out.tfevents.*"))
     if events and not rows:
-        try:
-            from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-        except ImportError as e:
-            raise ImportError(
-                f"{directory} holds TensorBoard logs; reading them needs the tensorboard package "
-                "(pip install tensorboard)"
-            ) from e
+        EventAccumulator = optional_import(
+            "tensorboard.backend.event_processing.event_accumulator",
+            "tensorboard",
+            f"reading the TensorBoard logs in {directory}",
+        ).EventAccumulator
         for path in events:
             acc = EventAccumulator(str(path), size_guidance={"scalars": 0})
             acc.Reload()
@@ -364,7 +363,7 @@ def plot_arch_weights(source: Any, labels: Sequence[str] | None = None, *, max_l
         >>> fig.axes[0].get_title()
         'op'
     """
-    import matplotlib.pyplot as plt
+    plt = optional_import("matplotlib.pyplot", "plot", "charts of an experiment")
 
     history = source if _is_history(source) else arch_weight_history(source)
     if labels is None:

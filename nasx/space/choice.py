@@ -17,11 +17,13 @@ import itertools
 import json
 import random
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from .errors import InvalidArchError
 from .labels import make_label
 from .registry import register
+
+_V = TypeVar("_V")
 
 
 def _same_value(a: Any, b: Any) -> bool:
@@ -232,7 +234,7 @@ class CategoricalMultiple(Choice):
         )
 
 
-def choice(label: str, values: Sequence[Any]) -> Any:
+def choice(label: str, values: Sequence[_V]) -> _V:
     """Declare a value choice inside a space's constructor and get its value back.
 
     The NNI spelling (``nni.choice(label, values)``) with Optuna's convenience: the return value is
@@ -256,4 +258,6 @@ def choice(label: str, values: Sequence[Any]) -> Any:
     """
     from .context import resolve
 
-    return resolve(Categorical(values, label=label))
+    # The type of one of ``values``: what the arch holds for ``label`` (type checkers see ``int``
+    # for ``choice('width', [16, 32])``).
+    return cast(_V, resolve(Categorical(values, label=label)))

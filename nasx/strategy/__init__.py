@@ -15,6 +15,8 @@ strategy never imports another's dependencies (Optuna, Lightning).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from nasx._lazy import lazy_attributes
 
 # Public name -> module that defines it (each branch adds its own strategies here).
@@ -42,5 +44,27 @@ _LAZY_NAMES = {
 
 __all__ = list(_LAZY_NAMES)
 
+
+# What type checkers and IDEs see: the names of _LAZY_NAMES, imported eagerly
+# by them only (tests/test_typing.py checks that the lists agree).
+if TYPE_CHECKING:
+    from nasx.experiment.filters import Filter as Filter
+    from nasx.experiment.filters import ParamCountFilter as ParamCountFilter
+    from nasx.strategy.base import MultiTrialStrategy as MultiTrialStrategy
+    from nasx.strategy.base import Strategy as Strategy
+    from nasx.strategy.evolution import RegularizedEvolution as RegularizedEvolution
+    from nasx.strategy.grid import GridSearch as GridSearch
+    from nasx.strategy.local_search import LocalSearch as LocalSearch
+    from nasx.strategy.oneshot.base import OneShotEvaluator as OneShotEvaluator
+    from nasx.strategy.oneshot.base import OneShotStrategy as OneShotStrategy
+    from nasx.strategy.oneshot.darts import DARTS as DARTS
+    from nasx.strategy.oneshot.darts import GumbelDARTS as GumbelDARTS
+    from nasx.strategy.oneshot.enas import ENAS as ENAS
+    from nasx.strategy.oneshot.proxyless import Proxyless as Proxyless
+    from nasx.strategy.oneshot.random_oneshot import RandomOneShot as RandomOneShot
+    from nasx.strategy.policy_gradient import PolicyBasedRL as PolicyBasedRL
+    from nasx.strategy.policy_gradient import PolicyGradient as PolicyGradient
+    from nasx.strategy.random import Random as Random
+    from nasx.strategy.tpe import TPE as TPE
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY_NAMES, globals())

@@ -57,17 +57,10 @@ def test_to_pandas_has_a_row_per_trial_and_a_column_per_metric():
 
 
 def test_to_pandas_without_pandas_says_how_to_get_it(monkeypatch):
-    import builtins
+    import sys
 
-    real_import = builtins.__import__
-
-    def no_pandas(name, *args, **kwargs):
-        if name == "pandas":
-            raise ImportError("no pandas")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_pandas)
-    with pytest.raises(ImportError, match="pip install pandas"):
+    monkeypatch.setitem(sys.modules, "pandas", None)  # as if not installed
+    with pytest.raises(ImportError, match=r'pip install "nasx\[pandas\]"'):
         TrialTable(TRIALS).to_pandas()
 
 

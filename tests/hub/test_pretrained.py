@@ -172,3 +172,56 @@ def test_base_space_classmethod_accepts_subclass_models():
     from nasx.hub import NDS
 
     assert type(NDS.load_searched_model("enas")).__name__ == "ENAS"
+
+
+@pytest.fixture
+def shipped(tmp_path, monkeypatch):
+    """An empty stand-in for nasx/hub/weights and the registry of shipped weights."""
+    folder = tmp_path / "weights"
+    folder.mkdir()
+    monkeypatch.setattr(pt, "_packaged_weights_dir", lambda: folder)
+    monkeypatch.setattr(pt, "PACKAGED_WEIGHTS", {})
+    return folder
+
+
+def test_shipped_fp16_weights_load_offline_as_fp32(tmp_path, shipped, entry, trained_file):
+    path, _ = trained_file
+    half = {k: v.half() if v.is_floating_point() else v for k, v in torch.load(path).items()}
+    torch.save(half, shipped / "darts-v2.pt")
+    sha = hashlib.sha256((shipped / "darts-v2.pt").read_bytes()).hexdigest()
+    pt.PACKAGED_WEIGHTS["darts-v2"] = ("darts-v2.pt", sha)  # the one line a shipped file needs
+    configure_weights("darts-v2", url=(tmp_path / "never-fetched.pth").as_uri())
+    cache = tmp_path / "cache"
+    model = load_searched_model("darts-v2", pretrained=True, cache_dir=cache)
+    weight = model.classifier.weight
+    assert weight.dtype == torch.float32 and torch.equal(weight, half["classifier.weight"].float())
+    assert torch.all(model.classifier.bias == 0.25)
+    assert not cache.exists()  # nothing downloaded, nothing cached
+
+
+def test_shipped_weights_are_verified(shipped, entry, trained_file):
+    path, _ = trained_file
+    (shipped / "darts-v2.pt").write_bytes(path.read_bytes())
+    pt.PACKAGED_WEIGHTS["darts-v2"] = ("darts-v2.pt", "0" * 64)
+    with pytest.raises(ValueError, match="checksum mismatch for shipped weights of 'darts-v2'"):
+        load_searched_model("darts-v2", pretrained=True)
+    pt.PACKAGED_WEIGHTS["darts-v2"] = ("absent.pt", "0" * 64)
+    with pytest.raises(FileNotFoundError, match=r"absent.pt in nasx/hub/weights\) are missing"):
+        load_searched_model("darts-v2", pretrained=True)
+
+
+def test_every_shipped_file_is_in_the_package_and_matches_its_checksum():
+    for name, (filename, sha) in pt.PACKAGED_WEIGHTS.items():
+        assert name in available_models()
+        path = pt._packaged_weights_dir().joinpath(filename)
+        assert filename.endswith(".pt") and path.is_file(), f"{filename} is not in nasx/hub/weights"
+        assert hashlib.sha256(path.read_bytes()).hexdigest().startswith(sha), name
+
+
+def test_package_data_ships_the_weights_folder():
+    tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from 3.11")
+    from pathlib import Path
+
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    package_data = tomllib.loads(pyproject.read_text())["tool"]["setuptools"]["package-data"]
+    assert "weights/*.pt" in package_data["nasx.hub"]
