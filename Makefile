@@ -33,6 +33,9 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q -m "not slow"
+	@# Two slow packaging checks that run here too: every module imported with POSIX-only
+	@# modules hidden, and nasx installed without extras running the README's search.
+	$(PY) -m pytest -q tests/test_portability.py tests/test_install.py
 
 test-all: $(STAMP)
 	$(PY) -m pytest -q

@@ -10,8 +10,10 @@ from nasx.hub import pretrained as pt
 
 
 @pytest.fixture
-def entry():
-    """darts-v2's weight settings, restored after the test."""
+def entry(monkeypatch):
+    """darts-v2's download settings, restored after the test (its shipped weights hidden, so
+    the download and cache paths are what runs)."""
+    monkeypatch.setattr(pt, "PACKAGED_WEIGHTS", {})
     e = pt.SEARCHED_MODELS["darts-v2"]
     saved = (e.url, e.sha256, e.filename)
     yield e
