@@ -44,7 +44,9 @@ def test_dashboard_follows_a_running_experiment(tmp_path):
     workdir = tmp_path / "html-exp"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     run = subprocess.Popen(
-        [sys.executable, str(HERE / "slow_experiment.py"), str(workdir), str(N_TRIALS), "0.5"],
+        # 1.5 s per trial: on a loaded machine Chromium takes seconds to start, and the page must
+        # still find the experiment running
+        [sys.executable, str(HERE / "slow_experiment.py"), str(workdir), str(N_TRIALS), "1.5"],
         env=env,
     )
     try:
