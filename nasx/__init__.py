@@ -36,6 +36,12 @@ _LAZY_NAMES = {
     "search_space": "nasx.space",
     "ensure_frozen": "nasx.space",
     "label_scope": "nasx.space",
+    # NNI's top-level shortcuts (nni.uniform, ...) and nni.mutable's main names (issue 17)
+    **dict.fromkeys(
+        ["Numerical", "MutableExpression", "MutableList", "MutableDict", "frozen_context"]
+        + ["uniform", "quniform", "loguniform", "qloguniform", "normal", "qnormal"],
+        "nasx.space",
+    ),
 }
 _SUBPACKAGES = (
     "space",

@@ -5,14 +5,22 @@ Declare a space as an ``nn.Module`` whose constructor contains choices, list its
 This package imports nothing from strategies, evaluators or experiments.
 """
 
-from .base import ModelSpace, MutableModule
+from .base import ModelSpace, MutableModule, add_mutable
 from .cell import Cell
 from .choice import Categorical, CategoricalMultiple, Choice, choice
-from .context import current_arch, ensure_frozen, model_context
-from .errors import InvalidArchError, LabelConflictError
+from .containers import MutableDict, MutableList
+from .context import current_arch, ensure_frozen, frozen_context, model_context
+from .errors import (
+    ConstraintViolation,
+    InvalidArchError,
+    LabelConflictError,
+    SampleMissingError,
+    SampleValidationError,
+)
+from .expression import Mutable, MutableExpression, Sample
 from .fingerprint import fingerprint_differences, space_fingerprint
 from .input_choice import ChosenInputList, ChosenInputs, InputChoice
-from .labels import label_scope
+from .labels import auto_label, label_scope
 from .layer_choice import LayerChoice
 from .mutable_ops import (
     MutableBatchNorm1d,
@@ -25,6 +33,15 @@ from .mutable_ops import (
     MutableLayerNorm,
     MutableLinear,
 )
+from .numerical import (
+    Numerical,
+    loguniform,
+    normal,
+    qloguniform,
+    qnormal,
+    quniform,
+    uniform,
+)
 from .repeat import Repeat
 from .search_space import SearchSpace, search_space
 
@@ -35,29 +52,47 @@ __all__ = [
     "Choice",
     "ChosenInputList",
     "ChosenInputs",
+    "ConstraintViolation",
     "InputChoice",
     "InvalidArchError",
     "LabelConflictError",
     "LayerChoice",
     "ModelSpace",
+    "Mutable",
     "MutableBatchNorm1d",
     "MutableBatchNorm2d",
     "MutableConv1d",
     "MutableConv2d",
     "MutableConv3d",
+    "MutableDict",
     "MutableDropout",
     "MutableEmbedding",
+    "MutableExpression",
     "MutableLayerNorm",
     "MutableLinear",
+    "MutableList",
     "MutableModule",
+    "Numerical",
     "Repeat",
+    "Sample",
+    "SampleMissingError",
+    "SampleValidationError",
     "SearchSpace",
+    "add_mutable",
+    "auto_label",
     "choice",
     "current_arch",
     "ensure_frozen",
     "fingerprint_differences",
+    "frozen_context",
     "label_scope",
+    "loguniform",
     "model_context",
+    "normal",
+    "qloguniform",
+    "qnormal",
+    "quniform",
     "search_space",
     "space_fingerprint",
+    "uniform",
 ]

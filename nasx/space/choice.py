@@ -16,10 +16,14 @@ from __future__ import annotations
 import itertools
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
-from .errors import InvalidArchError
+import torch
+import torch.nn as nn
+
+from .errors import InvalidArchError, SampleMissingError
+from .expression import Mutable, Sample
 from .labels import make_label
 from .registry import register
 
@@ -31,19 +35,60 @@ def _same_value(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-class Choice:
+class Choice(Mutable):
     """Base class of every choice. Subclasses define the value set and how to check a value.
 
     Public attributes: ``label`` (str) and ``default``. Values are JSON-serialisable so that an
-    arch (``dict[label, value]``) round-trips through JSON unchanged.
+    arch (``dict[label, value]``) round-trips through JSON unchanged. A choice is a leaf
+    :class:`~nasx.space.Mutable`: arithmetic on it builds a
+    :class:`~nasx.space.MutableExpression`.
     """
 
     label: str
     default: Any
+    finite: bool = True
+    """Whether :meth:`grid` lists every value (False for a continuous :class:`Numerical`)."""
 
-    def grid(self) -> list[Any]:
-        """Every allowed value, in a fixed order (the order grid search walks them)."""
+    def grid(self, memo: Sample | None = None, granularity: int | None = None) -> list[Any]:
+        """Every allowed value, in a fixed order (the order grid search walks them).
+
+        ``memo`` (NNI's argument): a sample that already decides this label gives that value
+        alone. ``granularity`` only matters to continuous choices.
+        """
+        if memo is not None and self.label in memo:
+            return [self.freeze(memo)]
+        return self._grid(granularity)
+
+    def _grid(self, granularity: int | None) -> list[Any]:
         raise NotImplementedError
+
+    def leaf_choices(self) -> Iterator[Choice]:
+        yield self
+
+    def freeze(self, sample: Mapping[str, Any]) -> Any:
+        """The value ``sample`` (an arch) gives this choice, validated.
+
+        >>> Categorical([1, 2], label='k').freeze({'k': 2})
+        2
+        """
+        if self.label not in sample:
+            raise SampleMissingError(
+                f"the sample has no value for label {self.label!r} (allowed: {self._allowed()}); "
+                f"labels given: {list(sample)[:20]!r}"
+            )
+        return self.validate(sample[self.label])
+
+    def _allowed(self) -> str:
+        return repr(self.grid()[:10])
+
+    def equals(self, other: Any) -> bool:
+        """Same kind, label, values and default (``==`` builds an expression instead)."""
+        return (
+            type(self) is type(other)
+            and self.label == other.label
+            and self._signature() == other._signature()
+            and _same_value(self.default, other.default)
+        )
 
     def sample(self, rng: random.Random) -> Any:
         """One value drawn uniformly at random with ``rng`` (a :class:`random.Random`)."""
@@ -117,7 +162,7 @@ class Categorical(Choice):
         self.default = self.validate(default)
         register(self)
 
-    def grid(self) -> list[Any]:
+    def _grid(self, granularity: int | None) -> list[Any]:
         return list(self.values)
 
     def sample(self, rng: random.Random) -> Any:
@@ -185,7 +230,7 @@ class CategoricalMultiple(Choice):
         self.default = self.validate(default)
         register(self)
 
-    def grid(self) -> list[list[Any]]:
+    def _grid(self, granularity: int | None) -> list[Any]:
         sizes = (
             [self.n_chosen]
             if self.n_chosen is not None
@@ -241,7 +286,9 @@ def choice(label: str, values: Sequence[_V]) -> _V:
     an ordinary Python value, so it goes straight into ``nn.Conv2d(3, width, ...)``. Under
     :func:`~nasx.space.model_context` it is the arch's value for ``label``; otherwise it is the
     default (the first value), and the choice is recorded in the space being built so that
-    :func:`~nasx.space.search_space` lists it.
+    :func:`~nasx.space.search_space` lists it. (NNI returns the ``Categorical`` object; build one
+    with ``Categorical(values, label=...)`` for expressions.) A list of modules gives a
+    :class:`~nasx.space.LayerChoice`, as in NNI.
 
     Example:
         >>> import torch.nn as nn
@@ -258,6 +305,16 @@ def choice(label: str, values: Sequence[_V]) -> _V:
     """
     from .context import resolve
 
+    values = list(values)
+    if values and all(isinstance(v, nn.Module) for v in values):
+        from .layer_choice import LayerChoice
+
+        return cast(_V, LayerChoice(cast(list[nn.Module], values), label=label))
+    if any(isinstance(v, torch.Tensor) for v in values):
+        raise TypeError(
+            f"choice {label!r}: can't choose among tensors; use InputChoice in the constructor "
+            "and pass the tensors to it in forward"
+        )
     # The type of one of ``values``: what the arch holds for ``label`` (type checkers see ``int``
     # for ``choice('width', [16, 32])``).
     return cast(_V, resolve(Categorical(values, label=label)))

@@ -1,7 +1,8 @@
 """Labels: how choices are named, and the scopes that compose names with ``/``.
 
 A label names one decision. Explicit labels are used as given, prefixed by the enclosing named
-scopes; choices without a label get ``<kind>_<n>``, numbered per scope. Every top-level
+scopes; choices without a label get NNI's automatic labels, ``1``, ``2``, ... numbered per scope
+(``model/1`` inside a space whose ``label_prefix`` is ``'model'``), whatever their kind. Every top-level
 :class:`~nasx.space.ModelSpace` construction starts numbering afresh, so building the same space
 twice (once to search, once under ``model_context``) gives the same labels.
 
@@ -36,15 +37,28 @@ def check_segment(label: object) -> str:
     return label
 
 
-def make_label(label: str | None, kind: str) -> str:
-    """Full label for a new choice: ``label`` (or an auto-numbered ``<kind>_<n>``) under the scope."""
+def make_label(label: str | None, kind: str = "") -> str:
+    """Full label for a new choice: ``label`` (or the scope's next number) under the scope.
+
+    ``kind`` is kept for callers' readability; NNI numbers every kind with one counter.
+    """
     if isinstance(label, ResolvedLabel):
         return str(label)
     state = current()
     if label is None:
-        state.counters[kind] += 1
-        label = f"{kind}_{state.counters[kind]}"
+        state.counters[""] += 1
+        label = str(state.counters[""])
     return "/".join((*state.path, check_segment(label)))
+
+
+def auto_label(name: str | None = None) -> str:
+    """NNI's ``auto_label``: ``name`` under the current scope, or the scope's next number.
+
+    >>> with label_scope('model'):
+    ...     auto_label(), auto_label(), auto_label('foo'), auto_label()
+    ('model/1', 'model/2', 'model/foo', 'model/3')
+    """
+    return make_label(name)
 
 
 @contextlib.contextmanager

@@ -3,7 +3,8 @@
 ``MutableConv2d(3, Categorical([16, 32], label='width'), 3)`` builds a real ``nn.Conv2d``: under
 :func:`~nasx.space.model_context` exactly ``nn.Conv2d`` with the chosen width; in the search form
 a ``MutableConv2d`` (an ``nn.Conv2d`` subclass) with the default width that remembers its choices.
-Passing the same choice object (or label) to several layers ties them to one decision.
+Passing the same choice object (or label) to several layers ties them to one decision, and an
+expression of choices (``ch * 2``) is worked out from the arch's values.
 
     >>> from nasx.space import Categorical, MutableLinear, model_context
     >>> with model_context({'hidden': 32}):
@@ -20,13 +21,17 @@ import torch.nn as nn
 from .base import MutableModule
 from .choice import Choice
 from .context import ensure_frozen
+from .expression import Mutable
 
 
 def _choices_in(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Choice]:
+    """The leaf choices among the arguments (an expression such as ``ch * 2`` gives ``ch``)."""
     found: list[Choice] = []
     for value in (*args, *kwargs.values()):
         items = value if isinstance(value, (tuple, list)) else (value,)
-        found += [v for v in items if isinstance(v, Choice) and v not in found]
+        for item in items:
+            if isinstance(item, Mutable):
+                found += [c for c in item.leaf_choices() if all(c is not f for f in found)]
     return found
 
 
