@@ -33,6 +33,7 @@ from .mutable_ops import (
     MutableLayerNorm,
     MutableLinear,
 )
+from .nni_format import arch_from_nni, search_space_from_nni, to_nni_search_space
 from .numerical import (
     Numerical,
     loguniform,
@@ -79,6 +80,7 @@ __all__ = [
     "SampleValidationError",
     "SearchSpace",
     "add_mutable",
+    "arch_from_nni",
     "auto_label",
     "choice",
     "current_arch",
@@ -93,6 +95,8 @@ __all__ = [
     "qnormal",
     "quniform",
     "search_space",
+    "search_space_from_nni",
     "space_fingerprint",
+    "to_nni_search_space",
     "uniform",
 ]

@@ -21,8 +21,8 @@ import torch.nn as nn
 
 from .choice import Choice
 from .context import current_arch, model_context
-from .expression import Mutable
 from .errors import InvalidArchError
+from .expression import Mutable
 from .state import BuildState, building, current, space_construction
 
 

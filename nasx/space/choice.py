@@ -156,6 +156,7 @@ class Categorical(Choice):
             if any(_same_value(v, w) for w in values[:i]):
                 raise ValueError(f"Categorical {label!r}: value {v!r} appears twice in {values!r}")
         self.values = values
+        self.kind = _kind  # "choice", "layerchoice", "repeat": how NNI's search-space file names it
         self.label = make_label(label, _kind)
         if default is None:
             default = values[0]
@@ -222,6 +223,7 @@ class CategoricalMultiple(Choice):
                 f"(the number of values), got {n_chosen}"
             )
         self.values = values
+        self.kind = _kind
         self.n_chosen = n_chosen
         self.min_chosen = n_chosen if n_chosen is not None else (0 if allow_empty else 1)
         self.label = make_label(label, _kind)

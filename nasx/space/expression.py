@@ -292,7 +292,6 @@ class Mutable(_Operators):
         ]
 
 
-
 def _condition(pred: Any, true: Any, false: Any) -> Any:
     return true if pred else false
 

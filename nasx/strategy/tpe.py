@@ -62,7 +62,9 @@ class TPE(Strategy):
         space = self.need_space()
         # Numerical choices are searched natively (a float distribution, not a flattened grid).
         self._numerical = {label: c for label, c in space.items() if isinstance(c, Numerical)}
-        self._grids = {label: c.grid() for label, c in space.items() if label not in self._numerical}
+        self._grids = {
+            label: c.grid() for label, c in space.items() if label not in self._numerical
+        }
         self._distributions: dict[str, Any] = {
             label: optuna.distributions.CategoricalDistribution(list(range(len(grid))))
             for label, grid in self._grids.items()
@@ -103,7 +105,6 @@ class TPE(Strategy):
                 params=params, distributions=self._distributions, value=value, state=state
             )
         )
-
 
     def _value(self, label: str, param: Any) -> Any:
         if label in self._numerical:
