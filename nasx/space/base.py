@@ -89,7 +89,12 @@ class MutableModule(nn.Module, metaclass=_ConstructionHook):
 
     @classmethod
     def _construct(cls, *args: Any, **kwargs: Any) -> nn.Module:
-        if current_arch() is not None:
+        # As in NNI, a subclass without its own create_fixed_module is built as it is (it must
+        # then read its choices with ensure_frozen, which takes the arch's values).
+        own_fixed = getattr(cls.create_fixed_module, "__func__", None) is not getattr(
+            MutableModule.create_fixed_module, "__func__", None
+        )
+        if current_arch() is not None and own_fixed:
             return cls.create_fixed_module(*args, **kwargs)
         module: nn.Module = type.__call__(cls, *args, **kwargs)
         return module
@@ -127,7 +132,9 @@ def add_mutable(module: nn.Module, mutable: Any) -> Any:
     """Register ``mutable`` (a choice or an expression) on ``module`` so that
     :func:`~nasx.space.search_space` lists its leaf choices; returns ``mutable``.
 
-    A :class:`MutableModule` given here is already a submodule: it is returned untouched.
+    A :class:`MutableModule` given here is already a submodule, and a plain value (what
+    :func:`~nasx.space.choice` returns) was recorded when it was declared: both are returned
+    untouched.
 
     Example:
         >>> import torch, torch.nn as nn
@@ -143,13 +150,10 @@ def add_mutable(module: nn.Module, mutable: Any) -> Any:
         ...     Net().token.shape
         torch.Size([8])
     """
-    if isinstance(mutable, MutableModule):
+    if isinstance(mutable, MutableModule) or not isinstance(mutable, Mutable):
+        # A plain value comes from nasx.choice(...) and friends, which already recorded the
+        # decision in the space being built: NNI's `self.add_mutable(nni.choice(...))` ports as is.
         return mutable
-    if not isinstance(mutable, Mutable):
-        raise TypeError(
-            f"add_mutable expects a choice or an expression (a nasx.space.Mutable), "
-            f"got {type(mutable).__name__}"
-        )
     module.__dict__.setdefault("_nasx_mutables", []).append(mutable)
     return mutable
 

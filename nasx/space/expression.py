@@ -230,6 +230,10 @@ class Mutable(_Operators):
         """The value of this mutable when its leaves take the values in ``sample`` (an arch)."""
         raise NotImplementedError
 
+    def leaf_symbols(self) -> Iterator[Choice]:
+        """NNI's name for :meth:`leaf_choices`."""
+        return self.leaf_choices()
+
     def simplify(self) -> dict[str, Choice]:
         """``{label: leaf choice}``: the decisions a strategy sees (NNI's ``simplify``).
 

@@ -48,11 +48,15 @@ def make_label(label: str | None, kind: str = "") -> str:
     if label is None:
         state.counters[""] += 1
         label = str(state.counters[""])
+        if not state.path and state.seen_labels is None:
+            # Outside any space and scope, NNI numbers auto labels under 'global/'.
+            return f"global/{label}"
     return "/".join((*state.path, check_segment(label)))
 
 
 def auto_label(name: str | None = None) -> str:
-    """NNI's ``auto_label``: ``name`` under the current scope, or the scope's next number.
+    """NNI's ``auto_label``: ``name`` under the current scope, or the scope's next number
+    (``global/<n>`` outside any scope and space).
 
     >>> with label_scope('model'):
     ...     auto_label(), auto_label(), auto_label('foo'), auto_label()

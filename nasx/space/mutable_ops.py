@@ -20,7 +20,7 @@ import torch.nn as nn
 
 from .base import MutableModule
 from .choice import Choice
-from .context import ensure_frozen
+from .context import ensure_frozen, model_context
 from .expression import Mutable
 
 
@@ -46,6 +46,7 @@ class _MutableLayer(MutableModule):
             self, *ensure_frozen(list(args)), **{k: ensure_frozen(v) for k, v in kwargs.items()}
         )
         self.__dict__["_nasx_choices"] = own_choices
+        self.__dict__["_nasx_args"] = (args, kwargs)
 
     @classmethod
     def create_fixed_module(cls, *args: Any, **kwargs: Any) -> nn.Module:
@@ -55,6 +56,17 @@ class _MutableLayer(MutableModule):
 
     def choices(self) -> list[Choice]:
         return list(self.__dict__.get("_nasx_choices", []))
+
+    def freeze(self, sample: dict[str, Any]) -> nn.Module:
+        """The plain torch layer ``sample`` (an arch) selects, newly initialised (NNI's ``freeze``).
+
+        >>> from nasx.space import Categorical
+        >>> MutableConv2d(3, Categorical([8, 16], label='out'), 1).freeze({'out': 16})
+        Conv2d(3, 16, kernel_size=(1, 1), stride=(1, 1))
+        """
+        args, kwargs = self.__dict__["_nasx_args"]
+        with model_context(sample, strict=False):
+            return self.create_fixed_module(*args, **kwargs)
 
 
 class MutableLinear(_MutableLayer, nn.Linear):
@@ -105,7 +117,7 @@ class MutableDropout(_MutableLayer, nn.Dropout):
     torch_layer = nn.Dropout
 
 
-class MutableEmbedding(_MutableLayer, nn.Embedding):
+class MutableEmbedding(_MutableLayer, nn.Embedding):  # type: ignore[misc]  # torch's stub: an Embedding.freeze flag it never sets
     """``nn.Embedding`` whose arguments may be choices."""
 
     torch_layer = nn.Embedding
