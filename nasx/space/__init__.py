@@ -9,7 +9,7 @@ from .base import ModelSpace, MutableModule, add_mutable
 from .cell import Cell
 from .choice import Categorical, CategoricalMultiple, Choice, choice
 from .containers import MutableDict, MutableList
-from .context import current_arch, ensure_frozen, frozen_context, model_context
+from .context import current_arch, ensure_frozen, frozen_context, frozen_factory, model_context
 from .errors import (
     ConstraintViolation,
     InvalidArchError,
@@ -25,13 +25,17 @@ from .layer_choice import LayerChoice
 from .mutable_ops import (
     MutableBatchNorm1d,
     MutableBatchNorm2d,
+    MutableBatchNorm3d,
     MutableConv1d,
     MutableConv2d,
     MutableConv3d,
+    MutableConvTranspose2d,
     MutableDropout,
     MutableEmbedding,
+    MutableGroupNorm,
     MutableLayerNorm,
     MutableLinear,
+    MutableMultiheadAttention,
 )
 from .nni_format import arch_from_nni, search_space_from_nni, to_nni_search_space
 from .numerical import (
@@ -62,15 +66,19 @@ __all__ = [
     "Mutable",
     "MutableBatchNorm1d",
     "MutableBatchNorm2d",
+    "MutableBatchNorm3d",
     "MutableConv1d",
     "MutableConv2d",
     "MutableConv3d",
+    "MutableConvTranspose2d",
     "MutableDict",
     "MutableDropout",
     "MutableEmbedding",
     "MutableExpression",
+    "MutableGroupNorm",
     "MutableLayerNorm",
     "MutableLinear",
+    "MutableMultiheadAttention",
     "MutableList",
     "MutableModule",
     "Numerical",
@@ -87,6 +95,7 @@ __all__ = [
     "ensure_frozen",
     "fingerprint_differences",
     "frozen_context",
+    "frozen_factory",
     "label_scope",
     "loguniform",
     "model_context",

@@ -272,6 +272,18 @@ class CategoricalMultiple(Choice):
             raise self._invalid(value, allowed + f" (at least {self.min_chosen})")
         return [self.values[i] for i in sorted(positions)]
 
+    def freeze(self, sample: Mapping[str, Any]) -> Any:
+        """The chosen values; also reads NNI's one-flag-per-value format (``'<label>/<i>'``).
+
+        >>> c = CategoricalMultiple([2, 3, 5, 7], n_chosen=2, label='x2')
+        >>> c.freeze({'x2': [3, 5]}), c.freeze({'x2/0': True, 'x2/1': False, 'x2/2': True, 'x2/3': False})
+        ([3, 5], [2, 5])
+        """
+        flags = [f"{self.label}/{i}" for i in range(len(self.values))]
+        if self.label not in sample and all(f in sample for f in flags):
+            return self.validate([v for v, f in zip(self.values, flags) if sample[f]])
+        return super().freeze(sample)
+
     def _signature(self) -> Any:
         return (tuple(json.dumps(v) for v in self.values), self.n_chosen, self.min_chosen)
 

@@ -181,3 +181,29 @@ class frozen_context:
         """The merged sample of the enclosing blocks (and ``model_context``), or None."""
         arch = current().arch
         return None if arch is None else dict(arch)
+
+
+class frozen_factory:
+    """NNI's ``frozen_factory(function, sample)``: calling it runs ``function`` under the sample.
+
+    Example:
+        >>> import torch.nn as nn
+        >>> from nasx.space import ModelSpace, choice
+        >>> class Net(ModelSpace):
+        ...     def __init__(self, classes):
+        ...         super().__init__()
+        ...         self.fc = nn.Linear(choice('width', [4, 8]), classes)
+        >>> frozen_factory(Net, {'width': 8})(classes=3).fc
+        Linear(in_features=8, out_features=3, bias=True)
+    """
+
+    def __init__(self, function: Any, sample: Mapping[str, Any] | frozen_context):
+        self.function = function
+        self.sample = sample.sample if isinstance(sample, frozen_context) else dict(sample)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with model_context(self.sample):
+            return self.function(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"frozen_factory(function={self.function!r}, sample={self.sample!r})"

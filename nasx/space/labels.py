@@ -65,15 +65,35 @@ def auto_label(name: str | None = None) -> str:
     return make_label(name)
 
 
+_NUMBERED = ""  # label_scope() without an argument: NNI's numbered anonymous scope
+
+
 @contextlib.contextmanager
-def label_scope(name: str | None) -> Iterator[None]:
+def label_scope(name: str | None = _NUMBERED) -> Iterator[None]:
     """Prefix every label created inside with ``name/``; auto labels are numbered afresh inside.
 
-    ``label_scope(None)`` is a no-op, so callers can pass an optional prefix straight through.
+    ``label_scope()`` with no argument takes the enclosing scope's next number as its name, as in
+    NNI (``model/3/1``); ``label_scope(None)`` is a no-op, so callers can pass an optional prefix
+    straight through.
+
+    >>> with label_scope('model'):
+    ...     first = auto_label()
+    ...     with label_scope():
+    ...         inner = auto_label()
+    >>> first, inner
+    ('model/1', 'model/2/1')
     """
     if name is None:
         yield
         return
+    if name == _NUMBERED:
+        state = current()
+        state.counters[""] += 1
+        name = str(state.counters[""])
+        if not state.path and state.seen_labels is None:
+            with building(path=("global", name), counters=Counter()):
+                yield
+            return
     with building(path=(*current().path, check_segment(name)), counters=Counter()):
         yield
 

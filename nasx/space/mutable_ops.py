@@ -14,6 +14,7 @@ expression of choices (``ch * 2``) is worked out from the arch's values.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import torch.nn as nn
@@ -56,6 +57,19 @@ class _MutableLayer(MutableModule):
 
     def choices(self) -> list[Choice]:
         return list(self.__dict__.get("_nasx_choices", []))
+
+    @property
+    def args(self) -> dict[str, Any]:
+        """The constructor's arguments by name, choices included (NNI's ``ParametrizedModule.args``).
+
+        >>> from nasx.space import Categorical
+        >>> MutableLinear(4, Categorical([8, 16], label='h')).args['out_features']
+        Categorical([8, 16], label='h')
+        """
+        args, kwargs = self.__dict__["_nasx_args"]
+        bound = inspect.signature(self.torch_layer).bind(*args, **kwargs)
+        bound.apply_defaults()
+        return dict(bound.arguments)
 
     def freeze(self, sample: dict[str, Any]) -> nn.Module:
         """The plain torch layer ``sample`` (an arch) selects, newly initialised (NNI's ``freeze``).
@@ -121,3 +135,33 @@ class MutableEmbedding(_MutableLayer, nn.Embedding):  # type: ignore[misc]  # to
     """``nn.Embedding`` whose arguments may be choices."""
 
     torch_layer = nn.Embedding
+
+
+class MutableBatchNorm3d(_MutableLayer, nn.BatchNorm3d):
+    """``nn.BatchNorm3d`` whose arguments may be choices."""
+
+    torch_layer = nn.BatchNorm3d
+
+
+class MutableGroupNorm(_MutableLayer, nn.GroupNorm):
+    """``nn.GroupNorm`` whose arguments may be choices."""
+
+    torch_layer = nn.GroupNorm
+
+
+class MutableConvTranspose2d(_MutableLayer, nn.ConvTranspose2d):
+    """``nn.ConvTranspose2d`` whose arguments may be choices."""
+
+    torch_layer = nn.ConvTranspose2d
+
+
+class MutableMultiheadAttention(_MutableLayer, nn.MultiheadAttention):
+    """``nn.MultiheadAttention`` whose arguments (``embed_dim``, ``num_heads``, ...) may be choices.
+
+    >>> from nasx.space import Categorical, model_context
+    >>> with model_context({'heads': 4}):
+    ...     MutableMultiheadAttention(16, Categorical([2, 4], label='heads')).num_heads
+    4
+    """
+
+    torch_layer = nn.MultiheadAttention
