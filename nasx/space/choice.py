@@ -81,6 +81,10 @@ class Choice(Mutable):
     def _allowed(self) -> str:
         return repr(self.grid()[:10])
 
+    def __bool__(self) -> bool:
+        # A choice is an object, not a container: ``if choice:`` must not ask for its length.
+        return True
+
     def equals(self, other: Any) -> bool:
         """Same kind, label, values and default (``==`` builds an expression instead)."""
         return (
@@ -123,6 +127,7 @@ class Categorical(Choice):
         label: the decision's name. Without one a label is generated from the enclosing scope,
             which is stable only inside a :class:`~nasx.space.ModelSpace` constructor.
         default: the value used when nothing is chosen (defaults to the first value).
+        weights: NNI's prior: the probability of each value when sampling (uniform when omitted).
 
     Example:
         >>> c = Categorical(['relu', 'gelu'], label='act')
@@ -140,11 +145,20 @@ class Categorical(Choice):
         *,
         label: str | None = None,
         default: Any = None,
+        weights: Sequence[float] | None = None,
         _kind: str = "choice",
     ):
         values = list(values)
         if not values:
             raise ValueError(f"Categorical {label!r} needs at least one value, got an empty list")
+        if weights is not None:
+            weights = [float(w) for w in weights]
+            if len(weights) != len(values) or min(weights) < 0 or abs(sum(weights) - 1) > 1e-6:
+                raise ValueError(
+                    f"Categorical {label!r}: weights must be {len(values)} non-negative numbers "
+                    f"summing to 1 (one per value), got {weights!r}"
+                )
+        self.weights = weights
         for i, v in enumerate(values):
             try:
                 json.dumps(v)
@@ -167,6 +181,8 @@ class Categorical(Choice):
         return list(self.values)
 
     def sample(self, rng: random.Random) -> Any:
+        if self.weights is not None:  # NNI's prior over the values
+            return rng.choices(self.values, weights=self.weights)[0]
         return self.values[rng.randrange(len(self.values))]
 
     def validate(self, value: Any) -> Any:

@@ -142,3 +142,48 @@ def test_expressions_in_a_space_list_only_leaf_labels_and_rebuild():
     assert (model.fc.in_features, model.fc.out_features, model.scale) == (16, 6, 2)
     assert model(torch.randn(1, 3, 8, 8)).shape == (1, 6)
     assert space.freeze({"ch": 4}).fc.out_features == 5
+
+
+def test_containers_simplify_and_freeze():
+    from nasx.space import MutableDict, MutableList
+
+    a, b = choices()
+    lst = MutableList([a, b * 2, "plain"])
+    assert list(lst.simplify()) == ["a", "b"] and lst.freeze(A) == [4, 6, "plain"]
+    assert len(lst) == 3 and lst[0] is a and list(lst)[2] == "plain"
+    d = MutableDict({"x": a, "y": MutableExpression.max(a, b)})
+    assert d.freeze(A) == {"x": 4, "y": 4} and list(d) == ["x", "y"]
+    assert lst.equals(MutableList([a, b * 2, "plain"])) and not d.equals(lst)
+
+
+def test_frozen_context_and_ensure_frozen_modes():
+    from nasx.space import frozen_context
+
+    a, _ = choices()
+    with frozen_context({"a": 4}):
+        assert ensure_frozen(a + 1) == 5 and frozen_context.current() == {"a": 4}
+    assert ensure_frozen(a, sample={"a": 4}) == 4 and ensure_frozen(a) == 2
+    with pytest.raises(RuntimeError, match="strict=True"):
+        ensure_frozen(a, strict=True)
+
+
+def test_weighted_categorical_follows_its_prior():
+    import random
+
+    c = Categorical(["x", "y"], label="w", weights=[0.9, 0.1])
+    draws = [c.sample(random.Random(i)) for i in range(500)]
+    assert 0.85 < draws.count("x") / 500 < 0.95
+    with pytest.raises(ValueError, match="summing to 1"):
+        Categorical([1, 2], label="bad", weights=[0.5, 0.6])
+
+
+def test_add_mutable_registers_leaves_of_expressions():
+    class Space(ModelSpace):
+        def __init__(self):
+            super().__init__()
+            self.add_mutable(Categorical([1, 2], label="p") * Categorical([3, 4], label="q"))
+            self.kept = self.add_mutable(7)  # a plain value passes through
+
+    space = Space()
+    assert list(search_space(space)) == ["p", "q"] and space.kept == 7
+    assert space.contains({"p": 1, "q": 4}) and not space.contains({"p": 1})
