@@ -5,6 +5,7 @@ Declare a space as an ``nn.Module`` whose constructor contains choices, list its
 This package imports nothing from strategies, evaluators or experiments.
 """
 
+from .auto_activation import AutoActivation
 from .base import ModelSpace, MutableModule, add_mutable
 from .cell import Cell
 from .choice import Categorical, CategoricalMultiple, Choice, choice
@@ -51,6 +52,7 @@ from .repeat import Repeat
 from .search_space import SearchSpace, search_space
 
 __all__ = [
+    "AutoActivation",
     "Categorical",
     "CategoricalMultiple",
     "Cell",
