@@ -38,6 +38,7 @@ from .mutable_ops import (
     MutableLinear,
     MutableMultiheadAttention,
 )
+from .nasbench101 import NasBench101Cell
 from .nni_format import arch_from_nni, search_space_from_nni, to_nni_search_space
 from .numerical import (
     Numerical,
@@ -65,6 +66,7 @@ __all__ = [
     "LabelConflictError",
     "LayerChoice",
     "ModelSpace",
+    "NasBench101Cell",
     "Mutable",
     "MutableBatchNorm1d",
     "MutableBatchNorm2d",
