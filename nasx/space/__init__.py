@@ -1,7 +1,10 @@
 """Model spaces: choices, labels, ``model_context`` and search-space extraction.
 
 Declare a space as an ``nn.Module`` whose constructor contains choices, list its decisions with
-:func:`search_space`, and rebuild any arch as a plain model with :func:`model_context`.
+:func:`search_space`, and rebuild any arch as a plain model with :func:`model_context`. NNI's
+``nni.mutable`` lives here too: choices combine into expressions (:class:`MutableExpression`),
+:class:`Numerical` ranges, containers, ``frozen_context`` and NNI's search-space JSON
+(:func:`to_nni_search_space`); ``docs/porting_from_nni.md`` maps every NNI name.
 This package imports nothing from strategies, evaluators or experiments.
 """
 
