@@ -45,7 +45,7 @@ class LayerChoice(MutableModule):
     Args:
         candidates: a list of modules (the value is the index) or a dict of modules (the value is
             the key).
-        label: the decision's label (auto-numbered ``layerchoice_<n>`` when omitted).
+        label: the decision's label (the scope's next number when omitted, as in NNI).
 
     In the search form every candidate is kept as a submodule and ``forward`` runs the default
     (first) one. Under :func:`~nasx.space.model_context` the constructor returns the chosen
