@@ -40,6 +40,7 @@ from .mutable_ops import (
     MutableLayerNorm,
     MutableLinear,
     MutableMultiheadAttention,
+    mutable_layer,
 )
 from .nasbench101 import NasBench101Cell
 from .nni_format import arch_from_nni, search_space_from_nni, to_nni_search_space
@@ -106,6 +107,7 @@ __all__ = [
     "label_scope",
     "loguniform",
     "model_context",
+    "mutable_layer",
     "normal",
     "qloguniform",
     "qnormal",
@@ -116,3 +118,12 @@ __all__ = [
     "to_nni_search_space",
     "uniform",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``Mutable<Layer>`` for any other ``torch.nn`` layer (``MutablePReLU``), as in NNI."""
+    if name.startswith("Mutable"):
+        from . import mutable_ops
+
+        return getattr(mutable_ops, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

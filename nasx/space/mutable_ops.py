@@ -165,3 +165,49 @@ class MutableMultiheadAttention(_MutableLayer, nn.MultiheadAttention):
     """
 
     torch_layer = nn.MultiheadAttention
+
+
+# Every other torch.nn layer gets its Mutable* class on first use, like NNI's generated
+# ``nni.nas.nn.pytorch.Mutable<Layer>`` (made when asked for, not at import; cached, so pickling
+# finds the same class through this module's ``__getattr__``).
+_NOT_LAYERS = {"Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"}
+
+
+def mutable_layer(torch_layer: type[nn.Module]) -> type[nn.Module]:
+    """The ``Mutable*`` class of any ``torch.nn`` layer: its arguments may be choices.
+
+    >>> from nasx.space import Categorical, model_context
+    >>> MutablePReLU = mutable_layer(nn.PReLU)
+    >>> with model_context({'n': 4}):
+    ...     MutablePReLU(Categorical([1, 4], label='n')).num_parameters
+    4
+    >>> mutable_layer(nn.PReLU) is MutablePReLU
+    True
+    """
+    if not (isinstance(torch_layer, type) and issubclass(torch_layer, nn.Module)):
+        raise TypeError(f"mutable_layer expects an nn.Module class, got {torch_layer!r}")
+    name = f"Mutable{torch_layer.__name__}"
+    existing = globals().get(name)
+    if isinstance(existing, type) and getattr(existing, "torch_layer", None) is torch_layer:
+        return existing
+    namespace = {
+        "torch_layer": torch_layer,
+        "__module__": __name__,
+        "__qualname__": name,
+        "__doc__": f"``nn.{torch_layer.__name__}`` whose arguments may be choices.",
+    }
+    cls: type[nn.Module] = type(name, (_MutableLayer, torch_layer), namespace)
+    if getattr(nn, torch_layer.__name__, None) is torch_layer:
+        globals()[name] = cls  # importable (and picklable) as nasx.space.mutable_ops.<name>
+    return cls
+
+
+def __getattr__(name: str) -> Any:
+    layer = getattr(nn, name[len("Mutable") :], None) if name.startswith("Mutable") else None
+    if (
+        isinstance(layer, type)
+        and issubclass(layer, nn.Module)
+        and layer.__name__ not in _NOT_LAYERS
+    ):
+        return mutable_layer(layer)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
