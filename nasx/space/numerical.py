@@ -201,13 +201,14 @@ class Numerical(Choice):
 # default. ``Numerical(...)`` gives the choice object itself (to build expressions from).
 
 
-def _declare(choice: Numerical) -> Any:
+def _declare(choice: Numerical) -> float:
     from .context import resolve
 
-    return resolve(choice)
+    value: float = resolve(choice)
+    return value
 
 
-def uniform(label: str, low: float, high: float) -> Any:
+def uniform(label: str, low: float, high: float) -> float:
     """A float drawn uniformly from ``[low, high]``; returns its value (see :func:`choice`).
 
     >>> uniform('dropout', 0.0, 0.5)
@@ -216,7 +217,7 @@ def uniform(label: str, low: float, high: float) -> Any:
     return _declare(Numerical(low, high, label=label))
 
 
-def quniform(label: str, low: float, high: float, quantize: float) -> Any:
+def quniform(label: str, low: float, high: float, quantize: float) -> float:
     """``clip(round(uniform(low, high) / quantize) * quantize, low, high)``; returns its value.
 
     >>> quniform('x', 2.5, 5.5, 2.0)
@@ -225,7 +226,7 @@ def quniform(label: str, low: float, high: float, quantize: float) -> Any:
     return _declare(Numerical(low, high, quantize=quantize, label=label))
 
 
-def loguniform(label: str, low: float, high: float) -> Any:
+def loguniform(label: str, low: float, high: float) -> float:
     """A float whose logarithm is uniform in ``[log low, log high]``; returns its value.
 
     >>> round(loguniform('lr', 1e-4, 1e-2), 6)
@@ -234,7 +235,7 @@ def loguniform(label: str, low: float, high: float) -> Any:
     return _declare(Numerical(low, high, log_distributed=True, label=label))
 
 
-def qloguniform(label: str, low: float, high: float, quantize: float) -> Any:
+def qloguniform(label: str, low: float, high: float, quantize: float) -> float:
     """:func:`loguniform`, then quantised like :func:`quniform`; returns its value.
 
     >>> qloguniform('x', 1.0, 100.0, 5.0)
@@ -243,7 +244,7 @@ def qloguniform(label: str, low: float, high: float, quantize: float) -> Any:
     return _declare(Numerical(low, high, log_distributed=True, quantize=quantize, label=label))
 
 
-def normal(label: str, mu: float, sigma: float) -> Any:
+def normal(label: str, mu: float, sigma: float) -> float:
     """A float from a normal distribution (unbounded); returns its value (the default is ``mu``).
 
     >>> normal('x', 0.0, 1.0)
@@ -252,7 +253,7 @@ def normal(label: str, mu: float, sigma: float) -> Any:
     return _declare(Numerical(mu=mu, sigma=sigma, label=label))
 
 
-def qnormal(label: str, mu: float, sigma: float, quantize: float) -> Any:
+def qnormal(label: str, mu: float, sigma: float, quantize: float) -> float:
     """:func:`normal`, then rounded to a multiple of ``quantize``; returns its value.
 
     >>> qnormal('x', 1.2, 1.0, 0.5)
