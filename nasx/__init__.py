@@ -36,6 +36,12 @@ _LAZY_NAMES = {
     "search_space": "nasx.space",
     "ensure_frozen": "nasx.space",
     "label_scope": "nasx.space",
+    # NNI's top-level shortcuts (nni.uniform, ...) and nni.mutable's main names (issue 17)
+    **dict.fromkeys(
+        ["Numerical", "MutableExpression", "MutableList", "MutableDict", "frozen_context"]
+        + ["uniform", "quniform", "loguniform", "qloguniform", "normal", "qnormal"],
+        "nasx.space",
+    ),
 }
 _SUBPACKAGES = (
     "space",
@@ -60,12 +66,23 @@ if TYPE_CHECKING:
     from nasx.space import InputChoice as InputChoice
     from nasx.space import LayerChoice as LayerChoice
     from nasx.space import ModelSpace as ModelSpace
+    from nasx.space import MutableDict as MutableDict
+    from nasx.space import MutableExpression as MutableExpression
+    from nasx.space import MutableList as MutableList
+    from nasx.space import Numerical as Numerical
     from nasx.space import Repeat as Repeat
     from nasx.space import choice as choice
     from nasx.space import ensure_frozen as ensure_frozen
+    from nasx.space import frozen_context as frozen_context
     from nasx.space import label_scope as label_scope
+    from nasx.space import loguniform as loguniform
     from nasx.space import model_context as model_context
+    from nasx.space import normal as normal
+    from nasx.space import qloguniform as qloguniform
+    from nasx.space import qnormal as qnormal
+    from nasx.space import quniform as quniform
     from nasx.space import search_space as search_space
+    from nasx.space import uniform as uniform
 
     from . import datasets as datasets
     from . import evaluator as evaluator

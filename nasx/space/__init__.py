@@ -1,63 +1,129 @@
 """Model spaces: choices, labels, ``model_context`` and search-space extraction.
 
 Declare a space as an ``nn.Module`` whose constructor contains choices, list its decisions with
-:func:`search_space`, and rebuild any arch as a plain model with :func:`model_context`.
+:func:`search_space`, and rebuild any arch as a plain model with :func:`model_context`. NNI's
+``nni.mutable`` lives here too: choices combine into expressions (:class:`MutableExpression`),
+:class:`Numerical` ranges, containers, ``frozen_context`` and NNI's search-space JSON
+(:func:`to_nni_search_space`); ``docs/porting_from_nni.md`` maps every NNI name.
 This package imports nothing from strategies, evaluators or experiments.
 """
 
-from .base import ModelSpace, MutableModule
+from .auto_activation import AutoActivation
+from .base import ModelSpace, MutableModule, add_mutable
 from .cell import Cell
 from .choice import Categorical, CategoricalMultiple, Choice, choice
-from .context import current_arch, ensure_frozen, model_context
-from .errors import InvalidArchError, LabelConflictError
+from .containers import MutableDict, MutableList
+from .context import current_arch, ensure_frozen, frozen_context, frozen_factory, model_context
+from .errors import (
+    ConstraintViolation,
+    InvalidArchError,
+    LabelConflictError,
+    SampleMissingError,
+    SampleValidationError,
+)
+from .expression import Mutable, MutableExpression, Sample
 from .fingerprint import fingerprint_differences, space_fingerprint
 from .input_choice import ChosenInputList, ChosenInputs, InputChoice
-from .labels import label_scope
+from .labels import auto_label, label_scope
 from .layer_choice import LayerChoice
 from .mutable_ops import (
     MutableBatchNorm1d,
     MutableBatchNorm2d,
+    MutableBatchNorm3d,
     MutableConv1d,
     MutableConv2d,
     MutableConv3d,
+    MutableConvTranspose2d,
     MutableDropout,
     MutableEmbedding,
+    MutableGroupNorm,
     MutableLayerNorm,
     MutableLinear,
+    MutableMultiheadAttention,
+    mutable_layer,
+)
+from .nasbench101 import NasBench101Cell
+from .nni_format import arch_from_nni, search_space_from_nni, to_nni_search_space
+from .numerical import (
+    Numerical,
+    loguniform,
+    normal,
+    qloguniform,
+    qnormal,
+    quniform,
+    uniform,
 )
 from .repeat import Repeat
 from .search_space import SearchSpace, search_space
 
 __all__ = [
+    "AutoActivation",
     "Categorical",
     "CategoricalMultiple",
     "Cell",
     "Choice",
     "ChosenInputList",
     "ChosenInputs",
+    "ConstraintViolation",
     "InputChoice",
     "InvalidArchError",
     "LabelConflictError",
     "LayerChoice",
     "ModelSpace",
+    "NasBench101Cell",
+    "Mutable",
     "MutableBatchNorm1d",
     "MutableBatchNorm2d",
+    "MutableBatchNorm3d",
     "MutableConv1d",
     "MutableConv2d",
     "MutableConv3d",
+    "MutableConvTranspose2d",
+    "MutableDict",
     "MutableDropout",
     "MutableEmbedding",
+    "MutableExpression",
+    "MutableGroupNorm",
     "MutableLayerNorm",
     "MutableLinear",
+    "MutableMultiheadAttention",
+    "MutableList",
     "MutableModule",
+    "Numerical",
     "Repeat",
+    "Sample",
+    "SampleMissingError",
+    "SampleValidationError",
     "SearchSpace",
+    "add_mutable",
+    "arch_from_nni",
+    "auto_label",
     "choice",
     "current_arch",
     "ensure_frozen",
     "fingerprint_differences",
+    "frozen_context",
+    "frozen_factory",
     "label_scope",
+    "loguniform",
     "model_context",
+    "mutable_layer",
+    "normal",
+    "qloguniform",
+    "qnormal",
+    "quniform",
     "search_space",
+    "search_space_from_nni",
     "space_fingerprint",
+    "to_nni_search_space",
+    "uniform",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``Mutable<Layer>`` for any other ``torch.nn`` layer (``MutablePReLU``), as in NNI."""
+    if name.startswith("Mutable"):
+        from . import mutable_ops
+
+        return getattr(mutable_ops, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,6 +22,7 @@ import torch.nn as nn
 from .choice import Choice
 from .context import current_arch, model_context
 from .errors import InvalidArchError
+from .expression import Mutable
 from .state import BuildState, building, current, space_construction
 
 
@@ -88,7 +89,12 @@ class MutableModule(nn.Module, metaclass=_ConstructionHook):
 
     @classmethod
     def _construct(cls, *args: Any, **kwargs: Any) -> nn.Module:
-        if current_arch() is not None:
+        # As in NNI, a subclass without its own create_fixed_module is built as it is (it must
+        # then read its choices with ensure_frozen, which takes the arch's values).
+        own_fixed = getattr(cls.create_fixed_module, "__func__", None) is not getattr(
+            MutableModule.create_fixed_module, "__func__", None
+        )
+        if current_arch() is not None and own_fixed:
             return cls.create_fixed_module(*args, **kwargs)
         module: nn.Module = type.__call__(cls, *args, **kwargs)
         return module
@@ -101,6 +107,55 @@ class MutableModule(nn.Module, metaclass=_ConstructionHook):
     def choices(self) -> list[Choice]:
         """The decisions this module owns itself (not those of its submodules)."""
         return []
+
+    def add_mutable(self, mutable: Any) -> Any:
+        """Register a choice or expression on this module (NNI's ``add_mutable``); returns it.
+
+        Use it for a decision that leaves no submodule behind, then read its value with
+        :func:`~nasx.space.ensure_frozen`. See :func:`add_mutable`.
+        """
+        return add_mutable(self, mutable)
+
+    @property
+    def mutables(self) -> list[Mutable]:
+        """The mutables registered with :meth:`add_mutable`."""
+        return list(self.__dict__.get("_nasx_mutables", []))
+
+    def simplify(self) -> dict[str, Choice]:
+        """``{label: choice}`` of this module and its submodules (NNI's ``simplify``)."""
+        from .search_space import search_space
+
+        return dict(search_space(self))
+
+
+def add_mutable(module: nn.Module, mutable: Any) -> Any:
+    """Register ``mutable`` (a choice or an expression) on ``module`` so that
+    :func:`~nasx.space.search_space` lists its leaf choices; returns ``mutable``.
+
+    A :class:`MutableModule` given here is already a submodule, and a plain value (what
+    :func:`~nasx.space.choice` returns) was recorded when it was declared: both are returned
+    untouched.
+
+    Example:
+        >>> import torch, torch.nn as nn
+        >>> from nasx.space import Categorical, ModelSpace, ensure_frozen, model_context, search_space
+        >>> class Net(ModelSpace):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         size = self.add_mutable(Categorical([4, 8], label='t'))
+        ...         self.token = nn.Parameter(torch.zeros(ensure_frozen(size)))
+        >>> list(search_space(Net()))
+        ['t']
+        >>> with model_context({'t': 8}):
+        ...     Net().token.shape
+        torch.Size([8])
+    """
+    if isinstance(mutable, MutableModule) or not isinstance(mutable, Mutable):
+        # A plain value comes from nasx.choice(...) and friends, which already recorded the
+        # decision in the space being built: NNI's `self.add_mutable(nni.choice(...))` ports as is.
+        return mutable
+    module.__dict__.setdefault("_nasx_mutables", []).append(mutable)
+    return mutable
 
 
 def space_record(space: nn.Module) -> SpaceRecord:
@@ -182,6 +237,14 @@ class ModelSpace(nn.Module, metaclass=_ConstructionHook):
     """
 
     label_prefix: str | None = None
+    # TorchScript compiles every property of a scripted module; a rebuilt model is scripted.
+    __jit_unused_properties__ = ["mutables"]
+
+    def __init_subclass__(cls, label_prefix: str | None = None, **kwargs: Any) -> None:
+        # NNI's spelling: ``class Net(ModelSpace, label_prefix='model')``.
+        super().__init_subclass__(**kwargs)
+        if label_prefix is not None:
+            cls.label_prefix = label_prefix
 
     @classmethod
     def _construct(cls, *args: Any, label_prefix: str | None = None, **kwargs: Any) -> ModelSpace:
@@ -199,6 +262,31 @@ class ModelSpace(nn.Module, metaclass=_ConstructionHook):
         """Value choices (``nasx.choice``, ``ensure_frozen``) this space resolved while constructed."""
         record = self.__dict__.get("_nasx_record")
         return list(record.value_choices) if record is not None else []
+
+    def add_mutable(self, mutable: Any) -> Any:
+        """Register a choice or expression on this space (NNI's ``add_mutable``); returns it."""
+        return add_mutable(self, mutable)
+
+    @property
+    def mutables(self) -> list[Mutable]:
+        """The mutables registered with :meth:`add_mutable`."""
+        return list(self.__dict__.get("_nasx_mutables", []))
+
+    def simplify(self) -> dict[str, Choice]:
+        """``{label: choice}``: the search space as a plain dict (NNI's ``simplify``)."""
+        from .search_space import search_space
+
+        return dict(search_space(self))
+
+    def contains(self, arch: dict[str, Any]) -> bool:
+        """Whether ``arch`` is a valid, complete arch of this space."""
+        from .search_space import search_space
+
+        try:
+            search_space(self).validate(arch)
+        except InvalidArchError:
+            return False
+        return True
 
     def freeze(self, arch: dict[str, Any]) -> nn.Module:
         """Validate ``arch`` against this space and build the plain model it selects.

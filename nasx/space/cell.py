@@ -104,7 +104,7 @@ class Cell(nn.Module):
         preprocessor: module mapping the list of inputs to a list of as many tensors.
         postprocessor: module called as ``postprocessor(merged, inputs)``; its result is returned.
         concat_dim: dimension of the concatenation.
-        label: the cell's label, prefix of its choices' labels (auto-numbered ``cell_<n>``).
+        label: the cell's label, prefix of its choices' labels (the scope's next number when omitted, as in NNI).
 
     The cell is the same class in the search form and in a fixed model: under
     :func:`~nasx.space.model_context` its LayerChoices and InputChoices come out fixed.

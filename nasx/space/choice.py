@@ -16,10 +16,14 @@ from __future__ import annotations
 import itertools
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
-from .errors import InvalidArchError
+import torch
+import torch.nn as nn
+
+from .errors import InvalidArchError, SampleMissingError
+from .expression import Mutable, Sample
 from .labels import make_label
 from .registry import register
 
@@ -31,19 +35,64 @@ def _same_value(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-class Choice:
+class Choice(Mutable):
     """Base class of every choice. Subclasses define the value set and how to check a value.
 
     Public attributes: ``label`` (str) and ``default``. Values are JSON-serialisable so that an
-    arch (``dict[label, value]``) round-trips through JSON unchanged.
+    arch (``dict[label, value]``) round-trips through JSON unchanged. A choice is a leaf
+    :class:`~nasx.space.Mutable`: arithmetic on it builds a
+    :class:`~nasx.space.MutableExpression`.
     """
 
     label: str
     default: Any
+    finite: bool = True
+    """Whether :meth:`grid` lists every value (False for a continuous :class:`Numerical`)."""
 
-    def grid(self) -> list[Any]:
-        """Every allowed value, in a fixed order (the order grid search walks them)."""
+    def grid(self, memo: Sample | None = None, granularity: int | None = None) -> list[Any]:
+        """Every allowed value, in a fixed order (the order grid search walks them).
+
+        ``memo`` (NNI's argument): a sample that already decides this label gives that value
+        alone. ``granularity`` only matters to continuous choices.
+        """
+        if memo is not None and self.label in memo:
+            return [self.freeze(memo)]
+        return self._grid(granularity)
+
+    def _grid(self, granularity: int | None) -> list[Any]:
         raise NotImplementedError
+
+    def leaf_choices(self) -> Iterator[Choice]:
+        yield self
+
+    def freeze(self, sample: Mapping[str, Any]) -> Any:
+        """The value ``sample`` (an arch) gives this choice, validated.
+
+        >>> Categorical([1, 2], label='k').freeze({'k': 2})
+        2
+        """
+        if self.label not in sample:
+            raise SampleMissingError(
+                f"the sample has no value for label {self.label!r} (allowed: {self._allowed()}); "
+                f"labels given: {list(sample)[:20]!r}"
+            )
+        return self.validate(sample[self.label])
+
+    def _allowed(self) -> str:
+        return repr(self.grid()[:10])
+
+    def __bool__(self) -> bool:
+        # A choice is an object, not a container: ``if choice:`` must not ask for its length.
+        return True
+
+    def equals(self, other: Any) -> bool:
+        """Same kind, label, values and default (``==`` builds an expression instead)."""
+        return (
+            type(self) is type(other)
+            and self.label == other.label
+            and self._signature() == other._signature()
+            and _same_value(self.default, other.default)
+        )
 
     def sample(self, rng: random.Random) -> Any:
         """One value drawn uniformly at random with ``rng`` (a :class:`random.Random`)."""
@@ -78,6 +127,7 @@ class Categorical(Choice):
         label: the decision's name. Without one a label is generated from the enclosing scope,
             which is stable only inside a :class:`~nasx.space.ModelSpace` constructor.
         default: the value used when nothing is chosen (defaults to the first value).
+        weights: NNI's prior: the probability of each value when sampling (uniform when omitted).
 
     Example:
         >>> c = Categorical(['relu', 'gelu'], label='act')
@@ -95,11 +145,20 @@ class Categorical(Choice):
         *,
         label: str | None = None,
         default: Any = None,
+        weights: Sequence[float] | None = None,
         _kind: str = "choice",
     ):
         values = list(values)
         if not values:
             raise ValueError(f"Categorical {label!r} needs at least one value, got an empty list")
+        if weights is not None:
+            weights = [float(w) for w in weights]
+            if len(weights) != len(values) or min(weights) < 0 or abs(sum(weights) - 1) > 1e-6:
+                raise ValueError(
+                    f"Categorical {label!r}: weights must be {len(values)} non-negative numbers "
+                    f"summing to 1 (one per value), got {weights!r}"
+                )
+        self.weights = weights
         for i, v in enumerate(values):
             try:
                 json.dumps(v)
@@ -111,16 +170,19 @@ class Categorical(Choice):
             if any(_same_value(v, w) for w in values[:i]):
                 raise ValueError(f"Categorical {label!r}: value {v!r} appears twice in {values!r}")
         self.values = values
+        self.kind = _kind  # "choice", "layerchoice", "repeat": how NNI's search-space file names it
         self.label = make_label(label, _kind)
         if default is None:
             default = values[0]
         self.default = self.validate(default)
         register(self)
 
-    def grid(self) -> list[Any]:
+    def _grid(self, granularity: int | None) -> list[Any]:
         return list(self.values)
 
     def sample(self, rng: random.Random) -> Any:
+        if self.weights is not None:  # NNI's prior over the values
+            return rng.choices(self.values, weights=self.weights)[0]
         return self.values[rng.randrange(len(self.values))]
 
     def validate(self, value: Any) -> Any:
@@ -177,6 +239,7 @@ class CategoricalMultiple(Choice):
                 f"(the number of values), got {n_chosen}"
             )
         self.values = values
+        self.kind = _kind
         self.n_chosen = n_chosen
         self.min_chosen = n_chosen if n_chosen is not None else (0 if allow_empty else 1)
         self.label = make_label(label, _kind)
@@ -185,7 +248,7 @@ class CategoricalMultiple(Choice):
         self.default = self.validate(default)
         register(self)
 
-    def grid(self) -> list[list[Any]]:
+    def _grid(self, granularity: int | None) -> list[Any]:
         sizes = (
             [self.n_chosen]
             if self.n_chosen is not None
@@ -225,6 +288,18 @@ class CategoricalMultiple(Choice):
             raise self._invalid(value, allowed + f" (at least {self.min_chosen})")
         return [self.values[i] for i in sorted(positions)]
 
+    def freeze(self, sample: Mapping[str, Any]) -> Any:
+        """The chosen values; also reads NNI's one-flag-per-value format (``'<label>/<i>'``).
+
+        >>> c = CategoricalMultiple([2, 3, 5, 7], n_chosen=2, label='x2')
+        >>> c.freeze({'x2': [3, 5]}), c.freeze({'x2/0': True, 'x2/1': False, 'x2/2': True, 'x2/3': False})
+        ([3, 5], [2, 5])
+        """
+        flags = [f"{self.label}/{i}" for i in range(len(self.values))]
+        if self.label not in sample and all(f in sample for f in flags):
+            return self.validate([v for v, f in zip(self.values, flags) if sample[f]])
+        return super().freeze(sample)
+
     def _signature(self) -> Any:
         return (tuple(json.dumps(v) for v in self.values), self.n_chosen, self.min_chosen)
 
@@ -241,7 +316,9 @@ def choice(label: str, values: Sequence[_V]) -> _V:
     an ordinary Python value, so it goes straight into ``nn.Conv2d(3, width, ...)``. Under
     :func:`~nasx.space.model_context` it is the arch's value for ``label``; otherwise it is the
     default (the first value), and the choice is recorded in the space being built so that
-    :func:`~nasx.space.search_space` lists it.
+    :func:`~nasx.space.search_space` lists it. (NNI returns the ``Categorical`` object; build one
+    with ``Categorical(values, label=...)`` for expressions.) A list of modules gives a
+    :class:`~nasx.space.LayerChoice`, as in NNI.
 
     Example:
         >>> import torch.nn as nn
@@ -258,6 +335,16 @@ def choice(label: str, values: Sequence[_V]) -> _V:
     """
     from .context import resolve
 
+    values = list(values)
+    if values and all(isinstance(v, nn.Module) for v in values):
+        from .layer_choice import LayerChoice
+
+        return cast(_V, LayerChoice(cast(list[nn.Module], values), label=label))
+    if any(isinstance(v, torch.Tensor) for v in values):
+        raise TypeError(
+            f"choice {label!r}: can't choose among tensors; use InputChoice in the constructor "
+            "and pass the tensors to it in forward"
+        )
     # The type of one of ``values``: what the arch holds for ``label`` (type checkers see ``int``
     # for ``choice('width', [16, 32])``).
     return cast(_V, resolve(Categorical(values, label=label)))

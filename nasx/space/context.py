@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
+from types import TracebackType
 from typing import Any
 
 from .choice import Choice
-from .errors import InvalidArchError
+from .errors import InvalidArchError, SampleMissingError
+from .expression import Mutable
 from .state import building, current
 
 
@@ -88,26 +90,120 @@ def resolve(choice: Choice) -> Any:
         state.used_labels.add(choice.label)
     if choice.label not in arch:
         known = ", ".join(repr(k) for k in list(arch)[:20])
-        raise InvalidArchError(
+        raise SampleMissingError(
             f"the arch has no value for label {choice.label!r} (allowed: {choice.grid()[:10]!r}); "
             f"labels given: {known}"
         )
     return choice.validate(arch[choice.label])
 
 
-def ensure_frozen(value: Any) -> Any:
-    """Turn a choice into a plain value (see :func:`resolve`); anything else passes through.
+def ensure_frozen(
+    value: Any,
+    *,
+    sample: Mapping[str, Any] | None = None,
+    strict: bool = False,
+    retries: int | None = None,
+) -> Any:
+    """Turn a choice or an expression into a plain value; anything else passes through.
+
+    Under :func:`model_context` (or :class:`frozen_context`) the value is the arch's; inside a
+    space's constructor it is the default, and the choices are recorded in the space (see
+    :func:`resolve`). ``sample=`` freezes with that arch instead (NNI's argument).
+    ``strict=True`` refuses to guess a default outside any space, context or sample (NNI's
+    strict mode); ``retries`` is accepted for NNI's signature and unused (nasx has no
+    constraints to retry). Lists and tuples are frozen item by item.
 
     Example:
         >>> from nasx.space import Categorical, ensure_frozen, model_context
         >>> ensure_frozen(3)
         3
+        >>> k = Categorical([3, 5], label='k')
         >>> with model_context({'k': 5}):
-        ...     ensure_frozen(Categorical([3, 5], label='k'))
-        5
+        ...     ensure_frozen(k), ensure_frozen(k * 2 + 1)
+        (5, 11)
+        >>> ensure_frozen(k, sample={'k': 3})
+        3
     """
-    if isinstance(value, Choice):
-        return resolve(value)
-    if isinstance(value, (tuple, list)) and any(isinstance(v, Choice) for v in value):
-        return type(value)(ensure_frozen(v) for v in value)
+    if isinstance(value, Mutable):
+        if sample is not None:
+            return value.freeze(sample)
+        state = current()
+        if strict and state.arch is None and state.seen_labels is None:
+            raise RuntimeError(
+                f"ensure_frozen({value!r}, strict=True) outside a space's constructor and outside "
+                "model_context: there is no arch to take the value from. Pass sample=arch, or "
+                "wrap the call in model_context(arch)"
+            )
+        if isinstance(value, Choice):
+            return resolve(value)
+        leaves = value.simplify()
+        return value.freeze({label: resolve(leaf) for label, leaf in leaves.items()})
+    if isinstance(value, (tuple, list)) and any(isinstance(v, Mutable) for v in value):
+        return type(value)(ensure_frozen(v, sample=sample, strict=strict) for v in value)
     return value
+
+
+class frozen_context:
+    """NNI's ``frozen_context(sample)``: inside, :func:`ensure_frozen` takes values from ``sample``.
+
+    The same record as :func:`model_context` with ``strict=False`` (labels of other spaces are
+    allowed). ``frozen_context.current()`` is the merged sample of the enclosing blocks, or None.
+
+    Example:
+        >>> from nasx.space import Categorical
+        >>> with frozen_context({'lr': 0.1}):
+        ...     frozen_context.current()
+        {'lr': 0.1}
+        >>> frozen_context.current() is None
+        True
+    """
+
+    def __init__(self, sample: Mapping[str, Any] | None = None):
+        self.sample = dict(sample or {})
+        self._blocks: list[contextlib.AbstractContextManager[Any]] = []
+
+    def __enter__(self) -> frozen_context:
+        block = model_context(self.sample, strict=False)
+        block.__enter__()
+        self._blocks.append(block)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._blocks.pop().__exit__(exc_type, exc, tb)
+
+    @staticmethod
+    def current() -> dict[str, Any] | None:
+        """The merged sample of the enclosing blocks (and ``model_context``), or None."""
+        arch = current().arch
+        return None if arch is None else dict(arch)
+
+
+class frozen_factory:
+    """NNI's ``frozen_factory(function, sample)``: calling it runs ``function`` under the sample.
+
+    Example:
+        >>> import torch.nn as nn
+        >>> from nasx.space import ModelSpace, choice
+        >>> class Net(ModelSpace):
+        ...     def __init__(self, classes):
+        ...         super().__init__()
+        ...         self.fc = nn.Linear(choice('width', [4, 8]), classes)
+        >>> frozen_factory(Net, {'width': 8})(classes=3).fc
+        Linear(in_features=8, out_features=3, bias=True)
+    """
+
+    def __init__(self, function: Any, sample: Mapping[str, Any] | frozen_context):
+        self.function = function
+        self.sample = sample.sample if isinstance(sample, frozen_context) else dict(sample)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with model_context(self.sample):
+            return self.function(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"frozen_factory(function={self.function!r}, sample={self.sample!r})"

@@ -15,3 +15,15 @@ class InvalidArchError(ValueError):
 
 class LabelConflictError(ValueError):
     """Two different decisions were given the same label."""
+
+
+class SampleMissingError(InvalidArchError):
+    """NNI's name: a sample (arch) has no value for a label it needs."""
+
+
+class ConstraintViolation(InvalidArchError):
+    """NNI's name: a sample breaks a constraint of the space."""
+
+
+SampleValidationError = InvalidArchError
+"""NNI's name for :class:`InvalidArchError`."""

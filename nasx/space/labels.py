@@ -1,7 +1,8 @@
 """Labels: how choices are named, and the scopes that compose names with ``/``.
 
 A label names one decision. Explicit labels are used as given, prefixed by the enclosing named
-scopes; choices without a label get ``<kind>_<n>``, numbered per scope. Every top-level
+scopes; choices without a label get NNI's automatic labels, ``1``, ``2``, ... numbered per scope
+(``model/1`` inside a space whose ``label_prefix`` is ``'model'``), whatever their kind. Every top-level
 :class:`~nasx.space.ModelSpace` construction starts numbering afresh, so building the same space
 twice (once to search, once under ``model_context``) gives the same labels.
 
@@ -36,26 +37,63 @@ def check_segment(label: object) -> str:
     return label
 
 
-def make_label(label: str | None, kind: str) -> str:
-    """Full label for a new choice: ``label`` (or an auto-numbered ``<kind>_<n>``) under the scope."""
+def make_label(label: str | None, kind: str = "") -> str:
+    """Full label for a new choice: ``label`` (or the scope's next number) under the scope.
+
+    ``kind`` is kept for callers' readability; NNI numbers every kind with one counter.
+    """
     if isinstance(label, ResolvedLabel):
         return str(label)
     state = current()
     if label is None:
-        state.counters[kind] += 1
-        label = f"{kind}_{state.counters[kind]}"
+        state.counters[""] += 1
+        label = str(state.counters[""])
+        if not state.path and state.seen_labels is None:
+            # Outside any space and scope, NNI numbers auto labels under 'global/'.
+            return f"global/{label}"
     return "/".join((*state.path, check_segment(label)))
 
 
+def auto_label(name: str | None = None) -> str:
+    """NNI's ``auto_label``: ``name`` under the current scope, or the scope's next number
+    (``global/<n>`` outside any scope and space).
+
+    >>> with label_scope('model'):
+    ...     auto_label(), auto_label(), auto_label('foo'), auto_label()
+    ('model/1', 'model/2', 'model/foo', 'model/3')
+    """
+    return make_label(name)
+
+
+_NUMBERED = ""  # label_scope() without an argument: NNI's numbered anonymous scope
+
+
 @contextlib.contextmanager
-def label_scope(name: str | None) -> Iterator[None]:
+def label_scope(name: str | None = _NUMBERED) -> Iterator[None]:
     """Prefix every label created inside with ``name/``; auto labels are numbered afresh inside.
 
-    ``label_scope(None)`` is a no-op, so callers can pass an optional prefix straight through.
+    ``label_scope()`` with no argument takes the enclosing scope's next number as its name, as in
+    NNI (``model/3/1``); ``label_scope(None)`` is a no-op, so callers can pass an optional prefix
+    straight through.
+
+    >>> with label_scope('model'):
+    ...     first = auto_label()
+    ...     with label_scope():
+    ...         inner = auto_label()
+    >>> first, inner
+    ('model/1', 'model/2/1')
     """
     if name is None:
         yield
         return
+    if name == _NUMBERED:
+        state = current()
+        state.counters[""] += 1
+        name = str(state.counters[""])
+        if not state.path and state.seen_labels is None:
+            with building(path=("global", name), counters=Counter()):
+                yield
+            return
     with building(path=(*current().path, check_segment(name)), counters=Counter()):
         yield
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import torch.nn as nn
@@ -45,7 +45,7 @@ class LayerChoice(MutableModule):
     Args:
         candidates: a list of modules (the value is the index) or a dict of modules (the value is
             the key).
-        label: the decision's label (auto-numbered ``layerchoice_<n>`` when omitted).
+        label: the decision's label (the scope's next number when omitted, as in NNI).
 
     In the search form every candidate is kept as a submodule and ``forward`` runs the default
     (first) one. Under :func:`~nasx.space.model_context` the constructor returns the chosen
@@ -97,8 +97,31 @@ class LayerChoice(MutableModule):
         assert module is not None  # candidates are never None
         return module
 
+    def __setitem__(self, value: Any, module: nn.Module) -> None:
+        """Replace the candidate for ``value`` (an index or key) in this search-form module.
+
+        The decision keeps its values; a rebuild under ``model_context`` runs the constructor
+        again, so replace candidates there (in the constructor), not afterwards, for that.
+        """
+        if not isinstance(module, nn.Module):
+            raise TypeError(
+                f"LayerChoice {self.label!r}: a candidate must be an nn.Module, got {type(module).__name__}"
+            )
+        self._modules[str(self.choice.validate(value))] = module
+
+    def __delitem__(self, value: Any) -> None:
+        raise TypeError(
+            f"LayerChoice {self.label!r}: candidates can't be removed after construction (the "
+            "decision's values would change under strategies that already saw them); build the "
+            "LayerChoice with the candidates you want"
+        )
+
     def __len__(self) -> int:
         return len(self.choice.values)
+
+    def __iter__(self) -> Iterator[nn.Module]:
+        """The candidate modules, in order (``list(layer_choice)``)."""
+        return iter([self[v] for v in self.choice.values])
 
     def candidates(self) -> list[tuple[Any, nn.Module]]:
         """``[(value, module)]`` in order."""

@@ -3,7 +3,8 @@
 ``MutableConv2d(3, Categorical([16, 32], label='width'), 3)`` builds a real ``nn.Conv2d``: under
 :func:`~nasx.space.model_context` exactly ``nn.Conv2d`` with the chosen width; in the search form
 a ``MutableConv2d`` (an ``nn.Conv2d`` subclass) with the default width that remembers its choices.
-Passing the same choice object (or label) to several layers ties them to one decision.
+Passing the same choice object (or label) to several layers ties them to one decision, and an
+expression of choices (``ch * 2``) is worked out from the arch's values.
 
     >>> from nasx.space import Categorical, MutableLinear, model_context
     >>> with model_context({'hidden': 32}):
@@ -13,20 +14,25 @@ Passing the same choice object (or label) to several layers ties them to one dec
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import torch.nn as nn
 
 from .base import MutableModule
 from .choice import Choice
-from .context import ensure_frozen
+from .context import ensure_frozen, model_context
+from .expression import Mutable
 
 
 def _choices_in(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Choice]:
+    """The leaf choices among the arguments (an expression such as ``ch * 2`` gives ``ch``)."""
     found: list[Choice] = []
     for value in (*args, *kwargs.values()):
         items = value if isinstance(value, (tuple, list)) else (value,)
-        found += [v for v in items if isinstance(v, Choice) and v not in found]
+        for item in items:
+            if isinstance(item, Mutable):
+                found += [c for c in item.leaf_choices() if all(c is not f for f in found)]
     return found
 
 
@@ -41,6 +47,7 @@ class _MutableLayer(MutableModule):
             self, *ensure_frozen(list(args)), **{k: ensure_frozen(v) for k, v in kwargs.items()}
         )
         self.__dict__["_nasx_choices"] = own_choices
+        self.__dict__["_nasx_args"] = (args, kwargs)
 
     @classmethod
     def create_fixed_module(cls, *args: Any, **kwargs: Any) -> nn.Module:
@@ -50,6 +57,30 @@ class _MutableLayer(MutableModule):
 
     def choices(self) -> list[Choice]:
         return list(self.__dict__.get("_nasx_choices", []))
+
+    @property
+    def args(self) -> dict[str, Any]:
+        """The constructor's arguments by name, choices included (NNI's ``ParametrizedModule.args``).
+
+        >>> from nasx.space import Categorical
+        >>> MutableLinear(4, Categorical([8, 16], label='h')).args['out_features']
+        Categorical([8, 16], label='h')
+        """
+        args, kwargs = self.__dict__["_nasx_args"]
+        bound = inspect.signature(self.torch_layer).bind(*args, **kwargs)
+        bound.apply_defaults()
+        return dict(bound.arguments)
+
+    def freeze(self, sample: dict[str, Any]) -> nn.Module:
+        """The plain torch layer ``sample`` (an arch) selects, newly initialised (NNI's ``freeze``).
+
+        >>> from nasx.space import Categorical
+        >>> MutableConv2d(3, Categorical([8, 16], label='out'), 1).freeze({'out': 16})
+        Conv2d(3, 16, kernel_size=(1, 1), stride=(1, 1))
+        """
+        args, kwargs = self.__dict__["_nasx_args"]
+        with model_context(sample, strict=False):
+            return self.create_fixed_module(*args, **kwargs)
 
 
 class MutableLinear(_MutableLayer, nn.Linear):
@@ -100,7 +131,83 @@ class MutableDropout(_MutableLayer, nn.Dropout):
     torch_layer = nn.Dropout
 
 
-class MutableEmbedding(_MutableLayer, nn.Embedding):
+class MutableEmbedding(_MutableLayer, nn.Embedding):  # type: ignore[misc]  # torch's stub: an Embedding.freeze flag it never sets
     """``nn.Embedding`` whose arguments may be choices."""
 
     torch_layer = nn.Embedding
+
+
+class MutableBatchNorm3d(_MutableLayer, nn.BatchNorm3d):
+    """``nn.BatchNorm3d`` whose arguments may be choices."""
+
+    torch_layer = nn.BatchNorm3d
+
+
+class MutableGroupNorm(_MutableLayer, nn.GroupNorm):
+    """``nn.GroupNorm`` whose arguments may be choices."""
+
+    torch_layer = nn.GroupNorm
+
+
+class MutableConvTranspose2d(_MutableLayer, nn.ConvTranspose2d):
+    """``nn.ConvTranspose2d`` whose arguments may be choices."""
+
+    torch_layer = nn.ConvTranspose2d
+
+
+class MutableMultiheadAttention(_MutableLayer, nn.MultiheadAttention):
+    """``nn.MultiheadAttention`` whose arguments (``embed_dim``, ``num_heads``, ...) may be choices.
+
+    >>> from nasx.space import Categorical, model_context
+    >>> with model_context({'heads': 4}):
+    ...     MutableMultiheadAttention(16, Categorical([2, 4], label='heads')).num_heads
+    4
+    """
+
+    torch_layer = nn.MultiheadAttention
+
+
+# Every other torch.nn layer gets its Mutable* class on first use, like NNI's generated
+# ``nni.nas.nn.pytorch.Mutable<Layer>`` (made when asked for, not at import; cached, so pickling
+# finds the same class through this module's ``__getattr__``).
+_NOT_LAYERS = {"Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"}
+
+
+def mutable_layer(torch_layer: type[nn.Module]) -> type[nn.Module]:
+    """The ``Mutable*`` class of any ``torch.nn`` layer: its arguments may be choices.
+
+    >>> from nasx.space import Categorical, model_context
+    >>> MutablePReLU = mutable_layer(nn.PReLU)
+    >>> with model_context({'n': 4}):
+    ...     MutablePReLU(Categorical([1, 4], label='n')).num_parameters
+    4
+    >>> mutable_layer(nn.PReLU) is MutablePReLU
+    True
+    """
+    if not (isinstance(torch_layer, type) and issubclass(torch_layer, nn.Module)):
+        raise TypeError(f"mutable_layer expects an nn.Module class, got {torch_layer!r}")
+    name = f"Mutable{torch_layer.__name__}"
+    existing = globals().get(name)
+    if isinstance(existing, type) and getattr(existing, "torch_layer", None) is torch_layer:
+        return existing
+    namespace = {
+        "torch_layer": torch_layer,
+        "__module__": __name__,
+        "__qualname__": name,
+        "__doc__": f"``nn.{torch_layer.__name__}`` whose arguments may be choices.",
+    }
+    cls: type[nn.Module] = type(name, (_MutableLayer, torch_layer), namespace)
+    if getattr(nn, torch_layer.__name__, None) is torch_layer:
+        globals()[name] = cls  # importable (and picklable) as nasx.space.mutable_ops.<name>
+    return cls
+
+
+def __getattr__(name: str) -> Any:
+    layer = getattr(nn, name[len("Mutable") :], None) if name.startswith("Mutable") else None
+    if (
+        isinstance(layer, type)
+        and issubclass(layer, nn.Module)
+        and layer.__name__ not in _NOT_LAYERS
+    ):
+        return mutable_layer(layer)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -83,7 +83,7 @@ class Repeat(MutableModule):
             list with one module or factory per position.
         depth: an int (fixed), a ``(min, max)`` tuple (choose any depth in between), or a
             :class:`~nasx.space.Categorical` of ints.
-        label: label of the depth choice (auto-numbered ``repeat_<n>`` when omitted).
+        label: label of the depth choice (the scope's next number when omitted, as in NNI).
 
     The search form holds the deepest stack, children named ``'0'``, ``'1'``, ... (the same
     names as the fixed ``nn.Sequential``), and runs the default (smallest) depth. Under

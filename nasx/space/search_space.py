@@ -54,8 +54,11 @@ class SearchSpace(dict[str, Choice]):
             yield dict(zip(labels, values))
 
     @property
-    def size(self) -> int:
-        """Number of distinct archs (product of the choices' sizes)."""
+    def size(self) -> int | float:
+        """Number of distinct archs (product of the choices' sizes); ``math.inf`` when a choice
+        is continuous (a :class:`~nasx.space.Numerical` without quantisation)."""
+        if not all(c.finite for c in self.values()):
+            return math.inf
         return math.prod(len(c) for c in self.values())
 
     def validate(self, arch: Mapping[str, Any]) -> dict[str, Any]:
@@ -81,11 +84,14 @@ class SearchSpace(dict[str, Choice]):
 
 
 def _module_choices(module: nn.Module) -> list[Choice]:
+    found: list[Choice] = []
     if isinstance(module, MutableModule):
-        return module.choices()
-    if isinstance(module, ModelSpace):
-        return module.value_choices()
-    return []
+        found = module.choices()
+    elif isinstance(module, ModelSpace):
+        found = module.value_choices()
+    for mutable in module.__dict__.get("_nasx_mutables", []):  # add_mutable(...)
+        found += mutable.leaf_choices()
+    return found
 
 
 def search_space(space: nn.Module) -> SearchSpace:

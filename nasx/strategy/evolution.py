@@ -74,7 +74,8 @@ class RegularizedEvolution(Strategy):
 
     def mutate(self, arch: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         """A copy of ``arch`` with each label resampled with probability ``mutation_prob``."""
-        mutable = [label for label, c in self.need_space().items() if len(c) > 1]
+        space = self.need_space()
+        mutable = [label for label, c in space.items() if not c.finite or len(c) > 1]
         if not mutable:
             return dict(arch)
         changed = [label for label in mutable if rng.random() < self.mutation_prob]
@@ -82,6 +83,9 @@ class RegularizedEvolution(Strategy):
             changed = [rng.choice(mutable)]
         child = dict(arch)
         for label in changed:
-            options = [v for v in self.need_space()[label].grid() if v != arch[label]]
+            if not space[label].finite:  # a continuous Numerical: draw afresh from its distribution
+                child[label] = space[label].sample(rng)
+                continue
+            options = [v for v in space[label].grid() if v != arch[label]]
             child[label] = rng.choice(options)
         return child

@@ -1,6 +1,8 @@
 """TPE (tree-structured Parzen estimator, Bergstra et al. 2011) through Optuna's ``TPESampler``.
 
-Each label becomes an Optuna categorical parameter over the indices of its choice's values.
+Each label becomes an Optuna categorical parameter over the indices of its choice's values; a
+:class:`~nasx.space.Numerical` becomes a float parameter over its range (log-scaled when it is),
+so numerical choices are searched natively rather than flattened into a grid.
 Finished trials are added to an in-memory Optuna study (failed and rejected ones as FAIL, which TPE
 ignores), so resuming is replaying the trial table; each proposal uses a sampler seeded by
 ``(seed, proposal number)``, so a resumed search proposes what the uninterrupted one would have.
@@ -18,10 +20,12 @@ ignores), so resuming is replaying the trial table; each proposal uses a sampler
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
 from nasx._checks import check_int
+from nasx.space import Numerical
 from nasx.trial import Trial, arch_key
 
 from .base import Strategy
@@ -55,11 +59,19 @@ class TPE(Strategy):
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         self._optuna = optuna
-        self._grids = {label: c.grid() for label, c in self.need_space().items()}
+        space = self.need_space()
+        # Numerical choices are searched natively (a float distribution, not a flattened grid).
+        self._numerical = {label: c for label, c in space.items() if isinstance(c, Numerical)}
+        self._grids = {
+            label: c.grid() for label, c in space.items() if label not in self._numerical
+        }
         self._distributions: dict[str, Any] = {
             label: optuna.distributions.CategoricalDistribution(list(range(len(grid))))
             for label, grid in self._grids.items()
         }
+        for label, c in self._numerical.items():
+            self._distributions[label] = _float_distribution(optuna, c)
+        self._labels = list(space)
         self._study = optuna.create_study(direction=self.direction)
         self._pending: dict[str, list[int]] = {}  # arch key -> asked Optuna trial numbers
 
@@ -70,7 +82,7 @@ class TPE(Strategy):
         )
         for _ in range(20 if self.dedup else 1):
             asked = self._study.ask(self._distributions)
-            arch = {label: self._grids[label][asked.params[label]] for label in self._grids}
+            arch = {label: self._value(label, asked.params[label]) for label in self._labels}
             if self.is_new(arch):
                 self._pending.setdefault(arch_key(arch), []).append(asked.number)
                 return arch
@@ -87,11 +99,29 @@ class TPE(Strategy):
             self._study.tell(pending.pop(0), value, state=state)
             return
         params = {label: _index_of(grid, trial.arch[label]) for label, grid in self._grids.items()}
+        params.update({label: trial.arch[label] for label in self._numerical})
         self._study.add_trial(
             optuna.trial.create_trial(
                 params=params, distributions=self._distributions, value=value, state=state
             )
         )
+
+    def _value(self, label: str, param: Any) -> Any:
+        if label in self._numerical:
+            return self._numerical[label].qclip(param)
+        return self._grids[label][param]
+
+
+def _float_distribution(optuna: Any, c: Numerical) -> Any:
+    """Optuna's distribution for a numerical choice: its range, log-scaled when it is; a normal
+    distribution is searched over mu +- 4 sigma (clipped to its bounds), quantised afterwards."""
+    low, high = c.low, c.high
+    if c.mu is not None and c.sigma is not None:
+        lo, hi = c.mu - 4 * c.sigma, c.mu + 4 * c.sigma
+        if c.log_distributed:
+            lo, hi = math.exp(lo), math.exp(hi)
+        low, high = max(low, lo), min(high, hi)
+    return optuna.distributions.FloatDistribution(low, high, log=c.log_distributed)
 
 
 def _index_of(grid: list, value: Any) -> int:

@@ -25,11 +25,11 @@ class Unlabelled(ModelSpace):
 def test_auto_labels_restart_for_every_top_level_space():
     first = list(search_space(Unlabelled()))
     second = list(search_space(Unlabelled()))
-    assert first == second == ["layerchoice_1", "layerchoice_2", "inputchoice_1"]
+    assert first == second == ["1", "2", "3"]
 
 
 def test_auto_labels_match_under_model_context():
-    arch = {"layerchoice_1": 1, "layerchoice_2": 0, "inputchoice_1": [1]}
+    arch = {"1": 1, "2": 0, "3": [1]}
     with model_context(arch):
         model = Unlabelled()
     assert isinstance(model.a, nn.Tanh) and isinstance(model.b, nn.ReLU)
@@ -56,11 +56,11 @@ class Outer(ModelSpace):
 def test_nested_spaces_compose_labels_with_slash():
     assert list(search_space(Outer())) == [
         "stage1/op",
-        "stage1/layerchoice_1",
+        "stage1/1",
         "stage2/op",
-        "stage2/layerchoice_1",
+        "stage2/1",
         "block/op",
-        "block/layerchoice_1",
+        "block/1",
     ]
 
 

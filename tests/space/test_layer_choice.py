@@ -51,3 +51,15 @@ def test_bad_candidates():
         LayerChoice([nn.ReLU(), "relu"], label="x")
     with pytest.raises(ValueError, match="dict keys"):
         LayerChoice({"a.b": nn.ReLU()}, label="x")
+
+
+def test_item_assignment_replaces_a_candidate_and_deletion_is_refused():
+    lc = LayerChoice([nn.ReLU(), nn.Tanh()], label="act_set")
+    lc[1] = nn.GELU()
+    assert isinstance(lc[1], nn.GELU) and [type(m) for m in lc] == [nn.ReLU, nn.GELU]
+    with pytest.raises(TypeError, match="nn.Module"):
+        lc[0] = "relu"
+    with pytest.raises(InvalidArchError):
+        lc[5] = nn.ReLU()
+    with pytest.raises(TypeError, match="can't be removed"):
+        del lc[0]

@@ -15,7 +15,7 @@ class Net(ModelSpace):
     def __init__(self, width_labels=("w",)):
         super().__init__()
         self.fc = nn.Linear(2, choice(width_labels[0], [4, 8]))
-        self.act = LayerChoice([nn.ReLU(), nn.Tanh()])  # auto label: layerchoice_1
+        self.act = LayerChoice([nn.ReLU(), nn.Tanh()])  # auto label: 1
 
 
 def test_two_threads_building_different_archs_do_not_see_each_other():
@@ -29,8 +29,8 @@ def test_two_threads_building_different_archs_do_not_see_each_other():
             results[name + "_arch"] = dict(current().arch)
 
     threads = [
-        threading.Thread(target=build, args=("a", {"w": 4, "layerchoice_1": 0})),
-        threading.Thread(target=build, args=("b", {"w": 8, "layerchoice_1": 1})),
+        threading.Thread(target=build, args=("a", {"w": 4, "1": 0})),
+        threading.Thread(target=build, args=("b", {"w": 8, "1": 1})),
     ]
     for t in threads:
         t.start()
@@ -38,12 +38,12 @@ def test_two_threads_building_different_archs_do_not_see_each_other():
         t.join()
     assert results["a"].fc.out_features == 4 and isinstance(results["a"].act, nn.ReLU)
     assert results["b"].fc.out_features == 8 and isinstance(results["b"].act, nn.Tanh)
-    assert results["a_arch"] == {"w": 4, "layerchoice_1": 0}
+    assert results["a_arch"] == {"w": 4, "1": 0}
     assert current() == BuildState(counters=current().counters)  # the root, untouched
 
 
 def test_every_top_level_construction_numbers_labels_afresh_and_records_its_args():
-    assert list(search_space(Net())) == list(search_space(Net())) == ["w", "layerchoice_1"]
+    assert list(search_space(Net())) == list(search_space(Net())) == ["w", "1"]
     space = Net(width_labels=("width",))
     record = space_record(space)
     assert record.args == () and record.kwargs == {"width_labels": ("width",), "label_prefix": None}
