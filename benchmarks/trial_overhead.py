@@ -1,7 +1,8 @@
-"""Benchmark: per-trial overhead of NasExperiment, sequential and with a process pool, and throughput
-scaling with the number of workers.
+"""Benchmark: per-trial overhead of NasExperiment, sequential, with a process pool and on Ray;
+throughput scaling with the number of workers; per-trial cost at 1k-100k trials.
 
-    PYTHONPATH=. python benchmarks/trial_overhead.py [--repeats 5] [--trials 200]
+    PYTHONPATH=. python benchmarks/trial_overhead.py [--repeats 5] [--trials 200] [--ray]
+    PYTHONPATH=. python benchmarks/trial_overhead.py --sections scale --scale 1000,10000,100000
 
 1. Sequential overhead: a trivial evaluator (returns a constant) on a tiny space. The figure is the
    experiment's wall time per trial (strategy, validation, SQLite writes, trial folder and log,
@@ -12,15 +13,31 @@ scaling with the number of workers.
 3. Scaling: trials doing a fixed amount of CPU work (~50 ms of Python); steady-state throughput
    (second half of the trials) on 1 and N workers, and the sequential in-process throughput.
 
-Every figure is the median of ``--repeats`` runs. Targets (from the issue): sequential < 5 ms per
+4. Scale (``--sections scale``): one experiment of N trials (``--scale``, default 1k, 10k, 100k)
+   on a 12-label space with the trivial evaluator, each in a fresh child process, sequential and
+   on the process pool (and Ray with ``--ray``): trials/s over the first and the last 1,000 trials
+   (from the trials' end times; the target is last >= 0.9 x first), the growth of the process's
+   resident memory over the run (target < 100 MiB per 100k trials), then a resume of the
+   finished workdir (open, check, reload, strategy replay: target < 5 s at 100k), the trial table
+   and the export of the top 10 (target < 1 s each at 100k).
+
+With ``--ray``, sections 1 and 2 add the same trivial trials on a local Ray instance (started once,
+``--workers`` CPUs), so the three executors' per-trial overheads come from one run.
+
+Every figure is the median of ``--repeats`` runs. Targets (from the issues): sequential < 5 ms per
 trial; process pool < 200 ms per trial with near-linear scaling up to the number of cores.
 """
 
 from __future__ import annotations
 
 import argparse
+import array
+import json
 import os
+import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 
@@ -38,7 +55,27 @@ class TinySpace(ModelSpace):
         self.act = LayerChoice([nn.ReLU(), nn.Tanh()], label="act")
 
 
+class WideSpace(ModelSpace):
+    """12 labels (as in the issue's measurement), cheap to build."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, choice("width", [2, 4, 8, 16]))
+        self.act = LayerChoice([nn.ReLU(), nn.Tanh()], label="act")
+        self.knobs = [choice(f"k{i}", [0, 1, 2]) for i in range(10)]
+
+
 def trivial(model) -> float:
+    return 1.0
+
+
+# The process's CPU time as each trial of a sequential scale run ends: throughput measured in CPU
+# seconds does not move with what other processes on the machine do (wall time does).
+CPU_TIMES = array.array("d")
+
+
+def trivial_timed(model) -> float:
+    CPU_TIMES.append(time.process_time())
     return 1.0
 
 
@@ -96,6 +133,7 @@ def run_experiment(
             max_trials=n_trials,
             max_concurrent_trials=workers,
             execution=execution,
+            progress=False,
         )
         t0 = time.time()
         exp.run()
@@ -129,6 +167,151 @@ def median(values):
     return statistics.median(values)
 
 
+def rss_mib() -> float:
+    """Resident memory of this process now (Linux), MiB."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def scale_child(n_trials: int, execution: str, workers: int) -> dict:
+    """One experiment of ``n_trials`` trivial trials on WideSpace, then a resume, the trial table
+    and the top-10 export of its workdir (run in a fresh process by :func:`scale_run`)."""
+    if execution == "ray":
+        import ray
+
+        ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+    d = tempfile.mkdtemp(prefix="nasx-scale-")
+    sequential = execution == "sequential"
+    if sequential:  # allocated before the memory is measured
+        CPU_TIMES.extend([0.0] * n_trials)
+        del CPU_TIMES[:]
+    try:
+
+        def experiment(resume: bool = False) -> NasExperiment:
+            return NasExperiment(
+                WideSpace(),
+                trivial_timed if sequential else trivial,
+                Random(dedup=False, seed=0),
+                workdir=d,
+                max_trials=n_trials,
+                max_concurrent_trials=workers,
+                execution=execution,
+                progress=False,
+                resume=resume,
+            )
+
+        exp = experiment()
+        rss0 = rss_mib()
+        t0 = time.time()
+        exp.run()
+        wall = time.time() - t0
+        rss1 = rss_mib()
+        ends = sorted(t.end_time for t in exp._trials.values())
+        assert len(ends) == n_trials, len(ends)
+        k = min(1000, n_trials)
+        first = (k - 1) / (ends[k - 1] - ends[0])
+        last = (k - 1) / (ends[-1] - ends[-k])
+        cpu = CPU_TIMES if sequential else [float("nan")] * n_trials
+        cpu_first = (k - 1) / (cpu[k - 1] - cpu[0])
+        cpu_last = (k - 1) / (cpu[-1] - cpu[-k])
+        del exp
+        t = time.perf_counter()
+        resumed = experiment(resume=True)
+        resumed.run()  # reopens, checks, reloads every trial, replays them to the strategy, stops
+        resume_s = time.perf_counter() - t
+        assert resumed.stop_reason == f"max_trials ({n_trials}) reached", resumed.stop_reason
+        t = time.perf_counter()
+        table = resumed.trial_table()
+        table_s = time.perf_counter() - t
+        assert len(table) == n_trials
+        t = time.perf_counter()
+        top = resumed.export_top_models(top_k=10)
+        export_s = time.perf_counter() - t
+        assert len(top) == 10
+        return {
+            "wall": wall,
+            "first": first,
+            "last": last,
+            "cpu_first": cpu_first,
+            "cpu_last": cpu_last,
+            "rss_growth": rss1 - rss0,
+            "resume": resume_s,
+            "table": table_s,
+            "export": export_s,
+        }
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def scale_run(n_trials: int, execution: str, workers: int) -> dict:
+    """:func:`scale_child` in a fresh Python process (clean memory figures), its result."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", json.dumps([n_trials, execution, workers])],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def scale(args) -> None:
+    executions = [("sequential", 1), ("process", args.workers)]
+    if args.ray:
+        executions.append(("ray", args.workers))
+    print(
+        "scale: one experiment of N trivial trials on a 12-label space (fresh process each); "
+        f"medians of {args.scale_repeats}"
+    )
+    for n in args.scale:
+        for execution, workers in executions:
+            runs = [scale_run(n, execution, workers) for _ in range(args.scale_repeats)]
+            m = {key: median([r[key] for r in runs]) for key in runs[0]}
+            ratio = median([r["last"] / r["first"] for r in runs])
+            cpu_ratio = median([r["cpu_last"] / r["cpu_first"] for r in runs])
+            cpu = (
+                f"; in CPU time first 1k {m['cpu_first']:.0f}/s, last 1k {m['cpu_last']:.0f}/s, "
+                f"last/first {cpu_ratio:.2f}"
+                if execution == "sequential"
+                else ""
+            )
+            print(
+                f"  {n:>7} trials, {execution} ({workers} worker(s)): {n / m['wall']:.0f} trials/s "
+                f"overall; first 1k {m['first']:.0f}/s, last 1k {m['last']:.0f}/s, last/first "
+                f"{ratio:.2f} (target >= 0.90){cpu}; memory growth {m['rss_growth']:.1f} MiB "
+                f"({m['rss_growth'] / n * 1e5:.0f} MiB per 100k, target < 100); resume "
+                f"{m['resume']:.2f} s; trial table {m['table']:.3f} s; top-10 export {m['export']:.3f} s",
+                flush=True,
+            )
+
+
+def ray_overhead(args, seq: float) -> None:
+    """Sections 1-2 on a local Ray instance (``--workers`` CPUs), started once."""
+    import ray
+
+    ray.init(num_cpus=args.workers, include_dashboard=False, log_to_driver=False)
+    try:
+        t = time.perf_counter()
+        run_experiment(trivial, args.workers, args.workers, "ray")  # warm Ray's worker processes
+        warm = time.perf_counter() - t
+        runs = [
+            run_experiment(trivial, args.pool_trials, args.workers, "ray")
+            for _ in range(args.repeats)
+        ]
+    finally:
+        ray.shutdown()
+    wall = median([w for w, _, _ in runs])
+    steady = median([1 / tp for _, _, tp in runs])
+    print(
+        f"ray (local, {args.workers} CPUs, 1 CPU per trial): {wall / args.pool_trials * 1e3:.1f} ms "
+        f"per trivial trial over {args.pool_trials} trials (Ray started once, {warm:.1f} s for "
+        f"start-up and the first {args.workers} trials); steady state {steady * 1e3:.2f} ms per "
+        f"trial; ratio to sequential {wall / args.pool_trials / seq:.1f}x"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
@@ -136,9 +319,39 @@ def main() -> None:
     parser.add_argument("--pool-trials", type=int, default=100, help="trials per process-pool run")
     parser.add_argument("--scaling-trials", type=int, default=80)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--ray", action="store_true", help="add Ray beside the process pool")
+    parser.add_argument(
+        "--sections",
+        default="overhead,scaling",
+        help="comma-separated: overhead (1-2), scaling (3), scale (4)",
+    )
+    parser.add_argument(
+        "--scale",
+        default="1000,10000,100000",
+        type=lambda s: [int(x) for x in s.split(",")],
+        help="trial counts of section 4",
+    )
+    parser.add_argument("--scale-repeats", type=int, default=3)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    print(f"machine: {os.cpu_count()} CPU cores; medians of {args.repeats} runs")
+    if args.child:
+        print(json.dumps(scale_child(*json.loads(args.child))))
+        return
+    sections = set(args.sections.split(","))
+    print(
+        f"machine: {os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.2f}; "
+        f"medians of {args.repeats} runs"
+    )
+    if "overhead" in sections:
+        overhead(args)
+    if "scaling" in sections:
+        scaling(args)
+    if "scale" in sections:
+        scale(args)
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
+
+def overhead(args) -> None:
     # 1. sequential
     seq = median(
         [run_experiment(trivial, args.trials, 1)[0] / args.trials for _ in range(args.repeats)]
@@ -163,6 +376,11 @@ def main() -> None:
         f"{first:.2f} s; steady state {steady * 1e3:.2f} ms per trial; "
         f"ratio to sequential {wall / args.pool_trials / seq:.1f}x"
     )
+    if args.ray:
+        ray_overhead(args, seq)
+
+
+def scaling(args) -> None:
 
     # 3. scaling with CPU-bound trials
     global WORK_ITERS

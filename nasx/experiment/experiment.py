@@ -25,6 +25,7 @@ Example (sequential, in a temporary directory):
 
 from __future__ import annotations
 
+import collections
 import datetime
 import json
 import logging
@@ -202,6 +203,9 @@ class NasExperiment:
         self.stop_reason: str | None = None
         self._progress: Any = None  # the Progress of a run() in flight (typed Any: _loop calls it)
         self._trials: dict[int, Trial] = {}
+        # Trials per status, kept up to date as trials change (_add_trial, _set_status), so the
+        # limits are checked in constant time per step rather than by recounting every trial.
+        self._counts: collections.Counter[str] = collections.Counter()
         self._opened = False  # a second run() of this object continues its experiment
         self._config = None
         self._execution_given = execution is not None
@@ -258,6 +262,7 @@ class NasExperiment:
                     )
                     store.update(t)
                 interrupted = []
+            self._counts = collections.Counter(t.status for t in self._trials.values())
             self.strategy.setup(space, list(self._trials.values()), direction=self.direction)
             builder = ModelBuilder.from_space(self.model_space)
             # The filter may still build models (on='model'); the trials skip it when asked to.
@@ -324,7 +329,8 @@ class NasExperiment:
                 if queue:
                     trial = queue.pop(0)
                     _log.info("re-running interrupted trial %d", trial.id)
-                    trial.status, trial.start_time, trial.error = RUNNING, time.time(), None
+                    self._set_status(trial, RUNNING)
+                    trial.start_time, trial.error = time.time(), None
                     store.update(trial)
                 else:
                     arch = self.strategy.propose()
@@ -344,7 +350,7 @@ class NasExperiment:
                         )
                         trial.end_time, trial.duration = trial.start_time, 0.0
                         store.add(trial)
-                        self._trials[trial.id] = trial
+                        self._add_trial(trial)
                         self.strategy.tell(trial)
                         self._progress.trial_finished(trial)
                         continue
@@ -352,7 +358,7 @@ class NasExperiment:
                         trial.status, trial.error = REJECTED, reason
                         trial.end_time, trial.duration = trial.start_time, 0.0
                         store.add(trial)
-                        self._trials[trial.id] = trial
+                        self._add_trial(trial)
                         self.strategy.tell(trial)
                         rejections_in_a_row += 1
                         if rejections_in_a_row >= self.filter.patience:
@@ -363,7 +369,7 @@ class NasExperiment:
                         continue
                     rejections_in_a_row = 0
                     store.add(trial)
-                self._trials[trial.id] = trial
+                    self._add_trial(trial)
                 in_flight.add(trial.id)
                 job = {
                     "id": trial.id,
@@ -420,8 +426,8 @@ class NasExperiment:
         if result.get("log"):  # remote workers send their log back
             with open(store.log_path(trial.id), "a") as f:
                 f.write(result["log"])
+        self._set_status(trial, result["status"])
         for key in (
-            "status",
             "metric",
             "metrics",
             "intermediates",
@@ -470,12 +476,21 @@ class NasExperiment:
             stream=None if self.progress else io.StringIO(),
         )
 
+    def _add_trial(self, trial: Trial) -> None:
+        self._trials[trial.id] = trial
+        self._counts[trial.status] += 1
+
+    def _set_status(self, trial: Trial, status: Any) -> None:
+        self._counts[trial.status] -= 1
+        self._counts[status] += 1
+        trial.status = status
+
     def _limit_reached(self, started: float, new_trial: bool = True) -> str | None:
-        trials = self._trials.values()
-        counted = sum(1 for t in trials if t.status != REJECTED)
+        # Constant time: called before every trial, it must not walk the trials (100k of them).
+        counted = len(self._trials) - self._counts[REJECTED]
         if new_trial and self.max_trials is not None and counted >= self.max_trials:
             return f"max_trials ({self.max_trials}) reached"
-        failed = sum(1 for t in trials if t.status == FAILED)
+        failed = self._counts[FAILED]
         if self.max_failed_trials is not None and failed > self.max_failed_trials:
             return f"{failed} trials failed, more than max_failed_trials ({self.max_failed_trials})"
         if self.max_duration is not None and time.monotonic() - started >= self.max_duration:

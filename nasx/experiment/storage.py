@@ -195,10 +195,9 @@ class TrialStore:
         )
 
     def update(self, trial: Trial) -> None:
-        """Overwrite a trial's row with its new state (one write)."""
-        sets = ", ".join(f"{c} = ?" for c in _COLUMNS[1:])
-        row = _row(trial)
-        cur = self._db.execute(f"UPDATE trials SET {sets} WHERE id = ?", (*row[1:], row[0]))
+        """Overwrite a trial's row with its new state (one write); its arch, written by
+        :meth:`add`, never changes and is not encoded again."""
+        cur = self._db.execute(_UPDATE, (*_state(trial), trial.id))
         if cur.rowcount != 1:
             raise KeyError(f"trial {trial.id} is not in {self.directory / DB_NAME}")
 
@@ -338,9 +337,28 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False)
 
 
+# Everything of a trial but its id and arch: what a state change rewrites.
+_STATE_COLUMNS = _COLUMNS[2:]
+_UPDATE = f"UPDATE trials SET {', '.join(f'{c} = ?' for c in _STATE_COLUMNS)} WHERE id = ?"
+
+
+def _state(trial: Trial) -> tuple:
+    """The row's state columns, each field encoded once (``Trial.to_dict`` would deep-copy them
+    first: most of the per-trial cost of storage in a long experiment of fast trials)."""
+    return (
+        trial.status,
+        trial.metric,
+        json.dumps(trial.metrics),
+        json.dumps(trial.intermediates),
+        trial.start_time,
+        trial.end_time,
+        trial.duration,
+        trial.error,
+    )
+
+
 def _row(trial: Trial) -> tuple:
-    d = trial.to_dict()
-    return tuple(json.dumps(d[c]) if c in _JSON_COLUMNS else d[c] for c in _COLUMNS)
+    return (trial.id, json.dumps(trial.arch), *_state(trial))
 
 
 def _trial(row: tuple) -> Trial:

@@ -543,3 +543,35 @@ def test_resume_with_another_space_strategy_or_evaluator_is_refused(tmp_path, ch
     exp.run()
     assert [t.id for t in load_trials(tmp_path)] == [0, 1]
     assert load_trials(tmp_path)[0].start_time > before[-1].start_time
+
+
+def test_limits_count_stored_trials_of_every_status_on_resume(tmp_path):
+    # The limits read counters kept as trials change (not a recount per step): after a resume
+    # they must start from the stored trials, rejected ones excluded from max_trials.
+    def first(max_trials, resume=False):
+        return NasExperiment(
+            SmallNet(),
+            FailOnTanh(),
+            GridSearch(shuffle=False),
+            workdir=tmp_path,
+            max_trials=max_trials,
+            filter=lambda arch: arch["width"] != 8,
+            resume=resume,
+            progress=False,
+        )
+
+    exp = first(2)
+    exp.run()
+    # grid order: (2, relu) ok, (2, tanh) fails -> 2 counted, max_trials reached
+    assert [t.status for t in exp.trials()] == ["succeeded", "failed"]
+    exp = first(5, resume=True)
+    exp.run()
+    # (4, relu) ok, (4, tanh) fails, (8, *) rejected: the strategy runs out with 4 counted
+    statuses = [t.status for t in exp.trials()]
+    assert statuses == ["succeeded", "failed", "succeeded", "failed", "rejected", "rejected"]
+    assert exp.stop_reason == "the strategy has no more archs to propose"
+    recount = {s: statuses.count(s) for s in set(statuses)}
+    assert {s: n for s, n in exp._counts.items() if n} == recount
+    exp = first(4, resume=True)
+    exp.run()
+    assert exp.stop_reason == "max_trials (4) reached" and len(exp.trials()) == 6
