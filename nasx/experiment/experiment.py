@@ -124,8 +124,12 @@ class NasExperiment:
             is not a terminal; a refreshing HTML display in Jupyter); ``False`` for silence.
         tensorboard: log each finished trial (curve, final metrics, arch as hparams) under
             ``workdir/tensorboard`` for ``tensorboard --logdir <workdir>``.
-        ray_address, trial_resources: for ``execution='ray'`` (``ray.init(address=...)``; resources
-            of one trial, default ``{'num_cpus': 1}``).
+        ray_address, trial_resources: for ``execution='ray'``, the default when either is given:
+            ``ray.init(address=...)`` (``'auto'``: the cluster this machine belongs to), and what
+            one trial needs, Ray's task options (default ``{'num_cpus': 1}``; ``{'num_cpus': 4,
+            'num_gpus': 1}``: four CPUs and a GPU of its own; ``{'resources': {'big': 1}}``: a
+            node with a custom resource). Ray places each trial on a node that has them;
+            ``max_concurrent_trials`` caps the trials in flight. See docs/scaling.md.
         build_model: build each trial's model before evaluating it; ``False`` passes
             ``model=None`` (for evaluators that look the arch up, such as a benchmark table).
             Default: the evaluator's ``needs_model`` (True when it has none).
@@ -151,7 +155,7 @@ class NasExperiment:
         max_trial_crashes: int | None = 2,
         direction: str | None = None,
         ray_address: str | None = None,
-        trial_resources: dict[str, float] | None = None,
+        trial_resources: dict[str, Any] | None = None,
         seed: int | None = None,
         progress: bool = True,
         tensorboard: bool = False,
@@ -177,6 +181,8 @@ class NasExperiment:
             raise ValueError(
                 "trial_timeout needs trials in worker processes: use execution='process' (or 'ray')"
             )
+        self.ray_address = ray_address
+        self.trial_resources = trial_resources
         self.execution = execution or self._default_execution()
         self.filter = _as_filter(filter)
         self.resume = resume
@@ -191,8 +197,16 @@ class NasExperiment:
         if direction not in DIRECTIONS:
             raise ValueError(f"direction must be 'maximize' or 'minimize', got {direction!r}")
         self.direction: Direction = direction  # narrowed by the check above
-        self.ray_address = ray_address
-        self.trial_resources = trial_resources
+        if trial_resources is not None:
+            from .ray_execution import check_resources  # imports no Ray
+
+            trial_resources = check_resources(trial_resources)
+            if self.execution != "ray":
+                raise ValueError(
+                    f"trial_resources are Ray's placement of each trial; execution is "
+                    f"{self.execution!r}: pass execution='ray' (or leave it out)"
+                )
+            self.trial_resources = trial_resources
         self.progress = progress
         self.tensorboard = tensorboard
         self._tb = None
@@ -601,6 +615,8 @@ class NasExperiment:
         return store
 
     def _default_execution(self) -> str:
+        if self.ray_address is not None or self.trial_resources is not None:
+            return "ray"  # asked for a Ray cluster or for Ray's placement of each trial
         return (
             "sequential"
             if self.max_concurrent_trials == 1 and self.trial_timeout is None

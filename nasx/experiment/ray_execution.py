@@ -3,15 +3,29 @@
 Each trial is one task (``max_retries=0``: a failed trial is recorded, not silently retried). The
 model builder and the evaluator are put in Ray's object store once. Workers on other machines
 cannot write to the experiment directory, so a trial's log travels back with its result and the
-experiment writes it. A task whose worker process dies (segfault, OOM kill, lost node) becomes a
-failed trial naming Ray's error.
+experiment writes it.
 
-    >>> RayExecutor.__name__
-    'RayExecutor'
+Failures follow the rules of the local process pool: a trial whose worker is lost (its process
+crashed or was killed, its node died or was preempted, Ray's memory monitor killed it, Ray lost
+its result) is recorded as failed with one ``WorkerDied`` error saying which
+(:func:`ray_failure`), and the experiment goes on with the other trials. Trials in flight when
+the experiment's own process dies are re-run when it is resumed, as with the process pool.
+
+Each trial asks Ray for ``resources`` (``{'num_cpus': 1}`` by default; ``{'num_gpus': 1}`` gives
+a trial one GPU of its own, which Ray exposes through ``CUDA_VISIBLE_DEVICES``), so Ray places at
+most as many trials on a node as its resources allow, and ``capacity`` caps the trials in flight.
+
+    >>> check_resources({'num_cpus': 2, 'num_gpus': 1})
+    {'num_cpus': 2, 'num_gpus': 1}
+    >>> check_resources({'gpus': 1})
+    Traceback (most recent call last):
+    ...
+    ValueError: trial_resources has an unknown key 'gpus'; allowed: num_cpus, num_gpus, ...
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
@@ -22,9 +36,103 @@ from nasx.trial import failure
 from .execution import failed_result
 from .runner import run_trial
 
+_log = logging.getLogger("nasx.experiment")
+
+# Ray's task options that say what one trial needs (``ray.remote(...).options(**...)``).
+RESOURCE_KEYS = ("num_cpus", "num_gpus", "memory", "resources", "accelerator_type")
+
 
 def _run_remote(builder: Any, evaluator: Any, job: dict[str, Any]) -> dict[str, Any]:
     return run_trial(builder, evaluator, job)
+
+
+def check_resources(resources: dict[str, Any] | None) -> dict[str, Any]:
+    """The resources of one trial (``trial_resources``), checked: Ray's task options only,
+    non-negative amounts. Default ``{'num_cpus': 1}``."""
+    if resources is None:
+        return {"num_cpus": 1}
+    if not isinstance(resources, dict):
+        raise TypeError(
+            f"trial_resources must be a dict such as {{'num_cpus': 2, 'num_gpus': 1}}, "
+            f"got {type(resources).__name__}"
+        )
+    for key, value in resources.items():
+        if key not in RESOURCE_KEYS:
+            raise ValueError(
+                f"trial_resources has an unknown key {key!r}; allowed: {', '.join(RESOURCE_KEYS)} "
+                "(Ray's task options)"
+            )
+        amounts = value.items() if key == "resources" else [(key, value)]
+        if key == "accelerator_type":
+            continue
+        for name, amount in amounts:
+            if isinstance(amount, bool) or not isinstance(amount, (int, float)) or amount < 0:
+                raise ValueError(
+                    f"trial_resources: {name} must be a non-negative number, got {amount!r}"
+                )
+    return dict(resources)
+
+
+def _demand(resources: dict[str, Any]) -> dict[str, float]:
+    """Ray's resource names and amounts of one trial (as ``ray.nodes()`` reports them)."""
+    demand = {"CPU": resources.get("num_cpus", 1), "GPU": resources.get("num_gpus", 0)}
+    if "memory" in resources:
+        demand["memory"] = resources["memory"]
+    if "accelerator_type" in resources:
+        demand[f"accelerator_type:{resources['accelerator_type']}"] = 0.001
+    demand.update(resources.get("resources", {}))
+    return {k: float(v) for k, v in demand.items() if v}
+
+
+def fits_a_node(resources: dict[str, Any], nodes: list[dict[str, Any]]) -> bool:
+    """Whether one alive node of ``nodes`` (``ray.nodes()``) has all that one trial asks for.
+
+    >>> node = {'Alive': True, 'Resources': {'CPU': 4.0, 'GPU': 1.0}}
+    >>> fits_a_node({'num_cpus': 2, 'num_gpus': 1}, [node]), fits_a_node({'num_gpus': 2}, [node])
+    (True, False)
+    """
+    demand = _demand(resources)
+    return any(
+        node.get("Alive") and all(node["Resources"].get(k, 0) >= v for k, v in demand.items())
+        for node in nodes
+    )
+
+
+def ray_failure(error: BaseException, trial_id: int) -> str:
+    """The error of a trial whose Ray task failed with ``error``: one ``WorkerDied`` line that
+    says what happened, then Ray's own first line.
+    """
+    from ray import exceptions as rx
+
+    what: str
+    if isinstance(error, rx.OutOfMemoryError):
+        what = "was killed by Ray's memory monitor: its node ran out of memory"
+    elif isinstance(error, rx.NodeDiedError):
+        what = (
+            "lost its Ray node: the node running it died (preempted, crashed or removed from "
+            "the cluster)"
+        )
+    elif isinstance(error, (rx.WorkerCrashedError, rx.LocalRayletDiedError)):
+        what = "lost its Ray worker: the process running it died (crashed or killed)"
+    elif isinstance(error, rx.RayActorError):
+        what = "lost its Ray actor: the actor running it died"
+    elif isinstance(error, rx.ObjectLostError):
+        what = "lost its result: Ray lost the object holding it (its node died or it was evicted)"
+    elif isinstance(error, rx.TaskCancelledError):
+        what = "was cancelled in Ray"
+    elif isinstance(error, rx.RayTaskError):
+        cause = error.cause if error.cause is not None else error
+        what = f"stopped its Ray task with {type(cause).__name__}: {_first_line(cause)}"
+    else:
+        what = "could not be run by Ray"
+    return failure(
+        "WorkerDied", f"trial {trial_id} {what}\n{type(error).__name__}: {_first_line(error)}"
+    )
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else "(no message)"
 
 
 class RayExecutor:
@@ -35,7 +143,10 @@ class RayExecutor:
         capacity: trials in flight (``max_concurrent_trials``).
         address: ``ray.init(address=...)`` (``'auto'`` joins a running cluster); without one, a
             Ray already initialised in this process is used, else a local instance is started.
-        resources: of one trial, e.g. ``{'num_cpus': 2, 'num_gpus': 1}`` (default 1 CPU).
+        resources: of one trial, Ray's task options (:data:`RESOURCE_KEYS`), e.g.
+            ``{'num_cpus': 2, 'num_gpus': 1}`` or ``{'resources': {'big_node': 1}}`` (default
+            1 CPU). When no node of the cluster has them, a warning is logged (an autoscaling
+            cluster may still add one; otherwise the trials would wait forever).
         trial_timeout: seconds after which a trial's task is cancelled (forcefully) and the trial failed.
     """
 
@@ -51,6 +162,7 @@ class RayExecutor:
         from nasx._optional import optional_import
 
         ray = optional_import("ray", "ray", "execution='ray'")
+        resources = check_resources(resources)
         self._ray = ray
         self._started_ray = False
         if not ray.is_initialized():
@@ -60,7 +172,14 @@ class RayExecutor:
             self._started_ray = True
         self.capacity = capacity
         self.trial_timeout = trial_timeout
-        options = {"num_cpus": 1, **(resources or {}), "max_retries": 0}
+        if not fits_a_node(resources, ray.nodes()):
+            _log.warning(
+                "no node of the Ray cluster has the resources one trial asks for (%s): trials "
+                "will wait until one joins (an autoscaling cluster adds it; otherwise lower "
+                "trial_resources)",
+                resources,
+            )
+        options = {"num_cpus": 1, **resources, "max_retries": 0}
         self._task = ray.remote(_run_remote).options(**options)
         self._builder = ray.put(builder)
         self._evaluator = ray.put(evaluator)
@@ -94,16 +213,8 @@ class RayExecutor:
             del self._submitted[ref]
             try:
                 results.append(self._ray.get(ref))
-            except Exception as e:  # the task's process died, or Ray lost it
-                results.append(
-                    failed_result(
-                        job,
-                        failure(
-                            "WorkerDied",
-                            f"Ray could not run trial {job['id']}: {type(e).__name__}: {e}",
-                        ),
-                    )
-                )
+            except Exception as e:  # the task's process or node died, or Ray lost its result
+                results.append(failed_result(job, ray_failure(e, job["id"])))
         if self.trial_timeout is not None:
             now = time.monotonic()
             for ref in [r for r, t in self._submitted.items() if now - t >= self.trial_timeout]:
