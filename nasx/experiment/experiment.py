@@ -321,7 +321,7 @@ class NasExperiment:
         if self.is_one_shot:
             archs = self.strategy.export_top_models(top_k)
         else:
-            archs = [t.arch for t in best_trials(self.trials(), self.direction, top_k)]
+            archs = [t.arch for t in self._best_trials(top_k)]
         if formatter == "instance":
             return [self.model_space.freeze(arch) for arch in archs]
         return archs
@@ -648,6 +648,16 @@ class NasExperiment:
             resources=self.trial_resources,
             trial_timeout=self.trial_timeout,
         )
+
+    def _best_trials(self, top_k: int) -> list[Trial]:
+        """The ``top_k`` best trials; from the database, SQLite ranks them without loading all."""
+        if TrialStore.exists(self.workdir):
+            store = TrialStore(self.workdir, read_only=True)
+            try:
+                return store.best(self.direction, top_k)
+            finally:
+                store.close()
+        return best_trials(self._trials.values(), self.direction, top_k)
 
     def _all_trials(self) -> list[Trial]:
         if TrialStore.exists(self.workdir):
