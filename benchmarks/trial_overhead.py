@@ -144,7 +144,8 @@ def run_experiment(
         )
         ends = sorted(tr.end_time for tr in trials)
         half = n_trials // 2
-        return wall, ends[0] - t0, (n_trials - 1 - half) / (ends[-1] - ends[half])
+        span = ends[-1] - ends[half]
+        return wall, ends[0] - t0, (n_trials - 1 - half) / span if span > 0 else float("nan")
 
 
 def bare_loop(evaluator, n_trials: int) -> float:
@@ -294,7 +295,7 @@ def ray_overhead(args, seq: float) -> None:
     ray.init(num_cpus=args.workers, include_dashboard=False, log_to_driver=False)
     try:
         t = time.perf_counter()
-        run_experiment(trivial, args.workers, args.workers, "ray")  # warm Ray's worker processes
+        run_experiment(trivial, 4 * args.workers, args.workers, "ray")  # warm Ray's workers
         warm = time.perf_counter() - t
         runs = [
             run_experiment(trivial, args.pool_trials, args.workers, "ray")
