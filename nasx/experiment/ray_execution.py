@@ -102,7 +102,9 @@ def ray_failure(error: BaseException, trial_id: int) -> str:
     """The error of a trial whose Ray task failed with ``error``: one ``WorkerDied`` line that
     says what happened, then Ray's own first line.
     """
-    from ray import exceptions as rx
+    from nasx._optional import optional_import
+
+    rx = optional_import("ray.exceptions", "ray", "execution='ray'")
 
     what: str
     if isinstance(error, rx.OutOfMemoryError):
