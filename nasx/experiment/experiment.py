@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import collections
 import datetime
+import io
 import json
 import logging
 import os
@@ -467,8 +468,6 @@ class NasExperiment:
 
     def _make_progress(self) -> Progress:
         """The progress display (silent with ``progress=False``), starting from stored trials."""
-        import io
-
         finished = [t for t in self._trials.values() if t.status in (SUCCEEDED, FAILED)]
         ranked = best_trials(finished, self.direction, 1)
         best = ranked[0].metric if ranked else None
@@ -487,7 +486,8 @@ class NasExperiment:
             self.direction,
             done=len(finished),
             best=best,
-            stream=None if self.progress else io.StringIO(),
+            # Silence discards the lines (a StringIO would keep one per trial for the whole run).
+            stream=None if self.progress else _Discard(),
         )
 
     def _add_trial(self, trial: Trial) -> None:
@@ -683,6 +683,13 @@ class NasExperiment:
 
     def __repr__(self) -> str:
         return f"NasExperiment({type(self.model_space).__name__}, strategy={self.strategy!r}, workdir='{self.workdir}')"
+
+
+class _Discard(io.TextIOBase):
+    """A text stream that drops what is written (``progress=False``)."""
+
+    def write(self, text: str) -> int:
+        return len(text)
 
 
 def parse_duration(value: float | str | None, what: str = "max_duration") -> float | None:
