@@ -249,13 +249,16 @@ def scale_child(n_trials: int, execution: str, workers: int) -> dict:
 
 def scale_run(n_trials: int, execution: str, workers: int) -> dict:
     """:func:`scale_child` in a fresh Python process (clean memory figures), its result."""
-    out = subprocess.run(
+    proc = subprocess.run(
         [sys.executable, __file__, "--child", json.dumps([n_trials, execution, workers])],
-        check=True,
         capture_output=True,
         text=True,
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"the {execution} run of {n_trials} trials failed:\n{proc.stderr[-3000:]}"
+        )
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def scale(args) -> None:

@@ -56,6 +56,9 @@ def ray_cluster():
             "num_cpus": 0,
             "include_dashboard": False,
             "object_store_memory": OBJECT_STORE,
+            # A killed node is declared dead after 2 missed health checks 0.5 s apart (Ray's
+            # defaults wait up to 15 s), so the node-kill test runs in seconds.
+            "_system_config": {"health_check_period_ms": 500, "health_check_failure_threshold": 2},
         },
     )
     try:
