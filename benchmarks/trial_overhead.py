@@ -183,7 +183,7 @@ def scale_child(n_trials: int, execution: str, workers: int) -> dict:
     if execution == "ray":
         import ray
 
-        ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False)
     d = tempfile.mkdtemp(prefix="nasx-scale-")
     sequential = execution == "sequential"
     if sequential:  # allocated before the memory is measured
@@ -295,7 +295,7 @@ def ray_overhead(args, seq: float) -> None:
     """Sections 1-2 on a local Ray instance (``--workers`` CPUs), started once."""
     import ray
 
-    ray.init(num_cpus=args.workers, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=args.workers, include_dashboard=False, log_to_driver=False)
     try:
         t = time.perf_counter()
         run_experiment(trivial, 4 * args.workers, args.workers, "ray")  # warm Ray's workers
@@ -311,7 +311,7 @@ def ray_overhead(args, seq: float) -> None:
     print(
         f"ray (local, {args.workers} CPUs, 1 CPU per trial): {wall / args.pool_trials * 1e3:.1f} ms "
         f"per trivial trial over {args.pool_trials} trials (Ray started once, {warm:.1f} s for "
-        f"start-up and the first {args.workers} trials); steady state {steady * 1e3:.2f} ms per "
+        f"start-up and the first {4 * args.workers} trials); steady state {steady * 1e3:.2f} ms per "
         f"trial; ratio to sequential {wall / args.pool_trials / seq:.1f}x"
     )
 

@@ -42,8 +42,8 @@ def test_two_ranks_match_each_other_and_one_process_with_the_same_global_batch(t
             assert torch.equal(w, r1["weights"][key]), (name, key)  # synchronised exactly
             # one process: the same sums in another order, so equal up to rounding
             torch.testing.assert_close(w, single["weights"][key], rtol=1e-4, atol=1e-5)
+        if name == "darts":  # the alphas moved: the comparison is not vacuous
+            assert max(alpha.abs().max() for alpha in r0["alphas"].values()) > 1e-2
         for key, alpha in r0["alphas"].items():
             assert torch.equal(alpha, r1["alphas"][key]), (name, key)
             torch.testing.assert_close(alpha, single["alphas"][key], rtol=1e-4, atol=1e-5)
-            if name == "darts":
-                assert alpha.abs().max() > 1e-2, "the alphas did not move: the test is vacuous"
