@@ -36,7 +36,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, Union, overload
+from typing import IO, Any, Literal, Union, cast, overload
 
 from torch import nn
 
@@ -487,7 +487,7 @@ class NasExperiment:
             done=len(finished),
             best=best,
             # Silence discards the lines (a StringIO would keep one per trial for the whole run).
-            stream=None if self.progress else _Discard(),
+            stream=None if self.progress else cast(IO[str], _Discard()),
         )
 
     def _add_trial(self, trial: Trial) -> None:
