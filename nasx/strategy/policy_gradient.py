@@ -54,22 +54,28 @@ class PolicyGradient(Strategy):
 
     def reset(self) -> None:
         self._grids = {label: c.grid() for label, c in self.need_space().items()}
-        # One logit vector per label, shape [len(choice)], starting uniform.
+        # One logit vector per label, shape [len(choice)], starting uniform, under key str(i) for
+        # the i-th label. ParameterDict sorts the keys of a plain dict ('0', '1', '10', '11', '2',
+        # ...), so it is built from ordered pairs, and read by key, never by iteration order.
         self.logits = torch.nn.ParameterDict(
-            {
-                str(i): torch.nn.Parameter(torch.zeros(len(g)))
+            [
+                (str(i), torch.nn.Parameter(torch.zeros(len(g))))
                 for i, g in enumerate(self._grids.values())
-            }
+            ]
         )
         self._optimizer = torch.optim.Adam(self.logits.parameters(), lr=self.learning_rate)
         self.baseline: float | None = None
+
+    def _label_logits(self) -> list[torch.nn.Parameter]:
+        """The logits of each label, in the order of ``self._grids``."""
+        return [self.logits[str(i)] for i in range(len(self._grids))]
 
     def probabilities(self) -> dict[str, dict[Any, float]]:
         """The controller's current distribution, ``{label: {value: probability}}``."""
         with torch.no_grad():
             out = {}
             for (label, grid), logits in zip(
-                self._grids.items(), self.logits.values(), strict=True
+                self._grids.items(), self._label_logits(), strict=True
             ):
                 probs = torch.softmax(logits, 0).tolist()
                 out[label] = {_hashable(v): p for v, p in zip(grid, probs, strict=True)}
@@ -87,7 +93,7 @@ class PolicyGradient(Strategy):
         with torch.no_grad():
             arch = {}
             for (label, grid), logits in zip(
-                self._grids.items(), self.logits.values(), strict=True
+                self._grids.items(), self._label_logits(), strict=True
             ):
                 index = int(torch.multinomial(torch.softmax(logits, 0), 1, generator=generator))
                 arch[label] = grid[index]
@@ -102,7 +108,7 @@ class PolicyGradient(Strategy):
         else:
             self.baseline = self.baseline_decay * self.baseline + (1 - self.baseline_decay) * reward
         log_prob = torch.zeros(())
-        for (label, grid), logits in zip(self._grids.items(), self.logits.values(), strict=True):
+        for (label, grid), logits in zip(self._grids.items(), self._label_logits(), strict=True):
             index = _index_of(grid, trial.arch[label])
             log_prob = log_prob + torch.log_softmax(logits, 0)[index]
         loss = -(reward - self.baseline) * log_prob

@@ -47,3 +47,25 @@ def test_learns_the_best_value_of_each_label(tiny_space):
         )
     probs = s.probabilities()
     assert probs["act"][2] > 0.6 and probs["width"][16] > 0.6
+
+
+@pytest.mark.parametrize("name", ["darts", "mnasnet"])
+def test_many_labels_pair_each_label_with_its_own_logits(name):
+    # ParameterDict sorts the keys of a plain dict ('0', '1', '10', ...): with more than 10 labels
+    # label i was once paired with another label's logits (IndexError, or wrong values).
+    from nasx.hub.registry import space_entry
+    from nasx.space import search_space
+
+    entry = space_entry(name)
+    space = search_space(entry.cls(**entry.small))
+    assert len(space) > 10
+    s = PolicyGradient(learning_rate=0.5, dedup=False, seed=0)
+    s.setup(space)
+    for i in range(4):
+        arch = s.propose()
+        space.validate(arch)
+        s.tell(Trial(i, arch, "succeeded", metric=float(i)))
+    probs = s.probabilities()
+    assert list(probs) == list(space)
+    for label, choice in space.items():
+        assert len(probs[label]) == len(choice.grid())
