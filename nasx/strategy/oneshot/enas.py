@@ -90,6 +90,9 @@ class ENAS(BaseOneShotStrategy):
         ctrl_steps_aggregate: sampled paths per arch step (their gradients are averaged).
         reward_fn: ``(supernet, val_batch) -> float``; default: accuracy for class logits, else
             negative MSE, on ``(inputs, target)`` batches.
+        reward_metric_name: NNI's way to name the reward: the metric of that name that the
+            evaluator's module logs in ``validation_step`` on the validation batch (for example
+            ``'val_acc'``), or that the step returns in a dict. Give it or ``reward_fn``, not both.
 
     Example:
         >>> from nasx.strategy import ENAS
@@ -109,9 +112,15 @@ class ENAS(BaseOneShotStrategy):
         hidden: int = 64,
         reward_fn: Any = None,
         gradient_clip_val: float | None = 5.0,
+        reward_metric_name: str | None = None,
         **kwargs: Any,
     ):
         super().__init__(gradient_clip_val=gradient_clip_val, **kwargs)
+        if reward_fn is not None and reward_metric_name is not None:
+            raise ValueError("give reward_fn or reward_metric_name, not both")
+        if reward_metric_name is not None and not isinstance(reward_metric_name, str):
+            raise TypeError(f"reward_metric_name must be a str, got {reward_metric_name!r}")
+        self.reward_metric_name = reward_metric_name
         self.arc_learning_rate, self.entropy_weight = arc_learning_rate, entropy_weight
         check_int("ctrl_steps_aggregate", ctrl_steps_aggregate, minimum=1, allow_none=False)
         check_int("hidden", hidden, minimum=1, allow_none=False)
@@ -132,9 +141,18 @@ class ENAS(BaseOneShotStrategy):
     def configure_arch_optimizer(self, module: Any) -> torch.optim.Optimizer:
         return torch.optim.Adam(self._need_controller().parameters(), lr=self.arc_learning_rate)
 
-    def _reward(self, supernet: nn.Module, batch: Any) -> float:
+    def _reward(self, supernet: nn.Module, batch: Any, inner: Any = None) -> float:
         if self.reward_fn is not None:
             return float(self.reward_fn(supernet, batch))
+        if self.reward_metric_name is not None:
+            metrics = logged_validation_metrics(inner, batch)
+            if self.reward_metric_name not in metrics:
+                raise KeyError(
+                    f"ENAS reward_metric_name={self.reward_metric_name!r} was not logged by "
+                    f"{type(inner).__name__}.validation_step; it logged: "
+                    f"{', '.join(sorted(metrics)) or 'nothing'}"
+                )
+            return metrics[self.reward_metric_name]
         x, y = split_batch(batch)
         with torch.no_grad():
             return batch_reward(supernet(x), y)
@@ -146,7 +164,7 @@ class ENAS(BaseOneShotStrategy):
         for n in range(self.ctrl_steps_aggregate):
             arch, log_prob, entropy = controller.sample(step_generator(self.seed, step, 1 + n))
             supernet.use_arch(arch)
-            shared = torch.tensor(self._reward(supernet, val_batch))
+            shared = torch.tensor(self._reward(supernet, val_batch, module.inner))
             average_across_ranks([shared])  # every rank sees the same reward and baseline
             reward = float(shared)
             self.baseline = (
@@ -206,3 +224,54 @@ class ENAS(BaseOneShotStrategy):
         if self.controller is None:
             raise RuntimeError("ENAS has not run yet: call run(space, evaluator) first")
         return self.controller
+
+
+def logged_validation_metrics(inner: Any, batch: Any) -> dict[str, float]:
+    """``{name: value}`` of what ``inner.validation_step(batch, 0)`` logs (or returns in a dict).
+
+    The step runs without gradients, with the module's ``log``/``log_dict`` shadowed by a recorder
+    for the length of the call (as the one-shot module routes them, see CONTRIBUTING.md). A logged
+    ``torchmetrics.Metric`` is computed on this batch alone and reset, so the module's validation
+    epoch starts clean.
+
+    Example:
+        >>> import pytorch_lightning as pl
+        >>> class M(pl.LightningModule):
+        ...     def validation_step(self, batch, batch_idx):
+        ...         self.log('val_acc', 0.75)
+        >>> logged_validation_metrics(M(), None)
+        {'val_acc': 0.75}
+    """
+    import torchmetrics
+
+    logged: dict[str, float] = {}
+
+    def value_of(value: Any) -> float:
+        if isinstance(value, torchmetrics.Metric):
+            out = float(value.compute())
+            value.reset()
+            return out
+        return float(value)
+
+    def log(name: str, value: Any, *args: Any, **kwargs: Any) -> None:
+        logged[name] = value_of(value)
+
+    def log_dict(values: Any, *args: Any, **kwargs: Any) -> None:
+        for name, value in values.items():
+            logged[name] = value_of(value)
+
+    inner.__dict__["log"], inner.__dict__["log_dict"] = log, log_dict
+    try:
+        with torch.no_grad():
+            out = inner.validation_step(batch, 0)
+    finally:
+        inner.__dict__.pop("log", None)
+        inner.__dict__.pop("log_dict", None)
+    if isinstance(out, dict):
+        for name, value in out.items():
+            if (
+                isinstance(value, (int, float, torch.Tensor))
+                and torch.as_tensor(value).numel() == 1
+            ):
+                logged.setdefault(name, float(value))
+    return logged

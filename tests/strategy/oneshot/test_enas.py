@@ -43,3 +43,37 @@ def test_selects_the_right_candidate_on_most_seeds():
         s.run(ToySpace(), toy_evaluator(epochs=3))
         right += s.export_top_models(1)[0] == TOY_RIGHT
     assert right >= 4
+
+
+def test_reward_metric_name_reads_the_metric_the_module_logs():
+    # NNI's ENAS(reward_metric_name='val_acc'): the reward is the evaluator module's logged val_acc
+    torch.manual_seed(0)
+    seen = []
+    s = ENAS(arc_learning_rate=3e-2, reward_metric_name="val_acc")
+    original = s._reward
+
+    def spy(supernet, batch, inner=None):
+        # ToySpace draws noise in forward: the same seed makes both forwards the same
+        torch.manual_seed(len(seen))
+        reward = original(supernet, batch, inner)
+        x, y = batch
+        torch.manual_seed(len(seen))
+        with torch.no_grad():
+            expected = float((supernet(x).argmax(1) == y).float().mean())
+        seen.append((reward, expected))
+        return reward
+
+    s._reward = spy
+    s.run(ToySpace(), toy_evaluator(epochs=1, limit_train_batches=4, limit_val_batches=1))
+    assert seen and all(r == pytest.approx(e) for r, e in seen)
+
+
+def test_reward_metric_name_that_is_never_logged_names_what_was():
+    s = ENAS(reward_metric_name="val_top5")
+    with pytest.raises(KeyError, match=r"val_top5.*val_acc"):
+        s.run(ToySpace(), toy_evaluator(epochs=1, limit_train_batches=2, limit_val_batches=1))
+
+
+def test_reward_fn_and_reward_metric_name_are_exclusive():
+    with pytest.raises(ValueError, match="not both"):
+        ENAS(reward_fn=lambda m, b: 0.0, reward_metric_name="val_acc")
