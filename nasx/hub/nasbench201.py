@@ -90,7 +90,11 @@ class NasBench201Cell(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         nodes = [x]
         for node_edges in self.edges:
-            nodes.append(sum(op(nodes[j]) for j, op in enumerate(node_edges)))  # type: ignore
+            # a loop rather than sum(generator): TorchScript compiles neither generators nor sum
+            node = torch.zeros_like(x)
+            for j, op in enumerate(node_edges):  # type: ignore
+                node = node + op(nodes[j])
+            nodes.append(node)
         return nodes[-1]
 
 

@@ -292,16 +292,25 @@ class NDS(ModelSpace):
         return dict(self._cell_readers)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        if self.dataset == "imagenet":
+        # hasattr, not self.dataset: TorchScript decides it when compiling and skips the other branch
+        if hasattr(self, "stem0"):  # imagenet
             s0 = self.stem0(x)
             s1 = self.stem1(s0)
         else:
             s0 = s1 = self.stem(x)  # [N, 3C, 32, 32]
-        aux_logits = None
+        aux_logits: torch.Tensor | None = None
         for stage_index, stage in enumerate(self.stages):
-            for i, cell in enumerate(stage):  # type: ignore[arg-type, var-annotated]  # nn.Sequential
+            # stage is an nn.Sequential (mypy sees a Module). The ignore ends the line, with no
+            # codes: TorchScript reads any other type comment as a signature.
+            for i, cell in enumerate(stage):  # type: ignore
                 s0, s1 = cell([s0, s1])
-                if stage_index == 2 and i == 0 and self.auxiliary_loss and self.training:
+                if (
+                    stage_index == 2
+                    and i == 0
+                    and hasattr(self, "auxiliary_head")
+                    and self.auxiliary_loss
+                    and self.training
+                ):
                     aux_logits = self.auxiliary_head(s1)
         logits = self.classifier(self.global_pooling(s1).flatten(1))
         if aux_logits is not None:

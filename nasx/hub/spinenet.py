@@ -13,7 +13,7 @@ searched blocks. Block ``i`` (labels ``block<i>/...``) chooses:
 
 As in the reference implementation, an output block also sums every earlier block that nothing
 has read yet and that already has its level and width. Each output level goes through a 1x1
-conv to ``endpoints_num_filters`` channels; ``forward`` returns ``OrderedDict(p3=..., ..., p7=...)``
+conv to ``endpoints_num_filters`` channels; ``forward`` returns ``{"p3": ..., ..., "p7": ...}`` (in that order)
 and the module has ``out_channels``, so it plugs into torchvision's ``RetinaNet`` as a backbone.
 :data:`SPINENET_49` is the published architecture; ``scaling`` gives 49S/49/96/143.
 
@@ -25,11 +25,8 @@ and the module has ``out_channels``, so it plugs into torchvision's ``RetinaNet`
     {'p3': (128, 16, 16), 'p4': (128, 8, 8), 'p5': (128, 4, 4), 'p6': (128, 2, 2), 'p7': (128, 1, 1)}
 """
 
-from __future__ import annotations
-
 import itertools
 import math
-from collections import OrderedDict
 
 import torch
 import torch.nn as nn
@@ -151,6 +148,14 @@ class SpineNet(ModelSpace):
         (41, [3, 4, 5, 6, 7])
     """
 
+    # Declared here so TorchScript knows their types (an empty inner list has none to infer);
+    # evaluated annotations (this module has no `from __future__ import annotations`), as
+    # TorchScript does not read class annotations written as strings.
+    block_levels: list[int]
+    block_parents: list[list[int]]
+    block_extras: list[list[int]]
+    output_blocks: dict[int, int]
+
     def __init__(self, scaling: str = "49"):
         super().__init__()
         if scaling not in SCALINGS:
@@ -240,30 +245,26 @@ class SpineNet(ModelSpace):
 
         return searched_model_of(cls, name, pretrained, download, progress)
 
-    def forward(self, x: torch.Tensor) -> OrderedDict[str, torch.Tensor]:
-        h, w = x.shape[-2:]
+    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        h, w = x.shape[-2], x.shape[-1]
         feats = [self.stem_blocks[0](self.stem(x))]  # [N, 4*64*scale, H/4, W/4]
         feats.append(self.stem_blocks[1](feats[0]))
-        for resample, block, level, parents, extras in zip(
-            self.resamples,
-            self.blocks,
-            self.block_levels,
-            self.block_parents,
-            self.block_extras,
-            strict=True,
-        ):
+        # Loops over modules with enumerate and per-block lists read by index: the forms TorchScript
+        # compiles (no zip over lists of modules, no sum of a generator).
+        for i, (resample, block) in enumerate(zip(self.resamples, self.blocks)):
+            level = self.block_levels[i]
             size = (math.ceil(h / 2**level), math.ceil(w / 2**level))
-            merged: torch.Tensor = sum(  # type: ignore[assignment]  # a sum of tensors
-                r(feats[p], size)
-                for r, p in zip(resample, parents, strict=True)  # type: ignore[call-overload]
-            )
-            for j in extras:
+            merged = torch.zeros(0)
+            for k, r in enumerate(resample):  # type: ignore
+                term = r(feats[self.block_parents[i][k]], size)
+                merged = term if k == 0 else merged + term
+            for j in self.block_extras[i]:
                 merged = merged + feats[j]
             feats.append(block(torch.relu(merged)))
-        return OrderedDict(
-            (name, conv(feats[2 + self.output_blocks[int(name[1:])]]))
-            for name, conv in self.endpoints.items()
-        )
+        out: dict[str, torch.Tensor] = {}  # ordered p3 ... p7, as the endpoints
+        for name, conv in self.endpoints.items():
+            out[name] = conv(feats[2 + self.output_blocks[int(name[1:])]])
+        return out
 
 
 def _arch(rows: list[tuple[str, int | None, tuple[int, int]]], output_levels: list[int]) -> dict:

@@ -87,6 +87,24 @@ class _ListIdentity(nn.Module):
         return list(inputs)
 
 
+def _as_input_list(
+    x0: torch.Tensor | list[torch.Tensor],
+    x1: torch.Tensor | None,
+    x2: torch.Tensor | None,
+    x3: torch.Tensor | None,
+) -> list[torch.Tensor]:
+    """The cell's inputs as one list, from ``cell([a, b])`` or ``cell(a, b)`` (TorchScript-able)."""
+    if isinstance(x0, torch.Tensor):
+        inputs = [x0]
+        for x in (x1, x2, x3):
+            if x is not None:
+                inputs.append(x)
+        return inputs
+    if x1 is not None or x2 is not None or x3 is not None:
+        raise ValueError("give a Cell its inputs as separate tensors or as one list, not both")
+    return list(x0)
+
+
 class Cell(nn.Module):
     """A DARTS-style cell whose node inputs and operations are chosen.
 
@@ -205,21 +223,38 @@ class Cell(nn.Module):
         used = {i for node in self.edge_inputs() for edge in node for i in edge}
         return [n for n in range(self.num_nodes) if n + self.num_predecessors not in used]
 
-    def forward(self, *inputs: torch.Tensor | list[torch.Tensor]) -> Any:
-        if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
-            inputs = tuple(inputs[0])
+    # Explicit inputs rather than ``*inputs``, and no return annotation: TorchScript compiles
+    # neither varargs nor `Any`, and infers the return type from this instance's postprocessor
+    # (a tensor by default, a list such as ``[prev, this]`` in the hub's cells). Five or more
+    # inputs are passed as one list.
+    def forward(  # type: ignore[no-untyped-def]
+        self,
+        x0: torch.Tensor | list[torch.Tensor],
+        x1: torch.Tensor | None = None,
+        x2: torch.Tensor | None = None,
+        x3: torch.Tensor | None = None,
+    ):
+        """Run the cell on its inputs: ``cell(x0, x1, ...)`` or ``cell([x0, x1, ...])``."""
+        inputs = _as_input_list(x0, x1, x2, x3)
         if len(inputs) != self.num_predecessors:
             raise ValueError(
-                f"Cell {self.label!r} expects {self.num_predecessors} inputs, got {len(inputs)}"
+                f"Cell '{self.label}' expects {self.num_predecessors} inputs, got {len(inputs)}"
             )
-        states = self.preprocessor(list(inputs))
+        states: list[torch.Tensor] = self.preprocessor(inputs)
         for node_ops, node_inputs in zip(self.ops, self.inputs):
-            edges = [op(pick(states)) for op, pick in zip(node_ops, node_inputs)]  # type: ignore[call-overload]
-            states.append(edges[0] if len(edges) == 1 else torch.stack(edges).sum(0))
+            # a node sums its edges, each an op applied to its chosen input (node_ops and
+            # node_inputs are ModuleLists, typed as plain Modules: the ignore below; its code must
+            # end the line, or TorchScript reads it as a signature)
+            node: torch.Tensor | None = None
+            for op, pick in zip(node_ops, node_inputs):  # type: ignore[call-overload]
+                edge = op(pick(states))
+                node = edge if node is None else node + edge
+            assert node is not None  # num_ops_per_node >= 1 (checked in __init__)
+            states.append(node)
         merged = torch.cat(
             [states[self.num_predecessors + n] for n in self.output_node_indices], self.concat_dim
         )
-        return self.postprocessor(merged, list(inputs))
+        return self.postprocessor(merged, inputs)
 
     def extra_repr(self) -> str:
         return f"label={self.label!r}, num_nodes={self.num_nodes}, merge_op={self.merge_op!r}"
