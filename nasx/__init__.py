@@ -42,6 +42,7 @@ _LAZY_NAMES = {
         + ["uniform", "quniform", "loguniform", "qloguniform", "normal", "qnormal"],
         "nasx.space",
     ),
+    "trace": "nasx.evaluator.tracing",  # NNI's nni.trace (nasx needs no tracing; kept for porting)
 }
 _SUBPACKAGES = (
     "space",

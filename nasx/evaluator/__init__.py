@@ -29,6 +29,8 @@ _LAZY_NAMES = {
     "Classification": "nasx.evaluator.supervised",
     "Regression": "nasx.evaluator.supervised",
     "NasBench201Evaluator": "nasx.evaluator.nasbench201",
+    "DataLoader": "nasx.evaluator.tracing",  # NNI's traced DataLoader (a torch DataLoader)
+    "trace": "nasx.evaluator.tracing",
 }
 
 __all__ = ["Evaluator", "ModelEvaluator", "FunctionalEvaluator", "normalize_metric", *_LAZY_NAMES]

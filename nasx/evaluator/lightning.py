@@ -21,6 +21,7 @@ import torch.nn as nn
 
 from .._third_party import quiet_third_party_warnings
 from .base import Direction, Evaluator, Report
+from .nni_args import translate_trainer_kwargs
 
 __all__ = ["Lightning", "LightningModule", "Trainer"]
 
@@ -70,6 +71,7 @@ class Trainer:
     """
 
     def __init__(self, **kwargs: Any) -> None:
+        kwargs = translate_trainer_kwargs(kwargs)  # NNI's gpus= -> accelerator=/devices=
         _check_trainer_kwargs(kwargs)
         self.kwargs = kwargs
 
@@ -286,6 +288,18 @@ class Lightning(Evaluator):
                 f"{type(self).__name__} needs validation data to compute the metric "
                 f"{self.metric!r}: pass val_dataloaders=..., or a datamodule with val_dataloader()"
             )
+        return self._final_metric(self._fit(model, report))
+
+    def fit(self, model: nn.Module) -> float | None:
+        """NNI's ``evaluator.fit(model)``: train ``model`` (in place) as :meth:`evaluate` does.
+
+        Returns the validation metric when validation data was given, else None.
+        """
+        trainer = self._fit(model, None)
+        value = trainer.callback_metrics.get(self.metric)
+        return None if value is None else float(value)
+
+    def _fit(self, model: nn.Module, report: Report | None) -> pl.Trainer:
         # copy the module without any model set on it earlier (memo maps it to None): cheap
         previous = self.module._modules.get("model")
         module = copy.deepcopy(
@@ -309,7 +323,7 @@ class Lightning(Evaluator):
                     val_dataloaders=self.val_dataloaders,
                     **self.fit_kwargs,
                 )
-        return self._final_metric(trainer)
+        return trainer
 
     def _final_metric(self, trainer: pl.Trainer) -> float:
         value = trainer.callback_metrics.get(self.metric)

@@ -39,14 +39,23 @@ def _make_criterion(criterion: Any) -> Callable[..., torch.Tensor]:
     raise TypeError(f"criterion must be a loss class, module or function, got {criterion!r}")
 
 
+def _note_export_onnx(export_onnx: bool) -> None:
+    """NNI's modules export ONNX graphs for its web UI; nasx has none: True is ignored, with a warning."""
+    if export_onnx:
+        warnings.warn("export_onnx is not supported by nasx and was ignored", stacklevel=3)
+
+
 class SupervisedLearningModule(LightningModule):
     """Train ``self.model`` on ``(x, y)`` batches with a criterion; log a validation metric.
 
     Logs ``train_loss`` (per epoch), ``val_loss`` and ``metric_name`` (per validation run).
-    Subclasses set ``metric_name`` and ``direction``, implement :meth:`make_metric` and may
+    Subclasses set ``metric_name``, ``metric_key`` (the key of ``self.metrics``, NNI's dict of
+    metrics for training-batch logging) and ``direction``, implement :meth:`make_metric` and may
     override :meth:`prepare`. One-shot strategies reuse ``criterion``, ``val_metric`` and
     :meth:`make_optimizer` on a supernet.
     """
+
+    metric_key: str = "metric"
 
     def __init__(
         self,
@@ -65,6 +74,11 @@ class SupervisedLearningModule(LightningModule):
         self.weight_decay = weight_decay
         self.optimizer_class = optimizer
         self.val_metric = self.make_metric()
+        # NNI's ClassificationModule API, which its tutorials' subclasses read:
+        # self.hparams.learning_rate / .weight_decay, and self.metrics ({'acc': metric} for
+        # training-batch logging; separate from val_metric so training never pollutes it).
+        self.save_hyperparameters({"learning_rate": learning_rate, "weight_decay": weight_decay})
+        self.metrics = nn.ModuleDict({self.metric_key: self.make_metric()})
 
     # --- hooks for subclasses -------------------------------------------------------------
     def make_metric(self) -> torchmetrics.Metric:
@@ -127,6 +141,7 @@ class ClassificationModule(SupervisedLearningModule):
     """Cross-entropy training; ``val_acc`` = top-1 accuracy over the validation set."""
 
     metric_name = "val_acc"
+    metric_key = "acc"
     direction = "maximize"
 
     def __init__(
@@ -136,9 +151,11 @@ class ClassificationModule(SupervisedLearningModule):
         weight_decay: float = 0.0,
         optimizer: OptimizerFactory = torch.optim.Adam,
         num_classes: int | None = None,
+        export_onnx: bool = False,
     ) -> None:
         self.num_classes = num_classes
         super().__init__(criterion, learning_rate, weight_decay, optimizer)
+        _note_export_onnx(export_onnx)
 
     def make_metric(self) -> torchmetrics.Metric:
         if self.num_classes is None:
@@ -151,6 +168,7 @@ class RegressionModule(SupervisedLearningModule):
     """MSE training; ``val_mse`` = mean squared error over every validation target element."""
 
     metric_name = "val_mse"
+    metric_key = "mse"
     direction = "minimize"
 
     def __init__(
@@ -159,8 +177,10 @@ class RegressionModule(SupervisedLearningModule):
         learning_rate: float = 1e-3,
         weight_decay: float = 0.0,
         optimizer: OptimizerFactory = torch.optim.Adam,
+        export_onnx: bool = False,
     ) -> None:
         super().__init__(criterion, learning_rate, weight_decay, optimizer)
+        _note_export_onnx(export_onnx)
 
     def make_metric(self) -> torchmetrics.Metric:
         return torchmetrics.MeanSquaredError()
