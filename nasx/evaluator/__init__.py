@@ -31,6 +31,13 @@ _LAZY_NAMES = {
     "NasBench201Evaluator": "nasx.evaluator.nasbench201",
     "DataLoader": "nasx.evaluator.tracing",  # NNI's traced DataLoader (a torch DataLoader)
     "trace": "nasx.evaluator.tracing",
+    # the DARTS retraining recipe as parts
+    "DartsRecipe": "nasx.evaluator.recipes",
+    "DartsRetrainModule": "nasx.evaluator.recipes",
+    "darts_retrain_evaluator": "nasx.evaluator.recipes",
+    "Cutout": "nasx.evaluator.augment",
+    "RandomCropFlip": "nasx.evaluator.augment",
+    "darts_train_transform": "nasx.evaluator.augment",
 }
 
 __all__ = ["Evaluator", "ModelEvaluator", "FunctionalEvaluator", "normalize_metric", *_LAZY_NAMES]

@@ -13,6 +13,7 @@ import inspect
 import logging
 import signal
 import threading
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -295,7 +296,10 @@ class Lightning(Evaluator):
 
         Returns the validation metric when validation data was given, else None.
         """
-        trainer = self._fit(model, None)
+        with warnings.catch_warnings():
+            # training-only data is a normal use of fit (retraining); Lightning would say so
+            warnings.filterwarnings("ignore", "You defined a `validation_step` but have no")
+            trainer = self._fit(model, None)
         value = trainer.callback_metrics.get(self.metric)
         return None if value is None else float(value)
 
