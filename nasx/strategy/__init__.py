@@ -40,6 +40,10 @@ _LAZY_NAMES = {
     "ENAS": "nasx.strategy.oneshot.enas",
     "RandomOneShot": "nasx.strategy.oneshot.random_oneshot",
     "Proxyless": "nasx.strategy.oneshot.proxyless",
+    # write your own one-shot algorithm (NNI's mutators)
+    "Mutator": "nasx.strategy.oneshot.mutator",
+    "RandomMutator": "nasx.strategy.oneshot.mutator",
+    "Mutable": "nasx.strategy.oneshot.mutator",
 }
 
 __all__ = list(_LAZY_NAMES)
