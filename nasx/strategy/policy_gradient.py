@@ -35,6 +35,12 @@ class PolicyGradient(Strategy):
         baseline_decay: momentum of the moving-average reward baseline (0.9 in NAS-Bench-201).
         dedup: resample (up to 50 times, then a random unseen arch) instead of repeating an arch.
         seed: makes proposals reproducible, across resumes too.
+        samples_per_update: NNI's name: trials per controller step (their losses are averaged);
+            1 (the default) steps after every trial.
+        reward_for_invalid: NNI's name: the reward of failed or rejected trials; None (the
+            default) leaves them out of learning.
+        replay_buffer_size, policy_fn, update_kwargs: NNI's PPO settings (its controller is a
+            tianshou PPO policy); nasx's is REINFORCE, so only their defaults are accepted.
     """
 
     def __init__(
@@ -43,8 +49,26 @@ class PolicyGradient(Strategy):
         baseline_decay: float = 0.9,
         dedup: bool = True,
         seed: int | None = None,
+        samples_per_update: int = 1,
+        reward_for_invalid: float | None = None,
+        replay_buffer_size: int | None = None,
+        policy_fn: Any = None,
+        update_kwargs: dict[str, Any] | None = None,
     ):
         super().__init__(dedup=dedup, seed=seed)
+        ppo = {"replay_buffer_size": replay_buffer_size, "policy_fn": policy_fn}
+        ppo["update_kwargs"] = update_kwargs
+        given = [name for name, value in ppo.items() if value is not None]
+        if given:
+            raise TypeError(
+                f"{', '.join(given)}: NNI's PolicyBasedRL trains a tianshou PPO policy; nasx's is "
+                "REINFORCE (Williams 1992) and has no such setting. Tune learning_rate, "
+                "baseline_decay and samples_per_update instead"
+            )
+        if not isinstance(samples_per_update, int) or samples_per_update < 1:
+            raise ValueError(f"samples_per_update must be an int >= 1, got {samples_per_update!r}")
+        self.samples_per_update = samples_per_update
+        self.reward_for_invalid = reward_for_invalid
         if learning_rate <= 0:
             raise ValueError(f"learning_rate must be positive, got {learning_rate}")
         if not 0.0 <= baseline_decay < 1.0:
@@ -65,6 +89,7 @@ class PolicyGradient(Strategy):
         )
         self._optimizer = torch.optim.Adam(self.logits.parameters(), lr=self.learning_rate)
         self.baseline: float | None = None
+        self._pending: list[torch.Tensor] = []  # losses waiting for samples_per_update of them
 
     def _label_logits(self) -> list[torch.nn.Parameter]:
         """The logits of each label, in the order of ``self._grids``."""
@@ -100,9 +125,12 @@ class PolicyGradient(Strategy):
             return arch
 
     def learn(self, trial) -> None:
-        if not trial.succeeded:
+        if trial.succeeded:
+            reward = self.score(trial)
+        elif self.reward_for_invalid is not None:
+            reward = float(self.reward_for_invalid)
+        else:
             return  # failed and rejected archs carry no reward
-        reward = self.score(trial)
         if self.baseline is None:
             self.baseline = reward
         else:
@@ -111,7 +139,11 @@ class PolicyGradient(Strategy):
         for (label, grid), logits in zip(self._grids.items(), self._label_logits(), strict=True):
             index = _index_of(grid, trial.arch[label])
             log_prob = log_prob + torch.log_softmax(logits, 0)[index]
-        loss = -(reward - self.baseline) * log_prob
+        self._pending.append(-(reward - self.baseline) * log_prob)
+        if len(self._pending) < self.samples_per_update:
+            return
+        loss = torch.stack(self._pending).mean()
+        self._pending = []
         self._optimizer.zero_grad()
         loss.backward()
         self._optimizer.step()

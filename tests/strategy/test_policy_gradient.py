@@ -69,3 +69,37 @@ def test_many_labels_pair_each_label_with_its_own_logits(name):
     assert list(probs) == list(space)
     for label, choice in space.items():
         assert len(probs[label]) == len(choice.grid())
+
+
+def test_samples_per_update_steps_once_per_batch_of_trials_on_their_mean_loss():
+    space = SearchSpace(op=Categorical(["a", "b", "c"], label="op"))
+    batched = PolicyGradient(learning_rate=0.05, samples_per_update=2, seed=0)
+    batched.setup(space)
+    batched.tell(Trial(0, {"op": "b"}, "succeeded", metric=1.0))  # baseline 1, advantage 0
+    batched.tell(Trial(1, {"op": "c"}, "succeeded", metric=2.0))  # second of the batch: a step
+    # the mean of (0, the second trial's loss): half the gradient, Adam's step is the same size
+    step = 0.05  # Adam's first step moves each logit by lr against its gradient's sign
+    assert batched.logits["0"].detach() == pytest.approx(
+        torch.tensor([-step, -step, step]), abs=1e-6
+    )
+    batched.tell(Trial(2, {"op": "a"}, "succeeded", metric=0.0))  # pending: no step yet
+    assert batched.logits["0"].detach() == pytest.approx(
+        torch.tensor([-step, -step, step]), abs=1e-6
+    )
+
+
+def test_reward_for_invalid_teaches_the_controller_from_failed_trials():
+    space = SearchSpace(op=Categorical(["a", "b"], label="op"))
+    s = PolicyGradient(learning_rate=0.1, reward_for_invalid=-1.0, seed=0)
+    s.setup(space)
+    s.tell(Trial(0, {"op": "b"}, "succeeded", metric=1.0))
+    s.tell(Trial(1, {"op": "a"}, "failed", error="boom"))  # reward -1 < baseline 1: 'a' down
+    probs = s.probabilities()["op"]
+    assert probs["b"] > probs["a"]
+
+
+def test_nni_ppo_settings_are_refused_with_what_nasx_does():
+    with pytest.raises(TypeError, match="REINFORCE"):
+        PolicyGradient(replay_buffer_size=100)
+    with pytest.raises(ValueError, match="samples_per_update"):
+        PolicyGradient(samples_per_update=0)

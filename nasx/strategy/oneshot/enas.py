@@ -93,6 +93,11 @@ class ENAS(BaseOneShotStrategy):
         reward_metric_name: NNI's way to name the reward: the metric of that name that the
             evaluator's module logs in ``validation_step`` on the validation batch (for example
             ``'val_acc'``), or that the step returns in a dict. Give it or ``reward_fn``, not both.
+        batches_per_update: NNI's name for ``ctrl_steps_aggregate``.
+        log_prob_every_n_step: NNI's logging period of the controller's probabilities; accepted
+            and unused (read them with :meth:`export_probs`).
+        replay_buffer_size, penalty: NNI 3.0 settings with no nasx counterpart (its controller
+            trains by PPO from a replay buffer; nasx's by REINFORCE): only None is accepted.
 
     Example:
         >>> from nasx.strategy import ENAS
@@ -113,9 +118,25 @@ class ENAS(BaseOneShotStrategy):
         reward_fn: Any = None,
         gradient_clip_val: float | None = 5.0,
         reward_metric_name: str | None = None,
+        batches_per_update: int | None = None,
+        log_prob_every_n_step: int | None = None,
+        replay_buffer_size: int | None = None,
+        penalty: Any = None,
         **kwargs: Any,
     ):
         super().__init__(gradient_clip_val=gradient_clip_val, **kwargs)
+        unsupported = {"replay_buffer_size": replay_buffer_size, "penalty": penalty}
+        given = [name for name, value in unsupported.items() if value is not None]
+        if given:
+            raise TypeError(
+                f"ENAS({', '.join(f'{n}=...' for n in given)}): NNI's ENAS trains a PPO controller "
+                "from a replay buffer and may add a cost penalty; nasx's ENAS is the paper's "
+                "REINFORCE with a moving-average baseline and has neither (for a cost-aware "
+                "reward pass reward_fn=(model, batch) -> float)"
+            )
+        if batches_per_update is not None:
+            ctrl_steps_aggregate = batches_per_update
+        check_int("log_prob_every_n_step", log_prob_every_n_step, minimum=1)
         if reward_fn is not None and reward_metric_name is not None:
             raise ValueError("give reward_fn or reward_metric_name, not both")
         if reward_metric_name is not None and not isinstance(reward_metric_name, str):

@@ -28,6 +28,8 @@ class RandomOneShot(BaseOneShotStrategy):
         bn_recalibration_batches: training-mode forwards on validation data before scoring an arch,
             to re-estimate BatchNorm statistics for that path (SPOS does this; 0: off).
         reward_fn: ``(model, batch) -> float``; default accuracy (class logits) or negative MSE.
+        filter: NNI's ``filter``: ``arch -> bool``; paths it refuses are never trained or scored
+            (training resamples, up to 100 times per step).
 
     Example:
         >>> from nasx.strategy import RandomOneShot
@@ -45,9 +47,13 @@ class RandomOneShot(BaseOneShotStrategy):
         eval_batches: int | None = 4,
         bn_recalibration_batches: int = 0,
         reward_fn: Any = None,
+        filter: Any = None,  # noqa: A002 - NNI's name
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
+        if filter is not None and not callable(filter):
+            raise TypeError(f"filter must be a function arch -> bool, got {filter!r}")
+        self.filter = filter
         check_int("num_samples", num_samples, allow_none=False)
         check_int("eval_batches", eval_batches, minimum=1)
         check_int("bn_recalibration_batches", bn_recalibration_batches, allow_none=False)
@@ -61,11 +67,28 @@ class RandomOneShot(BaseOneShotStrategy):
 
     def before_weight_step(self, module: Any) -> None:
         step = module.step_index
-        module.supernet.use_arch(module.supernet.search_space.sample(step_rng(self.seed, step)))
+        module.supernet.use_arch(
+            self._sample(module.supernet.search_space, step_rng(self.seed, step))
+        )
 
     def before_validation(self, module: Any) -> None:
         # A fixed random path per validation run (same on every rank).
-        module.supernet.use_arch(module.supernet.search_space.sample(step_rng(self.seed, -1)))
+        module.supernet.use_arch(
+            self._sample(module.supernet.search_space, step_rng(self.seed, -1))
+        )
+
+    def _allowed(self, arch: dict[str, Any]) -> bool:
+        return self.filter is None or bool(self.filter(arch))
+
+    def _sample(self, space: Any, rng: Any) -> dict[str, Any]:
+        """A uniformly random arch that ``filter`` accepts."""
+        for _ in range(100):
+            arch = space.sample(rng)
+            if self._allowed(arch):
+                return arch
+        raise RuntimeError(
+            "RandomOneShot: filter refused 100 random archs in a row; is it too strict?"
+        )
 
     def after_fit(self) -> None:
         if self.num_samples:
@@ -118,6 +141,8 @@ class RandomOneShot(BaseOneShotStrategy):
             archs: list[dict[str, Any]] = []
             seen: set[str] = set()
             for arch in [space.default()] + [space.sample(rng) for _ in range(4 * num_samples)]:
+                if not self._allowed(arch):
+                    continue
                 if repr(arch) not in seen and len(archs) < min(num_samples, space.size):
                     seen.add(repr(arch))
                     archs.append(arch)
@@ -130,6 +155,11 @@ class RandomOneShot(BaseOneShotStrategy):
                 arch = strategy.propose()
                 if arch is None:
                     break
+                if not self._allowed(arch):
+                    strategy.tell(
+                        Trial(id=i, arch=arch, status="rejected", error="refused by filter")
+                    )
+                    continue
                 start = time.time()
                 metric = self.score(arch)
                 end = time.time()

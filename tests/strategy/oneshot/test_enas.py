@@ -77,3 +77,10 @@ def test_reward_metric_name_that_is_never_logged_names_what_was():
 def test_reward_fn_and_reward_metric_name_are_exclusive():
     with pytest.raises(ValueError, match="not both"):
         ENAS(reward_fn=lambda m, b: 0.0, reward_metric_name="val_acc")
+
+
+def test_nni_arguments_map_or_are_refused():
+    assert ENAS(batches_per_update=3).ctrl_steps_aggregate == 3
+    ENAS(log_prob_every_n_step=10, warmup_epochs=0)
+    with pytest.raises(TypeError, match="REINFORCE"):
+        ENAS(replay_buffer_size=10)

@@ -32,3 +32,18 @@ def test_search_with_a_multi_trial_strategy():
     s.run(ToySpace(), toy_evaluator(epochs=2))
     results = s.search(Random(), num_samples=6)
     assert results[0][1] == TOY_RIGHT and trial is not None
+
+
+def test_filter_keeps_refused_paths_out_of_training_and_scoring():
+    # NNI's RandomOneShot(filter=...): archs the filter refuses are never trained or scored
+    used = []
+    s = RandomOneShot(num_samples=5, filter=lambda arch: arch["op"] != "noise")
+    s.run(ToySpace(), toy_evaluator(epochs=1, limit_train_batches=4, limit_val_batches=1))
+    supernet = s._need_supernet()
+    original = supernet.use_arch
+    supernet.use_arch = lambda arch, gates=None: (used.append(arch), original(arch, gates))[1]
+    s.search(num_samples=5)
+    assert used and all(a["op"] != "noise" for a in used)
+    assert all(a["op"] != "noise" for _, a in s.results)
+    with pytest.raises(TypeError, match="filter"):
+        RandomOneShot(filter=3)
