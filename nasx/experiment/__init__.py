@@ -22,6 +22,7 @@ _LAZY_NAMES = {
     "TrialTable": "nasx.experiment.table",
     "Filter": "nasx.experiment.filters",
     "ParamCountFilter": "nasx.experiment.filters",
+    "NasExperimentConfig": "nasx.experiment.nni_config",  # NNI 3.0's name
 }
 
 __all__ = list(_LAZY_NAMES)

@@ -91,6 +91,8 @@ class NasExperiment:
             (:class:`~nasx.strategy.oneshot.base.OneShotEvaluator`).
         strategy: a :class:`~nasx.strategy.base.MultiTrialStrategy` (``setup``/``propose``/``tell``)
             or a :class:`~nasx.strategy.oneshot.base.OneShotStrategy` (``run``/``export_top_models``).
+        config: NNI 3.0's :class:`~nasx.experiment.nni_config.NasExperimentConfig`; its fields
+            (``max_trial_number``, ...) set the matching arguments (after them, as in NNI).
         workdir: the experiment directory (default ``nasx_experiments/<timestamp>``).
         max_trials: stop proposing after this many trials (rejected archs do not count).
         max_duration: stop proposing after this long in one ``run()`` (seconds or ``'30m'``,
@@ -141,6 +143,7 @@ class NasExperiment:
         model_space: ModelSpace,
         evaluator: AnyEvaluator,
         strategy: AnyStrategy,
+        config: Any = None,  # NNI 3.0's NasExperimentConfig (its fields set on exp.config)
         *,
         workdir: str | Path | None = None,
         max_trials: int | None = None,
@@ -224,6 +227,8 @@ class NasExperiment:
         self._opened = False  # a second run() of this object continues its experiment
         self._config = None
         self._execution_given = execution is not None
+        if config is not None:
+            config.apply_to(self)
         self._check_limits()
 
     # ----------------------------------------------------------------- public

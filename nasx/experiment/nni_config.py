@@ -90,3 +90,72 @@ def _unknown(name: str) -> str:
         f"experiment.config has no field {name!r}{hint}; nasx maps {', '.join(FIELDS)} and "
         f"accepts (ignoring them) NNI's {', '.join(INERT_FIELDS)}"
     )
+
+
+class NasExperimentConfig:
+    """NNI 3.0's ``NasExperimentConfig``: the experiment's settings as an object, given to
+    ``NasExperiment(space, evaluator, strategy, config)``.
+
+    The positional arguments are NNI's ``execution_engine``, ``model_format`` and
+    ``training_service_platform``; they are kept and have no effect (nasx has one engine and runs
+    trials in this process, worker processes or Ray: ``NasExperiment(execution=...)``). Keyword
+    fields are NNI's config fields (``max_trial_number=10``, ``trial_concurrency=2``, ...), also
+    settable as attributes; unknown names are refused naming the known ones.
+
+        >>> config = NasExperimentConfig('sequential', 'raw', 'local', max_trial_number=3)
+        >>> config.max_experiment_duration = '10m'
+        >>> config.execution_engine, config.fields()
+        ('sequential', {'max_trial_number': 3, 'max_experiment_duration': '10m'})
+    """
+
+    def __init__(
+        self,
+        execution_engine: Any = None,
+        model_format: Any = None,
+        training_service_platform: Any = None,
+        **fields: Any,
+    ) -> None:
+        object.__setattr__(self, "_fields", {})
+        object.__setattr__(self, "execution_engine", execution_engine)
+        object.__setattr__(self, "model_format", model_format)
+        object.__setattr__(self, "training_service_platform", training_service_platform)
+        for name, value in fields.items():
+            setattr(self, name, value)
+
+    @classmethod
+    def default(
+        cls, model_space: Any = None, evaluator: Any = None, strategy: Any = None
+    ) -> NasExperimentConfig:
+        """NNI's ``NasExperimentConfig.default(space, evaluator, strategy)``: no fields set."""
+        return cls()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in ("execution_engine", "model_format", "training_service_platform"):
+            object.__setattr__(self, name, value)
+        elif name in FIELDS or name in INERT_FIELDS:
+            self._fields[name] = value
+        else:
+            raise AttributeError(_unknown(name))
+
+    def __getattr__(self, name: str) -> Any:
+        fields = self.__dict__.get("_fields", {})
+        if name in fields:
+            return fields[name]
+        if name in FIELDS or name in INERT_FIELDS:
+            return None  # not set: the experiment's default applies
+        raise AttributeError(_unknown(name))
+
+    def fields(self) -> dict[str, Any]:
+        """The fields set, in the order they were set."""
+        return dict(self._fields)
+
+    def apply_to(self, experiment: Any) -> None:
+        """Set the fields on ``experiment`` through its NNI ``config`` view (``exp.config``)."""
+        for name, value in self._fields.items():
+            if name not in ("execution_engine", "training_service"):
+                setattr(experiment.config, name, value)
+
+    def __repr__(self) -> str:
+        args = [repr(a) for a in (self.execution_engine, self.model_format) if a is not None]
+        args += [f"{k}={v!r}" for k, v in self._fields.items()]
+        return f"NasExperimentConfig({', '.join(args)})"
