@@ -6,8 +6,8 @@ Microsoft Corporation), prose left out; the only edits are the import lines (``n
 ``nasx.*``, ``import nni`` -> ``import nasx as nni``). The test then does what the tutorial tells
 a reader to do: ``fast_dev_run = True``, and ``gpus=0`` / ``cuda=False`` without a GPU. Its
 data is a small CIFAR-10 sample from ``../shared/data`` (torchvision's ``CIFAR10`` is replaced by
-a reader of that copy, as nothing may be downloaded), and ``pretrained=True`` finds a weight file
-put in a temporary cache. The full search and retraining (hours) is what a GPU run does.
+a reader of that copy, as nothing may be downloaded); ``pretrained=True`` loads the DARTS-V2
+weights nasx ships. The full search and retraining (hours) is what a GPU run does.
 """
 
 from __future__ import annotations
@@ -305,19 +305,9 @@ def _reader_of(local):
 def test_nni_darts_tutorial_runs_verbatim_after_the_import_change(tmp_path, monkeypatch, capsys):
     import torchvision.datasets
 
-    from nasx.hub.pretrained import SEARCHED_MODELS, load_searched_model
-
     local = _local_cifar10()
     monkeypatch.setattr(torchvision.datasets, "CIFAR10", _reader_of(local))
     monkeypatch.chdir(tmp_path)
-    # 'pretrained=True' reads the cache: put a weight file there (random weights, no checksum).
-    monkeypatch.setenv("NASX_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(SEARCHED_MODELS["darts-v2"], "sha256", None)
-    (tmp_path / "cache" / "hub").mkdir(parents=True)
-    torch.save(
-        load_searched_model("darts-v2").state_dict(), tmp_path / "cache" / "hub" / "darts-v2.pth"
-    )
-
     # What the tutorial tells its reader to change: fast_dev_run, and no GPU -> gpus=0, cuda=False.
     code = TUTORIAL.replace("fast_dev_run = False", "fast_dev_run = True")
     if not torch.cuda.is_available():
@@ -326,7 +316,8 @@ def test_nni_darts_tutorial_runs_verbatim_after_the_import_change(tmp_path, monk
     exec(compile(code, "nni_darts_tutorial.py", "exec"), namespace)
 
     out = capsys.readouterr().out
-    assert "Accuracy:" in out
+    # the shipped DARTS-V2 weights (87.8% on the test set) on the first 64 test images
+    assert float(out.split("Accuracy:")[1].split()[0]) > 0.6
     arch = namespace[
         "exported_arch"
     ]  # NNI's arch format: 2 cells x 4 nodes x 2 edges x (op, input)
