@@ -61,6 +61,7 @@ __all__ = ["__version__", *_LAZY_NAMES, *_SUBPACKAGES]
 # What type checkers and IDEs see: the names of _LAZY_NAMES and _SUBPACKAGES, imported eagerly
 # by them only (tests/test_typing.py checks that the lists agree).
 if TYPE_CHECKING:
+    from nasx.evaluator.tracing import trace as trace
     from nasx.space import Categorical as Categorical
     from nasx.space import CategoricalMultiple as CategoricalMultiple
     from nasx.space import Cell as Cell

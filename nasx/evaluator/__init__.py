@@ -46,14 +46,22 @@ __all__ = ["Evaluator", "ModelEvaluator", "FunctionalEvaluator", "normalize_metr
 # What type checkers and IDEs see: the names of _LAZY_NAMES, imported eagerly
 # by them only (tests/test_typing.py checks that the lists agree).
 if TYPE_CHECKING:
+    from nasx.evaluator.augment import Cutout as Cutout
+    from nasx.evaluator.augment import RandomCropFlip as RandomCropFlip
+    from nasx.evaluator.augment import darts_train_transform as darts_train_transform
     from nasx.evaluator.lightning import Lightning as Lightning
     from nasx.evaluator.lightning import LightningModule as LightningModule
     from nasx.evaluator.lightning import Trainer as Trainer
     from nasx.evaluator.nasbench201 import NasBench201Evaluator as NasBench201Evaluator
+    from nasx.evaluator.recipes import DartsRecipe as DartsRecipe
+    from nasx.evaluator.recipes import DartsRetrainModule as DartsRetrainModule
+    from nasx.evaluator.recipes import darts_retrain_evaluator as darts_retrain_evaluator
     from nasx.evaluator.supervised import Classification as Classification
     from nasx.evaluator.supervised import ClassificationModule as ClassificationModule
     from nasx.evaluator.supervised import Regression as Regression
     from nasx.evaluator.supervised import RegressionModule as RegressionModule
     from nasx.evaluator.supervised import SupervisedLearningModule as SupervisedLearningModule
+    from nasx.evaluator.tracing import DataLoader as DataLoader
+    from nasx.evaluator.tracing import trace as trace
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY_NAMES, globals())

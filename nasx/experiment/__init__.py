@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from nasx.experiment.experiment import parse_duration as parse_duration
     from nasx.experiment.filters import Filter as Filter
     from nasx.experiment.filters import ParamCountFilter as ParamCountFilter
+    from nasx.experiment.nni_config import NasExperimentConfig as NasExperimentConfig
     from nasx.experiment.storage import ExperimentDirError as ExperimentDirError
     from nasx.experiment.storage import TrialStore as TrialStore
     from nasx.experiment.storage import load_trials as load_trials

@@ -64,6 +64,9 @@ if TYPE_CHECKING:
     from nasx.strategy.oneshot.darts import DARTS as DARTS
     from nasx.strategy.oneshot.darts import GumbelDARTS as GumbelDARTS
     from nasx.strategy.oneshot.enas import ENAS as ENAS
+    from nasx.strategy.oneshot.mutator import Mutable as Mutable
+    from nasx.strategy.oneshot.mutator import Mutator as Mutator
+    from nasx.strategy.oneshot.mutator import RandomMutator as RandomMutator
     from nasx.strategy.oneshot.proxyless import Proxyless as Proxyless
     from nasx.strategy.oneshot.random_oneshot import RandomOneShot as RandomOneShot
     from nasx.strategy.policy_gradient import PolicyBasedRL as PolicyBasedRL
