@@ -141,7 +141,7 @@ SPACES = {
 }
 NOT_YET = {
     "value_choice": "weight sharing over value choices is the hardware-aware issue's (wt15b)",
-    "attention": "MutableMultiheadAttention and its weight sharing come with the space half / wt15b",
+    "attention": "weight sharing over MutableMultiheadAttention's value choices is the hardware-aware issue's (wt15b)",
 }
 
 
