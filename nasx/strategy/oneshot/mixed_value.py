@@ -125,6 +125,8 @@ class _MixedValueOp(nn.Module):
     _state: ArchState
     signature: inspect.Signature  # the torch layer's constructor signature
     size_args: tuple[str, ...]  # arguments that set the output's shape (gated in Proxyless)
+    in_arg: str  # the argument that is the input's width
+    dim: int = 1  # the dimension holding channels / features
 
     def __init__(self, source: nn.Module, state: ArchState):
         super().__init__()
@@ -191,16 +193,24 @@ class _MixedValueOp(nn.Module):
             labels.update(leaf_choices(self.args[name]))
         arch = st.arch
         assert arch is not None
+        width = out.shape[self.dim]
         for label, c in labels.items():
-            if label not in st.gates:
-                continue
-
-            def alt(k: int, label: str = label, grid: list[Any] = c.grid()) -> Any:
-                other = self.values({**arch, label: grid[k]})
-                return _fit_channels(run(x, other), out.shape[1])
-
-            out = gated(out, st, label, alt)
+            if label in st.gates:
+                out = gated(out, st, label, self._alternative(x, run, arch, label, c.grid(), width))
         return out
+
+    def _alternative(
+        self, x: Any, run: Callable[..., Any], arch: Any, label: str, grid: list[Any], width: int
+    ) -> Callable[[int], Any]:
+        """``k -> output with label's k-th value``, channels fitted to the chosen output's (and
+        the input fitted to that value's input width when the label sets both, as in a BN)."""
+
+        def alt(k: int) -> Any:
+            v = self.values({**arch, label: grid[k]})
+            inp = _fit_channels(x, v[self.in_arg], self.dim)
+            return _fit_channels(run(inp, v), width, self.dim)
+
+        return alt
 
     def forward(self, x: Any) -> Any:
         if self._state.path_mode:
@@ -221,14 +231,14 @@ class _MixedValueOp(nn.Module):
         return f"labels={list(self.labels())!r}"
 
 
-def _fit_channels(t: torch.Tensor, n: int) -> torch.Tensor:
-    """``t`` with dim 1 cut or zero-padded to ``n`` (Proxyless compares paths of other widths)."""
-    if t.shape[1] == n:
-        return t
-    if t.shape[1] > n:
-        return t[:, :n]
-    pad = t.new_zeros(t.shape[0], n - t.shape[1], *t.shape[2:])
-    return torch.cat([t, pad], 1)
+def _fit_channels(t: torch.Tensor, n: int, dim: int = 1) -> torch.Tensor:
+    """``t`` with ``dim`` cut or zero-padded to ``n`` (Proxyless compares paths of other widths)."""
+    have = t.shape[dim]
+    if have >= n:
+        return t.narrow(dim, 0, n)
+    shape = list(t.shape)
+    shape[dim] = n - have
+    return torch.cat([t, t.new_zeros(shape)], dim)
 
 
 def _check_input(owner: str, got: int, want: int, what: str) -> None:
@@ -248,6 +258,7 @@ class MixedConv2d(_MixedValueOp):
 
     signature = inspect.signature(nn.Conv2d.__init__)
     size_args = ("out_channels", "kernel_size")
+    in_arg = "in_channels"
 
     def __init__(self, source: nn.Module, state: ArchState):
         super().__init__(source, state)
@@ -326,6 +337,7 @@ class MixedLinear(_MixedValueOp):
 
     signature = inspect.signature(nn.Linear.__init__)
     size_args = ("out_features",)
+    in_arg, dim = "in_features", -1
 
     def __init__(self, source: nn.Module, state: ArchState):
         super().__init__(source, state)
@@ -362,6 +374,7 @@ class MixedBatchNorm2d(_MixedValueOp):
 
     signature = inspect.signature(nn.BatchNorm2d.__init__)
     size_args = ("num_features",)
+    in_arg = "num_features"
 
     def __init__(self, source: nn.Module, state: ArchState):
         super().__init__(source, state)
@@ -425,6 +438,7 @@ class MixedLayerNorm(_MixedValueOp):
 
     signature = inspect.signature(nn.LayerNorm.__init__)
     size_args = ("normalized_shape",)
+    in_arg, dim = "normalized_shape", -1
 
     def __init__(self, source: nn.Module, state: ArchState):
         super().__init__(source, state)
@@ -443,9 +457,17 @@ class MixedLayerNorm(_MixedValueOp):
 
     def run_mixture(self, x: torch.Tensor) -> torch.Tensor:
         _check_input("MixedLayerNorm (mixture)", x.shape[-1], self.n_max, "features")
-        y = F.layer_norm(x, (self.n_max,), self.weight, self.bias, self.eps)
-        m = self.mask("normalized_shape", self.n_max)
-        return y if m is None else y * m
+        if not leaf_choices(self.args["normalized_shape"]):
+            return F.layer_norm(x, (self.n_max,), self.weight, self.bias, self.eps)
+        # Statistics span the features, so a mask would not do: mix each width's normalisation
+        # (zero-padded to the largest); LayerNorm is cheap next to the layers around it.
+        out: torch.Tensor | None = None
+        for idx, n in outcomes(self.args["normalized_shape"]):
+            p = torch.stack([self._state.weight(label)[k] for label, k in idx.items()]).prod()
+            y = self.run(x[..., :n], {"normalized_shape": n})
+            term = p * F.pad(y, (0, self.n_max - n))
+            out = term if out is None else out + term
+        return out
 
     def forward(self, x: Any) -> Any:
         if self._state.path_mode:  # the feature dim is the last one: gate on it, not dim 1
@@ -478,6 +500,16 @@ class MixedSwitch(MixedLayer):
         module = self._modules[child_name(value)]
         assert module is not None
         return module
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        if self._state.path_mode:
+            return super().forward(*args, **kwargs)
+        # Candidates may differ in width (an expansion conv or none): zero-pad to the widest,
+        # which is what the widest mixed layer after the switch takes.
+        outs = [self.candidate(v)(*args, **kwargs) for v in self.values]
+        width = max(o.shape[1] for o in outs)
+        w = self._state.weight(self.label)
+        return sum(w[k] * _fit_channels(o, width) for k, o in enumerate(outs))
 
 
 MIXED_VALUE_TYPES: dict[type, type[_MixedValueOp]] = {
