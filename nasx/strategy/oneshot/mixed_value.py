@@ -502,8 +502,20 @@ class MixedSwitch(MixedLayer):
         return module
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
-        if self._state.path_mode:
-            return super().forward(*args, **kwargs)
+        st = self._state
+        if st.path_mode:
+            out = self.candidate(st.value(self.label))(*args, **kwargs)
+            if self.label not in st.gates:
+                return out
+            # Proxyless: alternatives of another width are fitted to the chosen output's.
+            return gated(
+                out,
+                st,
+                self.label,
+                lambda k: _fit_channels(
+                    self.candidate(self.values[k])(*args, **kwargs), out.shape[1]
+                ),
+            )
         # Candidates may differ in width (an expansion conv or none): zero-pad to the widest,
         # which is what the widest mixed layer after the switch takes.
         outs = [self.candidate(v)(*args, **kwargs) for v in self.values]
