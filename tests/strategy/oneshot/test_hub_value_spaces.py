@@ -17,7 +17,7 @@ from nasx.strategy.oneshot import Supernet, inherit_weights
 
 from .toys import FAST_TRAINER, classification
 
-VALUE_SPACES = ["mnasnet"]
+VALUE_SPACES = ["mnasnet", "proxylessnas", "mobilenetv3"]
 STRATEGIES = {
     "random": lambda: RandomOneShot(num_samples=2, eval_batches=1),
     "proxyless": lambda: Proxyless(),
