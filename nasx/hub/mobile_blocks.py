@@ -25,11 +25,12 @@ from ..space.derived import derived
 from ..space.value_switch import ValueSwitch
 
 ACTIVATIONS: dict[str, Callable[[], nn.Module]] = {
-    "relu": lambda: nn.ReLU(inplace=True),
-    "relu6": lambda: nn.ReLU6(inplace=True),
-    "hswish": lambda: nn.Hardswish(inplace=True),
+    "relu": nn.ReLU,
+    "relu6": nn.ReLU6,
+    "hswish": nn.Hardswish,
 }
-"""Activation name -> constructor."""
+"""Activation name -> constructor. Not in place: a choice of activation runs several candidates on
+one input in a one-shot supernet (a mixture, or Proxyless's alternatives)."""
 
 
 def make_divisible(v: float, divisor: int = 8) -> int:
