@@ -55,6 +55,8 @@ SMALL_STAGES = (
 )
 LARGE_HEAD = (960, 1280)
 SMALL_HEAD = (576, 1024)
+SKELETONS = {"large": (LARGE_STAGES, LARGE_HEAD), "small": (SMALL_STAGES, SMALL_HEAD)}
+"""Skeleton name -> (stages, head): MobileNetV3-Large's and -Small's stage layout."""
 
 
 def width_choices(width: int) -> list[int]:
@@ -68,20 +70,20 @@ def width_choices(width: int) -> list[int]:
 
 
 class MobileNetV3Space(ModelSpace):
-    """MobileNetV3's block choices over a stage skeleton (:data:`LARGE_STAGES` or
-    :data:`SMALL_STAGES`, with :data:`LARGE_HEAD` / :data:`SMALL_HEAD`).
+    """MobileNetV3's block choices over a stage skeleton (:data:`SKELETONS`).
 
     Args:
         num_classes: classifier outputs.
-        stages: the skeleton: ``Stage(width, stride, depth)`` per stage.
-        head: channels of the last conv and of the linear layer before the classifier.
+        skeleton: ``'large'`` or ``'small'``: the stages (``Stage(width, stride, depth)`` each)
+            and head channels (last conv, linear layer before the classifier) of MobileNetV3-Large
+            or -Small.
         dropout: dropout before the classifier (0.2 in the paper).
 
     Example:
         >>> import torch
         >>> from nasx.space import model_context
         >>> with model_context(MOBILENETV3_SMALL):
-        ...     model = MobileNetV3Space(10, SMALL_STAGES, SMALL_HEAD)
+        ...     model = MobileNetV3Space(10, skeleton='small')
         >>> model(torch.randn(2, 3, 32, 32)).shape
         torch.Size([2, 10])
     """
@@ -89,11 +91,15 @@ class MobileNetV3Space(ModelSpace):
     def __init__(
         self,
         num_classes: int = 1000,
-        stages: tuple[Stage, ...] = LARGE_STAGES,
-        head: tuple[int, int] = LARGE_HEAD,
+        skeleton: str = "large",
         dropout: float = 0.2,
     ):
         super().__init__()
+        if skeleton not in SKELETONS:
+            raise ValueError(
+                f"MobileNetV3Space skeleton must be one of {list(SKELETONS)}, got {skeleton!r}"
+            )
+        stages, head = SKELETONS[skeleton]
         self.stem = nn.Sequential(*conv_bn(3, STEM, 3, 2), activation("hswish"))
         c_in: int | Categorical = STEM
         blocks = []

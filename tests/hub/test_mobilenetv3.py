@@ -6,17 +6,11 @@ import torch
 import torchvision
 
 from nasx.hub.mobile_blocks import make_divisible
-from nasx.hub.mobilenetv3 import (
-    MOBILENETV3_LARGE,
-    MOBILENETV3_SMALL,
-    SMALL_HEAD,
-    SMALL_STAGES,
-    MobileNetV3Space,
-)
+from nasx.hub.mobilenetv3 import MOBILENETV3_LARGE, MOBILENETV3_SMALL, MobileNetV3Space
 from nasx.profiler import count_macs, count_parameters
 from nasx.space import model_context, search_space
 
-SMALL = {"stages": SMALL_STAGES, "head": SMALL_HEAD}
+SMALL = {"skeleton": "small"}
 
 
 def _build(arch, **kwargs):

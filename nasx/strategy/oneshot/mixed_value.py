@@ -41,7 +41,7 @@ from __future__ import annotations
 import inspect
 import itertools
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import torch
 import torch.nn as nn
@@ -116,7 +116,7 @@ def _largest(arg: Any, what: str, owner: str) -> int:
 
 
 def _pair(v: Any) -> tuple[int, int]:
-    return (v, v) if isinstance(v, int) else tuple(v)  # type: ignore[return-value]
+    return (v, v) if isinstance(v, int) else (int(v[0]), int(v[1]))
 
 
 class _MixedValueOp(nn.Module):
@@ -374,6 +374,9 @@ class MixedBatchNorm2d(_MixedValueOp):
 
     signature = inspect.signature(nn.BatchNorm2d.__init__)
     size_args = ("num_features",)
+    running_mean: torch.Tensor | None
+    running_var: torch.Tensor | None
+    num_batches_tracked: torch.Tensor | None
     in_arg = "num_features"
 
     def __init__(self, source: nn.Module, state: ArchState):
@@ -467,6 +470,7 @@ class MixedLayerNorm(_MixedValueOp):
             y = self.run(x[..., :n], {"normalized_shape": n})
             term = p * F.pad(y, (0, self.n_max - n))
             out = term if out is None else out + term
+        assert out is not None
         return out
 
     def forward(self, x: Any) -> Any:
@@ -543,7 +547,7 @@ def convert_value_module(
         return MixedSwitch(module.label, cands, state)
     for source, mixed in MIXED_VALUE_TYPES.items():
         if type(module) is source:
-            if not module.choices():  # no choice in its arguments: an ordinary layer
+            if not cast(Any, module).choices():  # no choice in its arguments: an ordinary layer
                 return None
             return mixed(module, state)
     choices = getattr(module, "choices", None)
