@@ -399,6 +399,14 @@ class MixedBatchNorm2d(_MixedValueOp):
         for name in ("running_mean", "running_var", "num_batches_tracked"):
             self.register_buffer(name, getattr(like, name))
 
+    def reset_running_stats(self) -> None:
+        """As ``nn.BatchNorm2d.reset_running_stats`` (SPOS's recalibration before scoring)."""
+        if self.running_mean is not None and self.running_var is not None:
+            self.running_mean.zero_()
+            self.running_var.fill_(1)
+        if self.num_batches_tracked is not None:
+            self.num_batches_tracked.zero_()
+
     def _bn(self, x: torch.Tensor, n: int) -> torch.Tensor:
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:

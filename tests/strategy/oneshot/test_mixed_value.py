@@ -155,6 +155,18 @@ def test_batchnorm_statistics_of_a_path_update_the_leading_slice_only():
     assert (bn.running_mean[:16] != 0).all() and (bn.running_mean[16:] == 0).all()
 
 
+def test_spos_recalibration_resets_sliced_batchnorm_statistics():
+    s = RandomOneShot(bn_recalibration_batches=1, eval_batches=1)
+    s.supernet = Supernet(ValueChoiceConvNet(), mode="path", alphas=False)
+    bn = s.supernet.model.batch_norm
+    bn.running_mean.fill_(100.0)
+    x = torch.randn(4, 1, 8, 8)
+    arch = {"ch1": 16, "kernel": 3, "dropout": 0, "hidden": 16}
+    s.score(arch, loader=[(x, torch.zeros(4, dtype=torch.long))])
+    # the recalibrated statistics are those of this arch's one batch: no trace of the 100s
+    assert bn.running_mean.abs().max() < 10 and (bn.running_mean[16:] == 0).all()
+
+
 def _one_hot(supernet, arch):
     """Mixture weights that put all mass on ``arch``'s values."""
     space = supernet.search_space
