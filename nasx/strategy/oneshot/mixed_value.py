@@ -137,12 +137,16 @@ class _MixedValueOp(nn.Module):
         self.__dict__["_state"] = state
         self._cached_arch: Any = None
         self._cached: dict[str, Any] = {}
+        # per argument, fixed for the module's life: its choices and every value it can take
+        self._leaves = {k: leaf_choices(v) for k, v in self.args.items()}
+        self._outcomes = {k: outcomes(v) if self._leaves[k] else [] for k, v in self.args.items()}
+        self._max_values: dict[str, Any] | None = None
 
     # labels --------------------------------------------------------------------------------
     def labels(self) -> dict[str, Choice]:
         out: dict[str, Choice] = {}
-        for v in self.args.values():
-            out.update(leaf_choices(v))
+        for leaves in self._leaves.values():
+            out.update(leaves)
         return out
 
     def alpha_keys(self) -> list[tuple[str, int]]:
@@ -164,8 +168,8 @@ class _MixedValueOp(nn.Module):
     def mask(self, arg: str, n: int, window: bool = False) -> torch.Tensor | None:
         """Mixture mode: ``[n]`` probability that index ``i`` lies within the chosen size of
         ``arg`` (a leading slice; ``window``: a centred one); None when ``arg`` is fixed."""
-        options = outcomes(self.args[arg])
-        if not leaf_choices(self.args[arg]):
+        options = self._outcomes[arg]
+        if not options:
             return None
         st = self._state
         out: torch.Tensor | None = None
@@ -190,7 +194,7 @@ class _MixedValueOp(nn.Module):
             return out
         labels: dict[str, Choice] = {}
         for name in self.size_args:
-            labels.update(leaf_choices(self.args[name]))
+            labels.update(self._leaves[name])
         arch = st.arch
         assert arch is not None
         width = out.shape[self.dim]
@@ -311,7 +315,7 @@ class MixedConv2d(_MixedValueOp):
         m_out = self.mask("out_channels", self.out_max)
         if m_out is not None:
             w = w * m_out.view(-1, 1, 1, 1)
-        if leaf_choices(self.args["kernel_size"]):
+        if self._leaves["kernel_size"]:
             mh = self.mask("kernel_size", self.k_max[0], window=True)
             assert mh is not None
             w = w * (mh.view(-1, 1) * mh.view(1, -1)).view(1, 1, *self.k_max)
@@ -319,7 +323,9 @@ class MixedConv2d(_MixedValueOp):
         if b is not None and m_out is not None:
             b = b * m_out
         # the largest kernel's arguments: padding (and stride, dilation) at every label's maximum
-        v = self.values(_max_arch(self.labels()))
+        if self._max_values is None:
+            self._max_values = self.values(_max_arch(self.labels()))
+        v = self._max_values
         groups = self.in_max if self.depthwise else 1
         return F.conv2d(x, w, b, v["stride"], v["padding"], v["dilation"], groups)
 
@@ -468,12 +474,12 @@ class MixedLayerNorm(_MixedValueOp):
 
     def run_mixture(self, x: torch.Tensor) -> torch.Tensor:
         _check_input("MixedLayerNorm (mixture)", x.shape[-1], self.n_max, "features")
-        if not leaf_choices(self.args["normalized_shape"]):
+        if not self._leaves["normalized_shape"]:
             return F.layer_norm(x, (self.n_max,), self.weight, self.bias, self.eps)
         # Statistics span the features, so a mask would not do: mix each width's normalisation
         # (zero-padded to the largest); LayerNorm is cheap next to the layers around it.
         out: torch.Tensor | None = None
-        for idx, n in outcomes(self.args["normalized_shape"]):
+        for idx, n in self._outcomes["normalized_shape"]:
             p = torch.stack([self._state.weight(label)[k] for label, k in idx.items()]).prod()
             y = self.run(x[..., :n], {"normalized_shape": n})
             term = p * F.pad(y, (0, self.n_max - n))
@@ -530,7 +536,13 @@ class MixedSwitch(MixedLayer):
             )
         # Candidates may differ in width (an expansion conv or none): zero-pad to the widest,
         # which is what the widest mixed layer after the switch takes.
-        outs = [self.candidate(v)(*args, **kwargs) for v in self.values]
+        done: dict[int, Any] = {}  # candidates shared by several values run once
+        outs = []
+        for v in self.values:
+            module = self.candidate(v)
+            if id(module) not in done:
+                done[id(module)] = module(*args, **kwargs)
+            outs.append(done[id(module)])
         width = max(o.shape[1] for o in outs)
         w = self._state.weight(self.label)
         return sum(w[k] * _fit_channels(o, width) for k, o in enumerate(outs))
