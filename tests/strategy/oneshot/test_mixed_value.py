@@ -255,3 +255,26 @@ def test_every_one_shot_strategy_searches_the_value_choice_models(cls, strategy,
     x = torch.randn(2, 1, 8, 8)
     with torch.no_grad():
         torch.testing.assert_close(sub(x), s.supernet(x), rtol=1e-5, atol=1e-5)
+
+
+class WidthToy(ModelSpace):
+    """x [B, 8] -> 3 classes through a hidden layer of width 1 (too narrow) or 16."""
+
+    def __init__(self):
+        super().__init__()
+        hidden = Categorical([1, 16], label="hidden")
+        self.fc1 = MutableLinear(8, hidden)
+        self.fc2 = MutableLinear(hidden, 3)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+@pytest.mark.parametrize("strategy", ["darts", "random"])
+def test_search_prefers_the_width_that_can_fit_the_data(strategy):
+    from .toys import toy_evaluator
+
+    torch.manual_seed(0)
+    s = DARTS(arc_learning_rate=3e-2) if strategy == "darts" else RandomOneShot(num_samples=2)
+    s.run(WidthToy(), toy_evaluator(epochs=3))
+    assert s.export_top_models()[0] == {"hidden": 16}
