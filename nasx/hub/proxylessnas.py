@@ -115,7 +115,10 @@ def _arch(stages: list[list[tuple[int, int]]]) -> dict:
 # ProxylessNAS-Mobile and -GPU, Fig. 4 of Cai et al., "ProxylessNAS: Direct Neural Architecture
 # Search on Target Task and Hardware", ICLR 2019 (layers as released in github.com/mit-han-lab/
 # proxylessnas, net configs proxyless_mobile / proxyless_gpu): (kernel, expansion) of each layer
-# that is not a zero op. Mobile: 4.1M parameters, 320M MACs (paper, Table 2); GPU: 7.1M, 465M.
+# that is not a zero op. Published sizes of the released networks: Mobile 4.1M parameters and
+# 320M MACs, GPU 7.1M and 465M (as the ProxylessNAS repository and later papers' tables, e.g.
+# once-for-all's, quote them); the layer lists are those of pytorchcv's port of the released
+# configs (4,080,512 and 7,119,848 parameters).
 PROXYLESSNAS_MOBILE = _arch(
     [
         [(5, 3), (3, 3)],

@@ -25,10 +25,11 @@ def test_archs_are_valid_in_the_space():
 @pytest.mark.parametrize(
     "arch, kwargs, params, macs",
     [
-        # Cai et al., ICLR 2019, Table 2 / github.com/mit-han-lab/proxylessnas: 4.1M params,
-        # 320M MACs; the released network (pytorchcv's port) has 4,080,512 parameters.
+        # Cai et al., ICLR 2019, released ProxylessNAS-Mobile: 4.1M params, 320M MACs (as quoted
+        # by github.com/mit-han-lab/proxylessnas and later papers); pytorchcv's port of the
+        # released config has 4,080,512 parameters.
         (PROXYLESSNAS_MOBILE, {}, 4_080_512, 320e6),
-        # ProxylessNAS-GPU: 7.1M params, 465M MACs (Table 3); released network: 7,119,848.
+        # ProxylessNAS-GPU: 7.1M params, 465M MACs (same sources); pytorchcv's port: 7,119,848.
         (PROXYLESSNAS_GPU, {"widths": GPU_WIDTHS}, 7_119_848, 465e6),
     ],
     ids=["mobile", "gpu"],
