@@ -141,6 +141,7 @@ class _MixedValueOp(nn.Module):
         self._leaves = {k: leaf_choices(v) for k, v in self.args.items()}
         self._outcomes = {k: outcomes(v) if self._leaves[k] else [] for k, v in self.args.items()}
         self._max_values: dict[str, Any] | None = None
+        self._mask_tables: dict[tuple[Any, ...], tuple[list[torch.Tensor], torch.Tensor]] = {}
 
     # labels --------------------------------------------------------------------------------
     def labels(self) -> dict[str, Choice]:
@@ -171,21 +172,27 @@ class _MixedValueOp(nn.Module):
         options = self._outcomes[arg]
         if not options:
             return None
-        st = self._state
-        out: torch.Tensor | None = None
-        for idx, value in options:
-            p: torch.Tensor | None = None
-            for label, k in idx.items():
-                w = st.weight(label)[k]
-                p = w if p is None else p * w
-            assert p is not None
-            size = value if isinstance(value, int) else _pair(value)[0]
-            start = (n - size) // 2 if window else 0
-            ind = torch.zeros(n, device=p.device, dtype=p.dtype)
-            ind[start : start + size] = 1
-            term = p * ind
-            out = term if out is None else out + term
-        return out
+        weights = [self._state.weight(label) for label in self._leaves[arg]]
+        device, dtype = weights[0].device, weights[0].dtype
+        key = (arg, n, window, device, dtype)
+        if key not in self._mask_tables:
+            # Built once per device: the outcomes' grid indices per label, [outcomes], and their
+            # indicator rows, [outcomes, n]; then a mask is a product and one matmul per forward.
+            index = [
+                torch.tensor([o[0][label] for o in options], device=device)
+                for label in self._leaves[arg]
+            ]
+            rows = torch.zeros(len(options), n)
+            for r, (_, value) in enumerate(options):
+                size = value if isinstance(value, int) else _pair(value)[0]
+                start = (n - size) // 2 if window else 0
+                rows[r, start : start + size] = 1
+            self._mask_tables[key] = (index, rows.to(device=device, dtype=dtype))
+        index, rows = self._mask_tables[key]
+        p = weights[0][index[0]]
+        for w, i in zip(weights[1:], index[1:], strict=True):
+            p = p * w[i]
+        return p @ rows  # [outcomes] @ [outcomes, n] -> [n]
 
     def gate(self, out: torch.Tensor, x: Any, run: Callable[[Any, dict[str, Any]], Any]) -> Any:
         """Proxyless: pass the binary-gate gradient of each label that sizes the output."""
