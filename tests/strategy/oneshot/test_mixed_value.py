@@ -106,6 +106,23 @@ class ExpandNet(ModelSpace):
         return self.fc(self.norm(x.mean((2, 3))))
 
 
+class ExpressionNet(ModelSpace):
+    """Value-choice arithmetic as NNI writes it: ``ch * 2`` channels, ``kernel // 2`` padding."""
+
+    def __init__(self):
+        super().__init__()
+        ch = Categorical([4, 8], label="ch")
+        kernel = Categorical([3, 5], label="kernel")
+        self.conv1 = MutableConv2d(1, ch, kernel, padding=kernel // 2)
+        self.conv2 = MutableConv2d(ch, ch * 2, 3, padding=1)
+        self.bn = MutableBatchNorm2d(ch * 2)
+        self.fc = MutableLinear(ch * 2, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.bn(self.conv2(torch.relu(self.conv1(x)))))
+        return self.fc(x.mean((2, 3)))
+
+
 MODELS = [ValueChoiceConvNet, RepeatNet, ExpandNet]
 
 
@@ -114,7 +131,7 @@ def _rebuild(cls, arch):
         return cls()
 
 
-@pytest.mark.parametrize("cls", MODELS)
+@pytest.mark.parametrize("cls", [*MODELS, ExpressionNet])
 @pytest.mark.parametrize("training", [False, True])
 def test_a_sliced_path_equals_the_rebuilt_model_with_inherited_weights(cls, training):
     torch.manual_seed(0)
@@ -179,7 +196,7 @@ def _one_hot(supernet, arch):
     return weight_fn
 
 
-@pytest.mark.parametrize("cls", MODELS)
+@pytest.mark.parametrize("cls", [*MODELS, ExpressionNet])
 def test_a_one_hot_mixture_equals_the_path_it_picks(cls):
     # the masks zero what lies outside the chosen slice, so the max-size mixture computes the path
     torch.manual_seed(0)
