@@ -104,13 +104,7 @@ class MobileNetV3Space(ModelSpace):
         c_in: int | Categorical = STEM
         blocks = []
         for i, stage in enumerate(stages, start=1):
-            c_out = (
-                STEM
-                if i == 1
-                else Categorical(
-                    width_choices(stage.width), label=f"s{i}/width", default=stage.width
-                )
-            )
+            c_out = STEM if i == 1 else Categorical(width_choices(stage.width), label=f"s{i}/width")
             se = Categorical([False, True], label=f"s{i}/se")
             act = Categorical(["relu", "hswish"], label=f"s{i}/act")
 

@@ -199,8 +199,11 @@ class _MixedValueOp(nn.Module):
         st = self._state
         if not st.gates:
             return out
+        # Labels that size the output, and the input's width: a narrower alternative input (cut)
+        # changes the output. (A wider one is the chosen input zero-padded: under leading-slice
+        # sharing it scores as the chosen path, so widths learn from their narrower neighbours.)
         labels: dict[str, Choice] = {}
-        for name in self.size_args:
+        for name in (*self.size_args, self.in_arg):
             labels.update(self._leaves[name])
         arch = st.arch
         assert arch is not None

@@ -220,7 +220,8 @@ def test_mixture_gradients_reach_every_value_label():
 def test_proxyless_gates_give_value_labels_a_gradient():
     supernet = Supernet(ValueChoiceConvNet(), mode="path")
     probs = {k: a.softmax(-1) for k, a in supernet.alphas().items()}
-    supernet.use_arch({"ch1": 16, "kernel": 3, "dropout": 0, "hidden": 16}, gates=probs)
+    # the widest values: each width label has a narrower alternative, which changes the output
+    supernet.use_arch({"ch1": 32, "kernel": 3, "dropout": 0, "hidden": 24}, gates=probs)
     supernet(torch.randn(2, 1, 8, 8)).square().sum().backward()
     for label in ("ch1", "kernel", "hidden"):
         assert supernet.alpha(label).grad.abs().sum() > 0, label
