@@ -24,6 +24,10 @@ PUBLISHED = {
     "enas": (4.6e6, None, None, "ENAS paper, Table 2 (micro search + cutout)"),
     "mnasnet-a1": (3.9e6, 312e6, (3, 224, 224), "MnasNet paper, Table 1"),
     "mobilenetv2": (3.4e6, 300e6, (3, 224, 224), "MobileNetV2 paper, Table 4"),
+    "proxylessnas-mobile": (4.1e6, 320e6, (3, 224, 224), "ProxylessNAS released Mobile model"),
+    "proxylessnas-gpu": (7.1e6, 465e6, (3, 224, 224), "ProxylessNAS released GPU model"),
+    "mobilenetv3-large": (5.4e6, 219e6, (3, 224, 224), "MobileNetV3 paper, Table 3"),
+    "mobilenetv3-small": (2.5e6, 56e6, (3, 224, 224), "MobileNetV3 paper, Table 3"),
     "spinenet-49s": (12.0e6, None, None, "SpineNet paper, Table 2, with RetinaNet"),
     "spinenet-49": (28.5e6, None, None, "SpineNet paper, Table 2, with RetinaNet"),
     "spinenet-96": (43.0e6, None, None, "SpineNet paper, Table 2, with RetinaNet"),
@@ -34,7 +38,7 @@ PUBLISHED = {
 def main() -> None:
     torch.set_num_threads(1)
     print(
-        f"{'model':14s} {'params M':>9s} {'paper':>6s} {'ratio':>6s} {'MACs M':>8s} {'paper':>6s} {'ratio':>6s}  source"
+        f"{'model':19s} {'params M':>9s} {'paper':>6s} {'ratio':>6s} {'MACs M':>8s} {'paper':>6s} {'ratio':>6s}  source"
     )
     for name, (params_ref, macs_ref, shape, source) in PUBLISHED.items():
         model = load_searched_model(name)
@@ -50,7 +54,7 @@ def main() -> None:
             else f"{'-':>8s} {'-':>6s} {'-':>6s}"
         )
         print(
-            f"{name:14s} {params / 1e6:9.3f} {params_ref / 1e6:6.1f} {params / params_ref:6.3f} {macs}  {source}"
+            f"{name:19s} {params / 1e6:9.3f} {params_ref / 1e6:6.1f} {params / params_ref:6.3f} {macs}  {source}"
         )
 
 

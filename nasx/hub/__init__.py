@@ -1,4 +1,5 @@
-"""Model spaces and pre-searched models: the DARTS family (NDS), NAS-Bench-201, MnasNet, SpineNet.
+"""Model spaces and pre-searched models: the DARTS family (NDS), NAS-Bench-201, MnasNet, SpineNet,
+ProxylessNAS, MobileNetV3.
 
 The hub imports only :mod:`nasx.space` (never strategies or evaluators).
 
@@ -10,9 +11,11 @@ The hub imports only :mod:`nasx.space` (never strategies or evaluators).
 
 from .genotypes import Genotype, arch_to_genotype, genotype_to_arch
 from .mnasnet import MNASNET_A1, MOBILENET_V2, MnasNet
+from .mobilenetv3 import MOBILENETV3_LARGE, MOBILENETV3_SMALL, MobileNetV3Space
 from .nasbench201 import NasBench201, arch_to_nb201_string, nb201_string_to_arch
 from .nds import DARTS, ENAS, NDS, PNAS, AmoebaNet, NASNet
 from .pretrained import available_models, configure_weights, load_searched_model
+from .proxylessnas import PROXYLESSNAS_GPU, PROXYLESSNAS_MOBILE, ProxylessNAS
 from .registry import list_spaces, space_entry
 from .spinenet import SPINENET_49, SpineNet
 
@@ -26,6 +29,12 @@ __all__ = [
     "MNASNET_A1",
     "MOBILENET_V2",
     "MnasNet",
+    "MOBILENETV3_LARGE",
+    "MOBILENETV3_SMALL",
+    "MobileNetV3Space",
+    "PROXYLESSNAS_GPU",
+    "PROXYLESSNAS_MOBILE",
+    "ProxylessNAS",
     "NASNet",
     "NasBench201",
     "SPINENET_49",

@@ -24,10 +24,24 @@ The paper's pooling skip op is not offered. MnasNet-A1 (:data:`MNASNET_A1`) and 
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import Any
+
 import torch
 import torch.nn as nn
 
-from ..space import Categorical, ModelSpace, Repeat, choice
+from ..space import (
+    Categorical,
+    ModelSpace,
+    MutableBatchNorm2d,
+    MutableConv2d,
+    Repeat,
+    current_arch,
+    ensure_frozen,
+)
+from ..space.derived import derived
+from ..space.value_switch import ValueSwitch
 
 STRIDES = (1, 2, 2, 2, 1, 2, 1)
 BASE_REPEATS = (1, 2, 3, 4, 3, 3, 1)  # MobileNetV2's layers per block, the centre of each choice
@@ -54,9 +68,35 @@ chooses its ``filters`` (:data:`FILTER_CHOICES`) and ``repeats`` (around :data:`
 STEM_CHANNELS = 32
 HEAD_CHANNELS = 1280
 
+# A width or a size: a plain int, or (in the search form) a choice or a value derived from choices,
+# which the Mutable layers take as they are and a one-shot supernet slices a shared weight for.
+Size = Any
 
-def _bn_act(c: int, act: bool = True) -> list[nn.Module]:
-    return [nn.BatchNorm2d(c), nn.ReLU(inplace=True)] if act else [nn.BatchNorm2d(c)]
+
+def _bn_act(c: Size, act: bool = True) -> list[nn.Module]:
+    bn = MutableBatchNorm2d(c)
+    return [bn, nn.ReLU(inplace=True)] if act else [bn]
+
+
+def _switch(value: Any, make: dict[Any, Callable[[], nn.Module]]) -> nn.Module:
+    """The module for ``value``: every candidate in a ValueSwitch in the search form (``value``
+    a choice), else only the chosen one is built."""
+    if isinstance(value, Categorical) and current_arch() is None:
+        return ValueSwitch(value, {v: make[v]() for v in value.values})
+    return make[ensure_frozen(value)]()
+
+
+def _half(k: int) -> int:
+    return k // 2
+
+
+def _times(c: int, e: float) -> int:
+    return int(c * e)
+
+
+def _se_width(c: int, ratio: float) -> int:
+    # TF MnasNet sizes the SE bottleneck from the block's input channels.
+    return max(1, int(c * ratio))
 
 
 class SqueezeExcite(nn.Module):
@@ -68,18 +108,73 @@ class SqueezeExcite(nn.Module):
         torch.Size([1, 8, 4, 4])
     """
 
-    def __init__(self, channels: int, reduced: int):
+    def __init__(self, channels: Size, reduced: Size):
         super().__init__()
-        self.reduce = nn.Conv2d(channels, reduced, 1)
-        self.expand = nn.Conv2d(reduced, channels, 1)
+        self.reduce = MutableConv2d(channels, reduced, 1)
+        self.expand = MutableConv2d(reduced, channels, 1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         s = x.mean((2, 3), keepdim=True)  # [N, C, 1, 1]
         return x * torch.sigmoid(self.expand(torch.relu(self.reduce(s))))
 
 
+class AddInput(nn.Module):
+    """The residual connection: ``(x, out) -> x + out``."""
+
+    def forward(self, x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        return x + out
+
+
+class DropInput(nn.Module):
+    """No residual connection: ``(x, out) -> out``."""
+
+    def forward(self, x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        return out
+
+
+def _se(channels: Size, c_in: Size, se: Any) -> nn.Module:
+    return _switch(
+        se,
+        {
+            0.0: nn.Identity,
+            0.25: lambda: SqueezeExcite(channels, derived(_se_width, c_in, 0.25)),
+        },
+    )
+
+
+def _mbconv(c_in: Size, c_out: Size, stride: int, expand: Any, kernel: Any, se: Any) -> nn.Module:
+    """1x1 expansion (none for ``expand == 1``), kxk depthwise, SE, 1x1 projection."""
+    mid = derived(_times, c_in, expand)
+
+    @functools.cache  # expand 6 and 3 share one expansion conv (a slice for 3)
+    def expansion() -> nn.Module:
+        return nn.Sequential(MutableConv2d(c_in, mid, 1, bias=False), *_bn_act(mid))
+
+    return nn.Sequential(
+        _switch(expand, {6: expansion, 3: expansion, 1: nn.Identity}),
+        MutableConv2d(mid, mid, kernel, stride, derived(_half, kernel), groups=mid, bias=False),
+        *_bn_act(mid),
+        _se(mid, c_in, se),
+        MutableConv2d(mid, c_out, 1, bias=False),
+        *_bn_act(c_out, act=False),
+    )
+
+
+def _regular(c_in: Size, c_out: Size, stride: int, kernel: Any, se: Any) -> nn.Module:
+    """A kxk convolution, then SE."""
+    return nn.Sequential(
+        MutableConv2d(c_in, c_out, kernel, stride, derived(_half, kernel), bias=False),
+        *_bn_act(c_out),
+        _se(c_out, c_in, se),
+    )
+
+
 class MnasLayer(nn.Module):
     """One layer of a block: ``[N, c_in, H, W] -> [N, c_out, H/stride, W/stride]``.
+
+    Arguments are plain values, or (in the search form) the block's choices: ``layers`` is then
+    a ValueSwitch over ``conv``, with switches over ``expand`` and ``se`` inside, and convolutions
+    whose widths and kernel are choices, so that a one-shot supernet shares their weights.
 
     Example:
         >>> import torch
@@ -90,47 +185,46 @@ class MnasLayer(nn.Module):
 
     def __init__(
         self,
-        c_in: int,
-        c_out: int,
+        c_in: Size,
+        c_out: Size,
         stride: int,
-        conv: str,
-        expand: int,
-        kernel: int,
-        se: float,
-        skip: str,
+        conv: Any,
+        expand: Any,
+        kernel: Any,
+        se: Any,
+        skip: Any,
     ):
         super().__init__()
-        pad = kernel // 2
-        # TF MnasNet sizes the SE bottleneck from the block's input channels.
-        reduced = max(1, int(c_in * se))
-        layers: list[nn.Module] = []
-        if conv == "mbconv":
-            mid = c_in * expand
-            if expand != 1:
-                layers += [nn.Conv2d(c_in, mid, 1, bias=False), *_bn_act(mid)]
-            layers += [
-                nn.Conv2d(mid, mid, kernel, stride, pad, groups=mid, bias=False),
-                *_bn_act(mid),
-            ]
-            if se > 0:
-                layers.append(SqueezeExcite(mid, reduced))
-            layers += [nn.Conv2d(mid, c_out, 1, bias=False), *_bn_act(c_out, act=False)]
-        elif conv == "conv":
-            layers += [nn.Conv2d(c_in, c_out, kernel, stride, pad, bias=False), *_bn_act(c_out)]
-            if se > 0:
-                layers.append(SqueezeExcite(c_out, reduced))
-        else:
+        if not isinstance(conv, Categorical) and conv not in ("mbconv", "conv"):
             raise ValueError(f"MnasLayer conv must be 'mbconv' or 'conv', got {conv!r}")
-        self.layers = nn.Sequential(*layers)
-        self.residual = skip == "identity" and stride == 1 and c_in == c_out
+        self.layers = _switch(
+            conv,
+            {
+                "mbconv": lambda: _mbconv(c_in, c_out, stride, expand, kernel, se),
+                "conv": lambda: _regular(c_in, c_out, stride, kernel, se),
+            },
+        )
+        # A residual needs stride 1 and the same width in and out: the same choice, or equal ints.
+        same = c_in is c_out or (isinstance(c_in, int) and isinstance(c_out, int) and c_in == c_out)
+        if stride == 1 and same:
+            self.skip = _switch(skip, {"identity": AddInput, "none": DropInput})
+        else:
+            self.skip = DropInput()
+
+    @property
+    def residual(self) -> bool:
+        """Whether the (fixed) layer adds its input to its output."""
+        return isinstance(self.skip, AddInput)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out = self.layers(x)
-        return x + out if self.residual else out
+        return self.skip(x, self.layers(x))
 
 
 class MnasNet(ModelSpace):
     """The MnasNet factorized hierarchical space (7 blocks x 7 per-block choices).
+
+    Every choice sits in a module (switches, Mutable layers, Repeat), so one-shot strategies
+    search the space with weights shared across widths, kernels and expansion ratios.
 
     Args:
         num_classes: classifier outputs (1000 for ImageNet).
@@ -150,13 +244,14 @@ class MnasNet(ModelSpace):
         self.stem = nn.Sequential(
             nn.Conv2d(3, STEM_CHANNELS, 3, 2, 1, bias=False), *_bn_act(STEM_CHANNELS)
         )
-        c_in = STEM_CHANNELS
+        c_in: Size = STEM_CHANNELS
         blocks = []
         for b, stride in enumerate(STRIDES, start=1):
             conv, expand, kernel, se, skip = (
-                choice(f"block{b}/{name}", list(values)) for name, values in BLOCK_MENU.items()
+                Categorical(list(values), label=f"block{b}/{name}")
+                for name, values in BLOCK_MENU.items()
             )
-            c_out = choice(f"block{b}/filters", list(FILTER_CHOICES[b - 1]))
+            c_out = Categorical(list(FILTER_CHOICES[b - 1]), label=f"block{b}/filters")
             base = BASE_REPEATS[b - 1]
             repeats = Categorical(
                 list(range(max(1, base - 1), base + 2)), label=f"block{b}/repeats"
@@ -172,7 +267,7 @@ class MnasNet(ModelSpace):
             c_in = c_out
         self.blocks = nn.Sequential(*blocks)
         self.head = nn.Sequential(
-            nn.Conv2d(c_in, HEAD_CHANNELS, 1, bias=False), *_bn_act(HEAD_CHANNELS)
+            MutableConv2d(c_in, HEAD_CHANNELS, 1, bias=False), *_bn_act(HEAD_CHANNELS)
         )
         self.dropout = nn.Dropout(dropout)
         self.classifier = nn.Linear(HEAD_CHANNELS, num_classes)

@@ -155,6 +155,30 @@ SEARCHED_MODELS: dict[str, SearchedModel] = {
             _named_arch("nasx.hub.mnasnet", "MOBILENET_V2"),
             "Sandler et al., MobileNetV2, CVPR 2018 (Table 2)",
         ),
+        SearchedModel(
+            "proxylessnas-mobile",
+            "nasx.hub.proxylessnas:ProxylessNAS",
+            {"num_classes": 1000},
+            _named_arch("nasx.hub.proxylessnas", "PROXYLESSNAS_MOBILE"),
+            "Cai et al., ProxylessNAS, ICLR 2019 (Fig. 4), github.com/mit-han-lab/proxylessnas",
+        ),
+        SearchedModel(
+            "proxylessnas-gpu",
+            "nasx.hub.proxylessnas:ProxylessNAS",
+            {"num_classes": 1000, "widths": (40, 24, 32, 56, 112, 128, 256, 432, 1728)},
+            _named_arch("nasx.hub.proxylessnas", "PROXYLESSNAS_GPU"),
+            "Cai et al., ProxylessNAS, ICLR 2019 (Fig. 4), github.com/mit-han-lab/proxylessnas",
+        ),
+        *(
+            SearchedModel(
+                f"mobilenetv3-{size}",
+                "nasx.hub.mobilenetv3:MobileNetV3Space",
+                {"num_classes": 1000, "skeleton": size},
+                _named_arch("nasx.hub.mobilenetv3", f"MOBILENETV3_{size.upper()}"),
+                "Howard et al., Searching for MobileNetV3, ICCV 2019 (Tables 1-2)",
+            )
+            for size in ("large", "small")
+        ),
         # SpineNet backbones (no detection head): the SpineNet-49 arch at the paper's four scalings.
         *(
             SearchedModel(

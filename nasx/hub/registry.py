@@ -19,8 +19,10 @@ from typing import Any, NamedTuple
 from torch import nn
 
 from .mnasnet import MnasNet
+from .mobilenetv3 import MobileNetV3Space
 from .nasbench201 import NasBench201
 from .nds import DARTS, ENAS, PNAS, AmoebaNet, NASNet
+from .proxylessnas import ProxylessNAS
 from .spinenet import SpineNet
 
 
@@ -42,6 +44,8 @@ _SPACES: dict[str, HubSpace] = {
         NasBench201, {"stem_out_channels": 4, "num_modules_per_stack": 1}, (3, 16, 16)
     ),
     "mnasnet": HubSpace(MnasNet, {"num_classes": 10}, (3, 32, 32)),
+    "proxylessnas": HubSpace(ProxylessNAS, {"num_classes": 10}, (3, 32, 32)),
+    "mobilenetv3": HubSpace(MobileNetV3Space, {"num_classes": 10}, (3, 32, 32)),
     "spinenet": HubSpace(SpineNet, {"scaling": "49S"}, (3, 64, 64)),
 }
 

@@ -14,6 +14,7 @@ from .cell import Cell
 from .choice import Categorical, CategoricalMultiple, Choice, choice
 from .containers import MutableDict, MutableList
 from .context import current_arch, ensure_frozen, frozen_context, frozen_factory, model_context
+from .derived import derived
 from .errors import (
     ConstraintViolation,
     InvalidArchError,
@@ -55,6 +56,7 @@ from .numerical import (
 )
 from .repeat import Repeat
 from .search_space import SearchSpace, search_space
+from .value_switch import ValueSwitch
 
 __all__ = [
     "AutoActivation",
@@ -98,8 +100,10 @@ __all__ = [
     "add_mutable",
     "arch_from_nni",
     "auto_label",
+    "ValueSwitch",
     "choice",
     "current_arch",
+    "derived",
     "ensure_frozen",
     "fingerprint_differences",
     "frozen_context",

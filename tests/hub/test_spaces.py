@@ -3,7 +3,18 @@
 import pytest
 import torch
 
-from nasx.hub import DARTS, ENAS, PNAS, AmoebaNet, MnasNet, NasBench201, NASNet, SpineNet
+from nasx.hub import (
+    DARTS,
+    ENAS,
+    PNAS,
+    AmoebaNet,
+    MnasNet,
+    MobileNetV3Space,
+    NasBench201,
+    NASNet,
+    ProxylessNAS,
+    SpineNet,
+)
 from nasx.space import search_space
 
 # (name, tiny space factory, input shape, expected output shape(s))
@@ -26,6 +37,8 @@ SPACES = [
         (2, 10),
     ),
     ("MnasNet", lambda: MnasNet(num_classes=10), (2, 3, 32, 32), (2, 10)),
+    ("ProxylessNAS", lambda: ProxylessNAS(num_classes=10), (2, 3, 32, 32), (2, 10)),
+    ("MobileNetV3", lambda: MobileNetV3Space(10, skeleton="small"), (2, 3, 32, 32), (2, 10)),
     ("SpineNet", lambda: SpineNet(scaling="49S"), (2, 3, 64, 64), None),
 ]
 

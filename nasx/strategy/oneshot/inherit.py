@@ -34,6 +34,7 @@ from nasx.space import Cell, ModelSpace
 
 from .mixed import MixedInput, MixedLayer, MixedRepeat, _child
 from .mixed_cell import MixedCell
+from .mixed_value import MixedSwitch, value_ops
 from .supernet import Supernet
 
 
@@ -48,6 +49,11 @@ def _own_state(module: nn.Module) -> list[str]:
 
 
 def _map(module: nn.Module, src: str, dst: str, arch: dict[str, Any], out: dict[str, str]) -> None:
+    if isinstance(module, MixedSwitch):  # children named child_name(value), not str(value)
+        value = arch[module.label]
+        name = next(n for n, m in module.named_children() if m is module.candidate(value))
+        _map(module.candidate(value), f"{src}{name}.", dst, arch, out)
+        return
     if isinstance(module, MixedLayer):
         value = arch[module.label]
         _map(module.candidate(value), f"{src}{value}.", dst, arch, out)
@@ -128,8 +134,11 @@ def inherit_weights(
 ) -> nn.Module:
     """Load the supernet's weights for ``arch`` into ``model`` (built by ``space.freeze(arch)``
     or under ``model_context(arch)``) and return it. ``strict`` requires every key to match."""
+    arch = supernet.search_space.validate(arch)
     mapping = fixed_state_keys(supernet, arch)
     src = supernet.model.state_dict()
+    for name, op in value_ops(supernet.model):  # value choices: the arch's slice of the weight
+        src.update({f"{name}.{k}": t for k, t in op.sliced_state(arch).items()})
     state = {dst: src[s].detach().clone() for dst, s in mapping.items()}
     own = model.state_dict()
     mismatched = [k for k in state if k in own and state[k].shape != own[k].shape]

@@ -13,6 +13,7 @@ import torch.nn as nn
 from nasx._checks import check_int
 
 from .base import BaseOneShotStrategy
+from .mixed_value import MixedBatchNorm2d
 from .sampling import batch_reward, split_batch, step_rng
 from .topk import prob_key
 
@@ -105,7 +106,7 @@ class RandomOneShot(BaseOneShotStrategy):
         if self.bn_recalibration_batches:
             supernet.train()
             for m in supernet.modules():
-                if isinstance(m, nn.modules.batchnorm._BatchNorm):
+                if isinstance(m, (nn.modules.batchnorm._BatchNorm, MixedBatchNorm2d)):
                     m.reset_running_stats()
                     m.momentum = None  # cumulative average over the recalibration batches
             for i, batch in enumerate(loader):

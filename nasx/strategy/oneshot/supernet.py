@@ -34,6 +34,7 @@ from nasx.space.choice import Categorical
 
 from .mixed import NONE_OPS, MixedInput, MixedLayer, MixedRepeat
 from .mixed_cell import MixedCell
+from .mixed_value import convert_value_module, value_ops
 from .state import ArchState
 from .topk import prob_key
 
@@ -55,6 +56,9 @@ def _convert(
     module: nn.Module, state: ArchState, none_ops: tuple[str, ...], partial: int = 1
 ) -> nn.Module:
     """Return ``module`` with every choice below it (and itself) replaced by a mixed module."""
+    mixed = convert_value_module(module, state, lambda m: _convert(m, state, none_ops, partial))
+    if mixed is not None:  # value choices: a sliced shared weight (mixed_value.py)
+        return mixed
     if isinstance(module, LayerChoice):
         cands = [(v, _convert(m, state, none_ops, partial)) for v, m in module.candidates()]
         return MixedLayer(module.label, cands, state, none_ops)
@@ -146,20 +150,26 @@ class Supernet(nn.Module):
                 }
             else:
                 covered.add(m.label)
+        covered |= {label for _, m in value_ops(self.model) for label in m.labels()}
         missing = [label for label in self.search_space if label not in covered]
         if missing:
             raise NotImplementedError(
                 f"one-shot strategies cannot share weights over label(s) {missing!r}: they support "
-                "LayerChoice, InputChoice, Repeat and Cell; value choices (nasx.choice, Mutable* layers) "
-                "change weight shapes. Express them as a LayerChoice, or use a multi-trial strategy"
+                "LayerChoice, InputChoice, Repeat, Cell, ValueSwitch and value choices in the arguments of "
+                "Mutable{Conv2d,Linear,BatchNorm2d,LayerNorm} layers; a value that nasx.choice returned "
+                "as a plain value leaves no module to share weights in. Pass the Categorical to a Mutable "
+                "layer, express it as a LayerChoice, or use a multi-trial strategy"
             )
 
     def _alpha_sizes(self) -> dict[str, int]:
         if self.mode == "path":
             return {label: len(c) for label, c in self.search_space.items()}
         sizes: dict[str, int] = {}
-        for _, m in self.mixed_modules():
-            items = m.alpha_keys() if isinstance(m, MixedCell) else [(m.label, m.alpha_size())]
+        mods: list[Any] = [m for _, m in self.mixed_modules()] + [
+            m for _, m in value_ops(self.model)
+        ]
+        for m in mods:
+            items = m.alpha_keys() if hasattr(m, "alpha_keys") else [(m.label, m.alpha_size())]
             for key, n in items:
                 if sizes.setdefault(key, n) != n:
                     raise ValueError(
@@ -217,6 +227,8 @@ class Supernet(nn.Module):
         arch: dict[str, Any] = {}
         for _, m in self.mixed_modules():
             arch.update(m.export(probs) if isinstance(m, MixedCell) else m.export(probs[m.label]))
+        for label in self.search_space.keys() - arch.keys():  # value choices: the likeliest value
+            arch[label] = self.search_space[label].grid()[int(probs[label].argmax())]
         return self.search_space.validate({k: arch[k] for k in self.search_space})
 
     def export_probs(self) -> dict[str, dict[Any, float]]:
@@ -234,4 +246,7 @@ class Supernet(nn.Module):
                 if isinstance(m, MixedCell)
                 else m.export_probs(probs[m.label])
             )
+        for label in self.search_space.keys() - out.keys():
+            grid = self.search_space[label].grid()
+            out[label] = {prob_key(v): float(p) for v, p in zip(grid, probs[label], strict=True)}
         return out
