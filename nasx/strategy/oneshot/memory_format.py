@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import warnings
+from typing import Any
 
 import torch
 import torch.nn as nn
@@ -36,14 +37,26 @@ def unsafe_channels_last_convs(module: nn.Module) -> list[str]:
         >>> unsafe_channels_last_convs(net)
         ['1']
     """
-    return [
-        name
-        for name, m in module.named_modules()
-        if isinstance(m, nn.Conv2d)
-        and tuple(m.kernel_size) == (1, 1)
-        and max(m.stride) > 1
-        and m.in_channels < _SAFE_IN_CHANNELS
-    ]
+    from .mixed_value import MixedConv2d, outcomes
+
+    def risky(kernels: list[Any], strides: list[Any], in_channels: list[int]) -> bool:
+        pairs = [(k, k) if isinstance(k, int) else tuple(k) for k in kernels]
+        biggest_stride = max(max(s) if isinstance(s, (tuple, list)) else s for s in strides)
+        return (1, 1) in pairs and biggest_stride > 1 and min(in_channels) < _SAFE_IN_CHANNELS
+
+    def values(arg: Any) -> list[Any]:  # every value a (possibly searched) argument takes
+        return [v for _, v in outcomes(arg)]
+
+    unsafe = []
+    for name, m in module.named_modules():
+        if isinstance(m, nn.Conv2d):
+            if risky([m.kernel_size], [m.stride], [m.in_channels]):
+                unsafe.append(name)
+        elif isinstance(m, MixedConv2d):  # a searched conv: unsafe if any arch makes it so
+            a = m.args
+            if risky(values(a["kernel_size"]), values(a["stride"]), values(a["in_channels"])):
+                unsafe.append(name)
+    return unsafe
 
 
 def resolve_channels_last(requested: bool | None, module: nn.Module, device_type: str) -> bool:

@@ -117,3 +117,19 @@ def test_every_conv_that_crashes_torch_is_guarded(c_in, kernel, stride):
     flagged = bool(unsafe_channels_last_convs(nn.Conv2d(c_in, 4, kernel, stride=stride)))
     if result.returncode != 0:
         assert flagged, f"torch crashed (rc {result.returncode}) on a conv the guard lets through"
+
+
+def test_a_searched_strided_1x1_conv_with_few_input_channels_is_flagged():
+    from nasx.space import Categorical, ModelSpace, MutableConv2d
+    from nasx.strategy.oneshot import Supernet
+
+    class Net(ModelSpace):
+        def __init__(self):
+            super().__init__()
+            # kernel 1 with stride 2 on 4 input channels: one arch of this layer can crash oneDNN
+            self.conv = MutableConv2d(4, 8, Categorical([1, 3], label="k"), stride=2)
+
+        def forward(self, x):
+            return self.conv(x)
+
+    assert unsafe_channels_last_convs(Supernet(Net())) == ["model.conv"]
