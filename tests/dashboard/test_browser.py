@@ -112,6 +112,12 @@ async def _watch(url: str, run: subprocess.Popen, tmp_path: Path) -> None:
             )
             == 0
         )
+        # Every trial finished (the table lists a trial while it runs, without its metric yet)
+        await b.wait_for(
+            "document.querySelectorAll('#trials tbody tr.running, #trials tbody tr.waiting')"
+            ".length === 0",
+            timeout=120,
+        )
         # Sorting by metric: a first click sorts high to low (widths grow along the grid, so the
         # last trial is best), a second low to high; failed trials (no metric) stay last.
         first_row = "document.querySelector('#trials tbody tr').dataset.id"
