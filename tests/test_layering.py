@@ -19,10 +19,27 @@ ALLOWED: dict[str, set[str]] = {
     "trial": set(),
     "profiler": set(),
     "datasets": set(),
+    "hardware": {"space", "profiler"},  # cost, latency, predictor, rewards of archs and models
     "hub": {"space", "datasets", "profiler"},  # spaces and weights; never strategies
-    "strategy": {"space", "trial", "profiler"},  # sees only the search space and trials
-    "evaluator": {"space", "trial", "datasets", "hub", "profiler"},  # scores models or archs
-    "experiment": {"space", "strategy", "evaluator", "trial", "datasets", "hub", "profiler"},
+    "strategy": {"space", "trial", "profiler", "hardware"},  # sees only the search space and trials
+    "evaluator": {
+        "space",
+        "trial",
+        "datasets",
+        "hub",
+        "profiler",
+        "hardware",
+    },  # scores models or archs
+    "experiment": {
+        "space",
+        "strategy",
+        "evaluator",
+        "trial",
+        "datasets",
+        "hub",
+        "profiler",
+        "hardware",
+    },
     # Looking at searches, above the experiment: pictures, the page, the command line.
     "plot": {"trial", "experiment", "hub"},  # reads stored trials; hub for DARTS genotypes
     "dashboard": {"trial", "experiment", "plot"},

@@ -23,6 +23,9 @@ _LAZY_NAMES = {
     "Filter": "nasx.experiment.filters",
     "ParamCountFilter": "nasx.experiment.filters",
     "NasExperimentConfig": "nasx.experiment.nni_config",  # NNI 3.0's name
+    "CostFilter": "nasx.experiment.filters",
+    "pareto_front": "nasx.experiment.pareto",
+    "export_front": "nasx.experiment.pareto",
 }
 
 __all__ = list(_LAZY_NAMES)

@@ -34,6 +34,7 @@ _LAZY_NAMES = {
     "LocalSearch": "nasx.strategy.local_search",
     "Filter": "nasx.experiment.filters",  # re-exported: filters are experiment policy
     "ParamCountFilter": "nasx.experiment.filters",
+    "CostFilter": "nasx.experiment.filters",
     # one-shot
     "DARTS": "nasx.strategy.oneshot.darts",
     "GumbelDARTS": "nasx.strategy.oneshot.darts",
