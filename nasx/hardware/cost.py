@@ -22,8 +22,10 @@ from typing import Any
 import torch
 import torch.nn as nn
 
-from nasx.profiler import count_macs, count_parameters
+from nasx.profiler import count_parameters
 from nasx.space import ModelSpace, search_space
+
+from .shapes import ShapeTrace
 
 METRICS = ("params", "macs", "latency_ms")
 
@@ -64,14 +66,33 @@ LatencyModel = Callable[[nn.Module, Sequence[int]], float]
 """``latency(model, input_shape) -> ms``: a :class:`LatencyTable` or any such function."""
 
 
-def model_cost(model: nn.Module, input_shape: Sequence[int], latency: Any = None) -> ArchCost:
-    """The cost of a built model (on any device, ``meta`` included).
+def model_cost(
+    model: nn.Module,
+    input_shape: Sequence[int],
+    latency: Any = None,
+    trace: ShapeTrace | None = None,
+) -> ArchCost:
+    """The cost of a built model (on any device, ``meta`` included). MACs are counted by a
+    :class:`~nasx.hardware.shapes.ShapeTrace` (``trace``: one shared across calls skips the blocks
+    it has seen; default a fresh one).
 
     >>> model_cost(nn.Linear(10, 5), (10,))
     ArchCost(params=55, macs=50, latency_ms=None)
     """
     ms = None if latency is None else float(_latency_fn(latency)(model, tuple(input_shape)))
-    return ArchCost(count_parameters(model), count_macs(model, tuple(input_shape)), ms)
+    macs = (trace if trace is not None else ShapeTrace()).macs(model, tuple(input_shape))
+    return ArchCost(count_parameters(model), macs, ms)
+
+
+_SHARED = ShapeTrace()  # arch_cost's memo of block shapes and MACs (structural keys: always valid)
+_SHARED_LIMIT = 200_000
+
+
+def shared_trace() -> ShapeTrace:
+    """The process-wide memo :func:`arch_cost` uses by default (emptied past 200,000 blocks)."""
+    if len(_SHARED) > _SHARED_LIMIT:
+        _SHARED.memo.clear()
+    return _SHARED
 
 
 def build_on(
@@ -89,6 +110,7 @@ def arch_cost(
     *,
     latency: Any = None,
     device: str | torch.device = "meta",
+    trace: ShapeTrace | None = None,
 ) -> ArchCost:
     """Cost of ``arch`` of ``space`` for one input of ``input_shape`` (no batch dimension).
 
@@ -99,8 +121,11 @@ def arch_cost(
         latency: a :class:`~nasx.hardware.predictor.LatencyTable` or ``fn(model, input_shape)``
             returning milliseconds; None leaves ``latency_ms`` empty.
         device: where the model is built for counting (``'meta'``: shapes only, the fastest).
+        trace: the memo of block shapes and MACs; default :func:`shared_trace` on ``meta``.
     """
-    return model_cost(build_on(space, arch, device), input_shape, latency)
+    if trace is None and torch.device(device).type == "meta":
+        trace = shared_trace()
+    return model_cost(build_on(space, arch, device), input_shape, latency, trace)
 
 
 def candidate_costs(

@@ -22,7 +22,6 @@ a sample of MnasNet archs.
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -33,6 +32,7 @@ import torch
 import torch.nn as nn
 
 from .latency import device_name, measure_latency
+from .shapes import ShapeTrace
 
 FORMAT = "nasx-latency-table/1"
 
@@ -83,6 +83,7 @@ class LatencyTable:
         self.measure_missing = measure_missing
         self.entries: dict[str, float] = {}
         self.measured = 0  # blocks measured by this object (not loaded)
+        self._trace = ShapeTrace()  # output shapes of blocks seen, so each runs once
 
     @property
     def device_key(self) -> str:
@@ -100,27 +101,13 @@ class LatencyTable:
         self, model: nn.Module, input_shape: Sequence[int]
     ) -> list[tuple[str, nn.Module, tuple[int, ...]]]:
         """``(key, module, input shape with batch)`` for every block call of one forward pass."""
-        units = self._units(model)
         calls: list[tuple[str, nn.Module, tuple[int, ...]]] = []
-
-        def hook(module: nn.Module, args: tuple[Any, ...]) -> None:
-            x = next((a for a in args if torch.is_tensor(a)), None)
-            if x is None:
-                raise ValueError(f"block {type(module).__name__} got no tensor input to time")
-            shape = tuple(int(s) for s in x.shape)
-            calls.append((block_key(module, shape), module, shape))
-
-        handles = [u.register_forward_pre_hook(hook) for u in units]
-        was_training = model.training
-        try:
-            model.eval()
-            device = next((p.device for p in model.parameters()), torch.device("cpu"))
-            with torch.no_grad():
-                model(torch.zeros(self.batch_size, *input_shape, device=device))
-        finally:
-            for h in handles:
-                h.remove()
-            model.train(was_training)
+        self._trace.run(
+            model,
+            (self.batch_size, *input_shape),
+            units=self._units(model),
+            on_call=lambda key, m, shape: calls.append((key, m, shape)),
+        )
         return calls
 
     def predict(self, model: nn.Module, input_shape: Sequence[int]) -> float:
@@ -215,24 +202,6 @@ class LatencyTable:
             )
         self.entries.update({k: float(v) for k, v in section["entries"].items()})
         return self
-
-
-def block_key(module: nn.Module, shape: Sequence[int]) -> str:
-    """``Class:hash@NxCxHxW``: the class, a hash of its structure, and the input shape.
-
-    >>> block_key(nn.Linear(4, 2), (1, 4))
-    'Linear(in_features=4, out_features=2, bias=True)@1x4'
-    """
-    dims = "x".join(str(int(s)) for s in shape)
-    if not any(True for _ in module.children()):
-        return f"{type(module).__name__}({module.extra_repr()})@{dims}"
-    attrs = {
-        k: v
-        for k, v in vars(module).items()
-        if not k.startswith("_") and k != "training" and isinstance(v, (bool, int, float, str))
-    }
-    digest = hashlib.sha1(f"{module!r}|{sorted(attrs.items())}".encode()).hexdigest()[:16]
-    return f"{type(module).__name__}:{digest}@{dims}"
 
 
 def _materialise(module: nn.Module, device: torch.device) -> nn.Module:

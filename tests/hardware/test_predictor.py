@@ -9,7 +9,8 @@ import torch
 import torch.nn as nn
 
 from nasx.hardware.cost import build_on
-from nasx.hardware.predictor import LatencyTable, MissingEntryError, block_key
+from nasx.hardware.predictor import LatencyTable, MissingEntryError
+from nasx.hardware.shapes import block_key
 from nasx.hub.mnasnet import MNASNET_A1, MnasLayer, MnasNet
 
 
