@@ -26,6 +26,7 @@ _LAZY_NAMES = {
     "CostFilter": "nasx.experiment.filters",
     "pareto_front": "nasx.experiment.pareto",
     "export_front": "nasx.experiment.pareto",
+    "stage2": "nasx.experiment.stage2",
 }
 
 __all__ = list(_LAZY_NAMES)
