@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,7 @@ class FixedArchs:
         self.position = 0
 
     def setup(
-        self, search_space: Any, trials: Sequence[Trial] = (), direction: str = "maximize"
+        self, search_space: Any, trials: Iterable[Trial] = (), direction: Any = "maximize"
     ) -> None:
         self.position = len(list(trials))
 
@@ -104,7 +104,7 @@ def top_archs(
     if isinstance(source, NasExperiment):
         if source.is_one_shot:
             return [(a, None, None) for a in source.export_top_models(top_k)]
-        trials, exp_direction = source.trials(), source.direction
+        trials, exp_direction = source.trials(), str(source.direction)
     else:
         record = read_experiment(source)
         if record.kind != "multi-trial":
