@@ -43,7 +43,18 @@ ALLOWED: dict[str, set[str]] = {
     # Looking at searches, above the experiment: pictures, the page, the command line.
     "plot": {"trial", "experiment", "hub"},  # reads stored trials; hub for DARTS genotypes
     "dashboard": {"trial", "experiment", "plot"},
-    "cli": {"trial", "experiment", "plot", "dashboard"},
+    "cli": {"trial", "experiment", "plot", "dashboard", "pipeline"},
+    # A pipeline file names a hub space, a strategy, an evaluator and data: it builds them all.
+    "pipeline": {
+        "space",
+        "strategy",
+        "evaluator",
+        "trial",
+        "datasets",
+        "hub",
+        "hardware",
+        "experiment",
+    },
 }
 OPEN_TO_ALL = {"__init__", "__main__"}  # nasx/__init__.py re-exports lazily (no import statements)
 
