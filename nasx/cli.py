@@ -2,8 +2,9 @@
 
 No command writes to an experiment's database: they read it with SQLite's read-only mode
 (``plot`` writes pictures, into ``EXP/plots`` by default; ``resume`` starts the experiment's own
-script again, which does write), except ``run``, which runs the experiments of a pipeline file. Problems with a directory are one line on stderr and exit
-code 1; usage errors exit with 2, as argparse does.
+script again, which does write), except ``run``, which runs the experiments of a pipeline file.
+Problems with a directory are one line on stderr and exit code 1; usage errors exit with 2, as
+argparse does.
 
     >>> main(['list', '/nonexistent'])
     1

@@ -24,7 +24,7 @@ relative to the current directory. ``tutorials/pipelines/`` has examples (they a
     >>> validate({'pipeline': ['search'], 'search': {'workdir': 'w', 'spaec': {}}})
     Traceback (most recent call last):
     ...
-    nasx.pipeline.PipelineError: search.spaec: unknown key; allowed: data, evaluator, input_shape, latency, limits, objective, overwrite, resume, seed, space, strategy, workdir
+    nasx.pipeline.PipelineError: search.spaec: unknown key; allowed: data, evaluator, ...
 """
 
 from __future__ import annotations
@@ -128,7 +128,11 @@ FULLYTRAIN = {
     "overwrite": ("bool", False, None),
     "resume": ("bool", False, None),
 }
-TOP = {"pipeline": ("steps", REQUIRED, STEPS), "search": SEARCH, "fullytrain": FULLYTRAIN}
+TOP: dict[str, Any] = {
+    "pipeline": ("steps", REQUIRED, STEPS),
+    "search": SEARCH,
+    "fullytrain": FULLYTRAIN,
+}
 OPTIONAL_SECTIONS = {"fullytrain.data"}  # None when absent: the search step's data
 
 
@@ -297,7 +301,8 @@ def _datasets(data: dict[str, Any], input_shape: tuple[int, ...]) -> tuple[Any, 
     if name == "cifar10":
         from nasx.datasets import cifar10
 
-        train, val = cifar10("train"), cifar10("test")
+        train: Any = cifar10("train")
+        val: Any = cifar10("test")
         if data["train_size"] is not None:
             train = Subset(train, range(data["train_size"]))
         if data["val_size"] is not None:
