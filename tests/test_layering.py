@@ -19,7 +19,10 @@ ALLOWED: dict[str, set[str]] = {
     "trial": set(),
     "profiler": set(),
     "datasets": set(),
-    "hardware": {"space", "profiler"},  # cost, latency, predictor, rewards of archs and models
+    # cost, latency, predictor and rewards of archs and models
+    "hardware": {"space", "profiler"},
+    # export of a chosen model for serving; hardware for the optional-extra message
+    "serving": {"hardware"},
     "hub": {"space", "datasets", "profiler"},  # spaces and weights; never strategies
     "strategy": {"space", "trial", "profiler", "hardware"},  # sees only the search space and trials
     "evaluator": {
