@@ -64,6 +64,7 @@ class CostPenalty:
         self.table = {label: dict(costs) for label, costs in table.items()}
         self.weight, self.target, self.mode, self.base = weight, target, mode, base
         self.grids = {k: list(v) for k, v in grids.items()} if grids is not None else None
+        self._vectors: dict[tuple[Any, ...], torch.Tensor] = {}
 
     @classmethod
     def from_space(
@@ -96,11 +97,14 @@ class CostPenalty:
                     f"they have {sorted(probs)}"
                 )
             p = probs[label]
-            vec = torch.tensor(
-                [_lookup(costs, label, v) for v in self._values(label, len(p), search_space)],
-                dtype=p.dtype,
-                device=p.device,
-            )
+            key = (label, len(p), p.dtype, p.device)
+            vec = self._vectors.get(key)
+            if vec is None:  # built once per label and device: no host copy per step
+                values = self._values(label, len(p), search_space)
+                vec = torch.tensor(
+                    [_lookup(costs, label, v) for v in values], dtype=p.dtype, device=p.device
+                )
+                self._vectors[key] = vec
             term = (p * vec).sum()
             total = term if total is None else total + term
         if total is None:

@@ -132,6 +132,11 @@ class DARTS(BaseOneShotStrategy):
     graph_blocker_reason = "order=2 reads the gradient norm on the host in every step"
 
     def graph_key(self) -> Any:
+        if self.cost_penalty is not None:
+            # the penalty is user code (host tables, autograd.grad): not captured; runs eagerly.
+            # An instance entry shadows the class's reason (a ClassVar) for the message.
+            self.__dict__["graph_blocker_reason"] = "with cost_penalty= runs eagerly"
+            return None
         return None if self.order == 2 else ("darts",)
 
     def configure_arch_optimizer(self, module: Any) -> torch.optim.Optimizer:

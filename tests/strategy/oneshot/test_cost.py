@@ -118,3 +118,11 @@ def test_arch_cost_range_on_mnasnet():
     assert small.violations(MNASNET_A1) == ["params 3.887e+06 above 3e+06"]
     with pytest.raises(ValueError, match="needs latency="):
         ArchCostRange(MnasNet(), (3, 224, 224), latency_ms=(None, 5))
+
+
+def test_darts_with_a_penalty_is_not_captured_in_a_cuda_graph():
+    plain, penalised = DARTS(), DARTS(cost_penalty=CostPenalty(COST))
+    assert plain.graph_key() is not None
+    assert penalised.graph_key() is None
+    assert penalised.graph_blocker_reason == "with cost_penalty= runs eagerly"
+    assert DARTS.graph_blocker_reason.startswith("order=2")
