@@ -47,3 +47,31 @@ def test_bad_arguments():
         CostEvaluator(lambda m: 0.0, (2,), latency="predict")
     with pytest.raises(TypeError, match="objective must be"):
         CostEvaluator(lambda m: 0.0, (2,), objective=3)
+
+
+def test_lightning_classification_reports_a_metrics_dict():
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from nasx.evaluator import Classification
+
+    x = torch.randn(32, 4)
+    y = (x[:, 0] > 0).long()
+    data = DataLoader(TensorDataset(x, y), batch_size=16)
+    inner = Classification(
+        learning_rate=0.1,
+        train_dataloaders=data,
+        val_dataloaders=data,
+        max_epochs=2,
+        accelerator="cpu",
+        enable_progress_bar=False,
+        logger=False,
+        enable_checkpointing=False,
+        enable_model_summary=False,
+    )
+    m = CostEvaluator(inner, (4,), latency="measure", latency_options={"repeats": 3}).evaluate(
+        nn.Linear(4, 2)
+    )
+    assert set(m) == {"default", "accuracy", "params", "macs", "flops", "latency_ms"}
+    assert m["default"] == m["accuracy"] and 0.0 <= m["accuracy"] <= 1.0
+    assert (m["params"], m["macs"], m["flops"]) == (10, 8, 16) and m["latency_ms"] > 0
