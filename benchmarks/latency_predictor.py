@@ -41,6 +41,14 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--repeats", type=int, default=30)
     p.add_argument("--table", default=None, help="JSON file to load the table from and save to")
+    p.add_argument("--statistic", choices=("median", "min"), default="median")
+    p.add_argument(
+        "--clock",
+        choices=("wall", "thread"),
+        default="wall",
+        help="thread: CPU time of the measuring thread (CPU, 1 thread; for a shared machine)",
+    )
+    p.add_argument("--verbose", action="store_true", help="print every arch's two figures")
     args = p.parse_args()
     torch.manual_seed(0)
     space = MnasNet(num_classes=10)
@@ -54,6 +62,8 @@ def main() -> None:
         threads=args.threads,
         warmup=5,
         repeats=args.repeats,
+        statistic=args.statistic,
+        clock=args.clock,
     )
     if args.table:
         table.load(args.table)
@@ -65,23 +75,28 @@ def main() -> None:
     predicted, measured = [], []
     for arch in archs:
         model = space.freeze(arch)
-        measured.append(
-            measure_latency(
-                model,
-                shape,
-                batch_size=args.batch_size,
-                device=args.device,
-                threads=args.threads,
-                warmup=10,
-                repeats=args.repeats,
-            ).median_ms
+        result = measure_latency(
+            model,
+            shape,
+            batch_size=args.batch_size,
+            device=args.device,
+            threads=args.threads,
+            warmup=10,
+            repeats=args.repeats,
         )
+        measured.append(result.median_ms if args.statistic == "median" else result.min_ms)
     start = time.perf_counter()
     predicted = [table.predict(build_on(space, a, "meta"), shape) for a in archs]
     predict_s = (time.perf_counter() - start) / len(archs)
+    if args.verbose:
+        for i, (p_ms, m_ms) in enumerate(zip(predicted, measured)):
+            print(f"arch {i}: predicted {p_ms:.3f} ms, measured {m_ms:.3f} ms")
     errors = [abs(p - m) / m * 100 for p, m in zip(predicted, measured)]
     bias = statistics.fmean((p - m) / m * 100 for p, m in zip(predicted, measured))
-    print(f"device {table.device_key}, input {args.batch_size} x {shape}, {args.archs} archs")
+    print(
+        f"device {table.device_key}, input {args.batch_size} x {shape}, {args.archs} archs, "
+        f"{args.statistic} of {args.repeats} runs, {args.clock} clock"
+    )
     print(f"table: {len(table)} blocks, {table.measured} measured in {fill_s:.1f} s")
     print(
         f"measured latency: median {statistics.median(measured):.3f} ms "

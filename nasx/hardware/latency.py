@@ -127,6 +127,7 @@ def measure_latency(
     threads: int | None = 1,
     backend: str = "eager",
     dtype: torch.dtype = torch.float32,
+    clock: str = "wall",
 ) -> LatencyResult:
     """Time the forward pass of ``model`` on a ``[batch_size, *input_shape]`` batch.
 
@@ -142,6 +143,9 @@ def measure_latency(
             setting alone. Ignored on CUDA.
         backend: ``'eager'``, ``'torchscript'`` (``torch.jit.trace``) or ``'onnxruntime'``.
         dtype: the input's floating type.
+        clock: ``'wall'`` (elapsed time, what a user waits) or ``'thread'`` (CPU time of the
+            calling thread: on a machine shared with other work it leaves out the time the
+            thread waited for a core; CPU only, with ``threads=1``, eager or TorchScript).
 
     Example:
         >>> import torch.nn as nn
@@ -155,6 +159,8 @@ def measure_latency(
         raise ValueError(
             f"need batch_size >= 1, repeats >= 1, warmup >= 0; got {batch_size}, {repeats}, {warmup}"
         )
+    if clock not in ("wall", "thread"):
+        raise ValueError(f"clock must be 'wall' or 'thread', got {clock!r}")
     shape = tuple(int(s) for s in input_shape)
     if device is None:
         device = next((p.device for p in model.parameters()), torch.device("cpu"))
@@ -163,6 +169,12 @@ def measure_latency(
     used_threads = (
         None if on_cuda else (threads if threads is not None else torch.get_num_threads())
     )
+    if clock == "thread" and (on_cuda or used_threads != 1 or backend == "onnxruntime"):
+        raise ValueError(
+            "clock='thread' counts the calling thread's CPU time: it needs a CPU device, "
+            "threads=1 and the eager or torchscript backend"
+        )
+    now = time.perf_counter if clock == "wall" else time.thread_time
     was_training = model.training
     model.eval()
     try:
@@ -176,10 +188,10 @@ def measure_latency(
             samples = []
             for _ in range(repeats):
                 sync()
-                start = time.perf_counter()
+                start = now()
                 run()
                 sync()
-                samples.append((time.perf_counter() - start) * 1e3)
+                samples.append((now() - start) * 1e3)
     finally:
         model.train(was_training)
     return summarize(

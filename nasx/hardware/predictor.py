@@ -54,6 +54,9 @@ class LatencyTable:
             (:func:`~nasx.hardware.latency.measure_latency`).
         measure_missing: measure a block the table lacks (True) or raise
             :class:`MissingEntryError` (False: prediction only, e.g. on another machine).
+        statistic: what an entry keeps of a block's timings, ``'median'`` or ``'min'``.
+        clock: ``'wall'`` or ``'thread'`` (CPU time of the measuring thread, for CPU tables with
+            one thread on a machine shared with other work; see ``measure_latency``).
 
     Example:
         >>> import torch.nn as nn
@@ -74,7 +77,13 @@ class LatencyTable:
         warmup: int = 5,
         repeats: int = 20,
         measure_missing: bool = True,
+        statistic: str = "median",
+        clock: str = "wall",
     ):
+        self.clock = clock
+        if statistic not in ("median", "min"):
+            raise ValueError(f"statistic must be 'median' or 'min', got {statistic!r}")
+        self.statistic = statistic
         self.device = torch.device(device if device is not None else "cpu")
         self.block_types = tuple(block_types)
         self.batch_size = batch_size
@@ -148,8 +157,9 @@ class LatencyTable:
             warmup=self.warmup,
             repeats=self.repeats,
             threads=self.threads,
+            clock=self.clock,
         )
-        return result.median_ms
+        return result.median_ms if self.statistic == "median" else result.min_ms
 
     def _units(self, model: nn.Module) -> list[nn.Module]:
         units: list[nn.Module] = []
@@ -171,6 +181,8 @@ class LatencyTable:
         data["devices"][self.device_key] = {
             "batch_size": self.batch_size,
             "threads": self.threads,
+            "statistic": self.statistic,
+            "clock": self.clock,
             "block_types": [f"{t.__module__}.{t.__qualname__}" for t in self.block_types],
             "entries": dict(sorted(self.entries.items())),
         }
@@ -194,6 +206,16 @@ class LatencyTable:
                 return self
             raise MissingEntryError(
                 f"{p} has no table for {self.device_key}; it has {sorted(_read(p)['devices'])}"
+            )
+        if section.get("statistic", "median") != self.statistic:
+            raise ValueError(
+                f"{p}: the table for {self.device_key} keeps {section.get('statistic')} times, "
+                f"this table {self.statistic}"
+            )
+        if section.get("clock", "wall") != self.clock:
+            raise ValueError(
+                f"{p}: the table for {self.device_key} was timed with clock "
+                f"{section.get('clock')!r}, this table uses {self.clock!r}"
             )
         if section.get("batch_size") != self.batch_size:
             raise ValueError(

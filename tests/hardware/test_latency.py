@@ -78,3 +78,12 @@ def test_cuda_latency_is_synchronised():  # pragma: no cover - run on a GPU mach
     assert r.device.startswith("cuda:") and r.threads is None
     # 8 matmuls of 256x2048x2048 take well over the few microseconds of their launches
     assert r.median_ms > 0.01
+
+
+def test_thread_clock_counts_cpu_time_of_one_thread():
+    r = measure_latency(nn.Linear(64, 64), (64,), warmup=1, repeats=3, clock="thread")
+    assert r.repeats == 3 and all(s >= 0 for s in r.samples_ms)
+    with pytest.raises(ValueError, match="needs a CPU device, threads=1"):
+        measure_latency(nn.Linear(4, 4), (4,), repeats=1, threads=2, clock="thread")
+    with pytest.raises(ValueError, match="clock must be 'wall' or 'thread'"):
+        measure_latency(nn.Linear(4, 4), (4,), repeats=1, clock="cpu")
