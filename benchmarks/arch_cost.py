@@ -47,16 +47,15 @@ def main() -> None:
     archs = [ss.sample(seed=i) for i in range(args.archs)]
     shape = (3, args.resolution, args.resolution)
     arch_cost(space, archs[0], shape)  # first call loads the meta kernels
+    torch.set_num_threads(1)  # CPU time then equals the one core's work
     meta, meta_costs = rate(space, archs, shape, "meta", rounds=args.rounds)
     cpu, cpu_costs = rate(space, archs[: max(1, args.archs // 4)], shape, "cpu", rounds=1)
-    torch.set_num_threads(1)
     assert meta_costs[: len(cpu_costs)] == cpu_costs, "meta and cpu counts differ"
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, input {shape}")
-    print(
-        f"arch_cost on meta: {meta:8.0f} archs/min  (params + MACs of {args.archs} MnasNet archs)"
-    )
-    print(f"arch_cost on cpu:  {cpu:8.0f} archs/min  (real build + forward; reference)")
-    print(f"meta / cpu: {meta / cpu:.2f}x")
+    print(f"params + MACs of {args.archs} MnasNet archs")
+    print(f"arch_cost on meta: {meta[0]:6.0f} archs/min wall, {meta[1]:6.0f} per CPU-minute")
+    print(f"arch_cost on cpu:  {cpu[0]:6.0f} archs/min wall, {cpu[1]:6.0f} per CPU-minute (ref.)")
+    print(f"meta / cpu: {meta[1] / cpu[1]:.2f}x (CPU time)")
     if args.predictor:
         table = LatencyTable(block_types=(MnasLayer,), warmup=2, repeats=5)
         small = (3, 64, 64)
