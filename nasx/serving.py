@@ -103,9 +103,9 @@ def export_for_serving(
 def _export_onnx(
     serving: nn.Module, example: torch.Tensor, path: Path, check: bool
 ) -> tuple[torch.Tensor, torch.Tensor] | None:
-    from nasx.hardware.latency import require
+    from nasx._optional import optional_import
 
-    require("onnx", "onnx", "ONNX export")
+    optional_import("onnx", "onnx", "ONNX export")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the TorchScript-based exporter's deprecation notice
         torch.onnx.export(
@@ -123,7 +123,7 @@ def _export_onnx(
         )
     if not check:
         return None
-    ort = require("onnxruntime", "onnx", "checking an ONNX export")
+    ort = optional_import("onnxruntime", "onnx", "checking an ONNX export")
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     probs, ids = session.run(None, {"images": example.numpy()})
     return torch.from_numpy(probs), torch.from_numpy(ids)

@@ -21,8 +21,7 @@ ALLOWED: dict[str, set[str]] = {
     "datasets": set(),
     # cost, latency, predictor and rewards of archs and models
     "hardware": {"space", "profiler"},
-    # export of a chosen model for serving; hardware for the optional-extra message
-    "serving": {"hardware"},
+    "serving": set(),  # export of a chosen model for serving
     "hub": {"space", "datasets", "profiler"},  # spaces and weights; never strategies
     "strategy": {"space", "trial", "profiler", "hardware"},  # sees only the search space and trials
     "evaluator": {

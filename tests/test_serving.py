@@ -83,7 +83,7 @@ def test_onnx_export_runs_in_onnxruntime_like_pytorch(model, tmp_path):
 
 def test_missing_onnx_names_the_extra(model, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "onnx", None)  # import onnx now raises ImportError
-    with pytest.raises(ImportError, match=r"pip install 'nasx\[onnx\]'"):
+    with pytest.raises(ImportError, match=r'pip install "nasx\[onnx\]"'):
         export_for_serving(model, (3, 32, 32), tmp_path / "m.onnx")
 
 

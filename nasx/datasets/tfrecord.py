@@ -59,11 +59,11 @@ def crc32c_python(data: bytes, crc: int = 0) -> int:
 
 
 def _fast_crc() -> Any:
-    try:
-        import crc32c  # the ICRAR package: hardware CRC-32C
+    from nasx._optional import MissingExtraError, optional_import
 
-        return crc32c.crc32c
-    except ImportError:
+    try:  # the crc32c package (nasx[tfrecord]): hardware CRC-32C; else the Python table
+        return optional_import("crc32c", "tfrecord", "fast TFRecord CRCs").crc32c
+    except MissingExtraError:
         return None
 
 

@@ -259,21 +259,11 @@ def warnings_off() -> Iterator[None]:
         yield
 
 
-def require(package: str, extra: str, what: str) -> Any:
-    """Import ``package`` or raise an ImportError naming the extra that installs it."""
-    import importlib
-
-    try:
-        return importlib.import_module(package)
-    except ImportError:
-        raise ImportError(
-            f"{what} needs the '{package}' package: pip install 'nasx[{extra}]'"
-        ) from None
-
-
 def _onnxruntime_runner(model: nn.Module, x: torch.Tensor) -> Callable[[], Any]:
-    require("onnx", "onnx", "backend='onnxruntime'")
-    ort = require("onnxruntime", "onnx", "backend='onnxruntime'")
+    from nasx._optional import optional_import
+
+    optional_import("onnx", "onnx", "backend='onnxruntime'")
+    ort = optional_import("onnxruntime", "onnx", "backend='onnxruntime'")
     if x.device.type != "cpu":
         raise ValueError("backend='onnxruntime' measures on CPU; pass device='cpu'")
     path = Path(tempfile.mkdtemp(prefix="nasx_latency_")) / "model.onnx"

@@ -52,7 +52,7 @@ def test_onnxruntime_backend_names_the_extra_when_missing():
     try:
         import onnxruntime  # noqa: F401
     except ImportError:
-        with pytest.raises(ImportError, match=r"nasx\[onnx\]"):
+        with pytest.raises(ImportError, match=r'pip install "nasx\[onnx\]"'):
             measure_latency(nn.Linear(4, 4), (4,), repeats=1, backend="onnxruntime")
     else:  # pragma: no cover - depends on the environment
         r = measure_latency(nn.Linear(4, 4), (4,), warmup=1, repeats=2, backend="onnxruntime")
