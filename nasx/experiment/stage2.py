@@ -15,7 +15,7 @@ metric on every trial).
     ...         super().__init__()
     ...         self.fc = nn.Linear(2, choice('width', [1, 2, 3]))
     >>> root = tempfile.mkdtemp()
-    >>> search = NasExperiment(Net(), lambda m: m.fc.out_features, GridSearch(),
+    >>> search = NasExperiment(Net(), lambda m: m.fc.out_features, GridSearch(shuffle=False),
     ...                        workdir=root + '/search', progress=False)
     >>> search.run()
     >>> full = stage2(search, lambda m: 10.0 * m.fc.out_features, top_k=2, seeds=2,

@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from nasx._lazy import lazy_attributes
 
 _LAZY_NAMES = {
@@ -31,5 +33,19 @@ _LAZY_NAMES = {
 }
 
 __all__ = list(_LAZY_NAMES)
+
+# What type checkers and IDEs see (tests/test_typing.py checks the lists agree).
+if TYPE_CHECKING:
+    from nasx.hardware.cost import ArchCost as ArchCost
+    from nasx.hardware.cost import arch_cost as arch_cost
+    from nasx.hardware.cost import candidate_costs as candidate_costs
+    from nasx.hardware.cost import model_cost as model_cost
+    from nasx.hardware.latency import LatencyResult as LatencyResult
+    from nasx.hardware.latency import device_name as device_name
+    from nasx.hardware.latency import measure_latency as measure_latency
+    from nasx.hardware.predictor import LatencyTable as LatencyTable
+    from nasx.hardware.reward import CostRange as CostRange
+    from nasx.hardware.reward import MnasNetReward as MnasNetReward
+    from nasx.hardware.reward import mnasnet_reward as mnasnet_reward
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY_NAMES, globals())

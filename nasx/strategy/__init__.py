@@ -53,6 +53,7 @@ __all__ = list(_LAZY_NAMES)
 # What type checkers and IDEs see: the names of _LAZY_NAMES, imported eagerly
 # by them only (tests/test_typing.py checks that the lists agree).
 if TYPE_CHECKING:
+    from nasx.experiment.filters import CostFilter as CostFilter
     from nasx.experiment.filters import Filter as Filter
     from nasx.experiment.filters import ParamCountFilter as ParamCountFilter
     from nasx.strategy.base import MultiTrialStrategy as MultiTrialStrategy
