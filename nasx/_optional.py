@@ -28,6 +28,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "pandas": ("pandas",),
     "digits": ("sklearn",),
     "ray": ("ray",),
+    "tfrecord": ("crc32c",),
+    "onnx": ("onnx", "onnxruntime"),
 }
 
 

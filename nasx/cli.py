@@ -1,9 +1,10 @@
-"""The ``nasx`` command line: list, show, export, plot, resume and serve experiments.
+"""The ``nasx`` command line: list, show, export, plot, resume and serve experiments; run pipelines.
 
 No command writes to an experiment's database: they read it with SQLite's read-only mode
 (``plot`` writes pictures, into ``EXP/plots`` by default; ``resume`` starts the experiment's own
-script again, which does write). Problems with a directory are one line on stderr and exit
-code 1; usage errors exit with 2, as argparse does.
+script again, which does write), except ``run``, which runs the experiments of a pipeline file.
+Problems with a directory are one line on stderr and exit code 1; usage errors exit with 2, as
+argparse does.
 
     >>> main(['list', '/nonexistent'])
     1
@@ -293,6 +294,32 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return serve(experiments, host=args.host, port=args.port, open_browser=args.open)
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    from nasx.experiment import ExperimentDirError
+    from nasx.pipeline import PipelineError, load, run_pipeline
+
+    try:
+        cfg = load(args.file)
+        steps = args.steps.split(",") if args.steps else None
+        unknown = [s for s in steps or [] if s not in cfg["pipeline"]]
+        if unknown:
+            raise CliError(
+                f"--steps {unknown[0]!r} is not a step of {args.file}: {cfg['pipeline']}"
+            )
+        if args.check:
+            print(f"{args.file}: valid; steps {', '.join(steps or cfg['pipeline'])}")
+            return 0
+        results = run_pipeline(cfg, steps=steps, progress=not args.quiet)
+    except (PipelineError, FileNotFoundError, ExperimentDirError) as e:
+        raise CliError(str(e)) from None
+    for step, exp in results.items():
+        best = exp.export_top_models(1)
+        print(
+            f"{step}: {len(exp.trials())} trials in {exp.workdir}; best arch {json.dumps(best[0])}"
+        )
+    return 0
+
+
 # ----------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -391,6 +418,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--open", action="store_true", help="open the page in a web browser")
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser(
+        "run",
+        help="run a pipeline described in a YAML file (search, then full training)",
+        description="Run the steps of a pipeline YAML file (see nasx.pipeline and tutorials/pipelines/).",
+    )
+    p.add_argument("file", help="the pipeline YAML file")
+    p.add_argument("--steps", help="comma-separated steps to run (default: the file's pipeline)")
+    p.add_argument("--check", action="store_true", help="validate the file, run nothing")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=cmd_run)
     return parser
 
 

@@ -19,14 +19,44 @@ ALLOWED: dict[str, set[str]] = {
     "trial": set(),
     "profiler": set(),
     "datasets": set(),
+    # cost, latency, predictor and rewards of archs and models
+    "hardware": {"space", "profiler"},
+    "serving": set(),  # export of a chosen model for serving
     "hub": {"space", "datasets", "profiler"},  # spaces and weights; never strategies
-    "strategy": {"space", "trial", "profiler"},  # sees only the search space and trials
-    "evaluator": {"space", "trial", "datasets", "hub", "profiler"},  # scores models or archs
-    "experiment": {"space", "strategy", "evaluator", "trial", "datasets", "hub", "profiler"},
+    "strategy": {"space", "trial", "profiler", "hardware"},  # sees only the search space and trials
+    "evaluator": {
+        "space",
+        "trial",
+        "datasets",
+        "hub",
+        "profiler",
+        "hardware",
+    },  # scores models or archs
+    "experiment": {
+        "space",
+        "strategy",
+        "evaluator",
+        "trial",
+        "datasets",
+        "hub",
+        "profiler",
+        "hardware",
+    },
     # Looking at searches, above the experiment: pictures, the page, the command line.
     "plot": {"trial", "experiment", "hub"},  # reads stored trials; hub for DARTS genotypes
     "dashboard": {"trial", "experiment", "plot"},
-    "cli": {"trial", "experiment", "plot", "dashboard"},
+    "cli": {"trial", "experiment", "plot", "dashboard", "pipeline"},
+    # A pipeline file names a hub space, a strategy, an evaluator and data: it builds them all.
+    "pipeline": {
+        "space",
+        "strategy",
+        "evaluator",
+        "trial",
+        "datasets",
+        "hub",
+        "hardware",
+        "experiment",
+    },
 }
 OPEN_TO_ALL = {"__init__", "__main__"}  # nasx/__init__.py re-exports lazily (no import statements)
 

@@ -7,7 +7,9 @@ current directory and to the repository root. CIFAR-10 is decoded from the JPEG 
 read from IDX gzip files (Debian ``dataset-fashion-mnist``).
 ``python -m nasx.datasets`` prints what would be used. Modules: ``locate`` (locations),
 ``files`` (file helpers), ``arrays`` (ArrayImageDataset), ``cifar`` (CIFAR-10), ``fashion``
-(Fashion-MNIST), ``__main__`` (that printout).
+(Fashion-MNIST), ``tfrecord`` (TFRecord files and ``tf.train.Example`` without TensorFlow),
+``tfrecord_images`` (image datasets in TFRecord shards, read and written), ``__main__`` (that
+printout).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from .fashion import FASHION_MNIST_SYSTEM_DIR as FASHION_MNIST_SYSTEM_DIR
 from .fashion import FASHION_MNIST_URL as FASHION_MNIST_URL
 from .files import download_file
 from .locate import DataNotFoundError, cache_dir, find_data_dir
+from .tfrecord import TFRecordError
+from .tfrecord_images import TFRecordImageDataset, write_image_folder, write_shards
 
 __all__ = [
     "CIFAR10_CLASSES",
@@ -32,10 +36,14 @@ __all__ = [
     "FASHION_MNIST_CLASSES",
     "ArrayImageDataset",
     "DataNotFoundError",
+    "TFRecordError",
+    "TFRecordImageDataset",
     "cache_dir",
     "cifar10",
     "download_file",
     "fashion_mnist",
     "find_data_dir",
     "read_idx",
+    "write_image_folder",
+    "write_shards",
 ]

@@ -23,6 +23,10 @@ _LAZY_NAMES = {
     "Filter": "nasx.experiment.filters",
     "ParamCountFilter": "nasx.experiment.filters",
     "NasExperimentConfig": "nasx.experiment.nni_config",  # NNI 3.0's name
+    "CostFilter": "nasx.experiment.filters",
+    "pareto_front": "nasx.experiment.pareto",
+    "export_front": "nasx.experiment.pareto",
+    "stage2": "nasx.experiment.stage2",
 }
 
 __all__ = list(_LAZY_NAMES)
@@ -33,9 +37,13 @@ __all__ = list(_LAZY_NAMES)
 if TYPE_CHECKING:
     from nasx.experiment.experiment import NasExperiment as NasExperiment
     from nasx.experiment.experiment import parse_duration as parse_duration
+    from nasx.experiment.filters import CostFilter as CostFilter
     from nasx.experiment.filters import Filter as Filter
     from nasx.experiment.filters import ParamCountFilter as ParamCountFilter
     from nasx.experiment.nni_config import NasExperimentConfig as NasExperimentConfig
+    from nasx.experiment.pareto import export_front as export_front
+    from nasx.experiment.pareto import pareto_front as pareto_front
+    from nasx.experiment.stage2 import stage2 as stage2
     from nasx.experiment.storage import ExperimentDirError as ExperimentDirError
     from nasx.experiment.storage import TrialStore as TrialStore
     from nasx.experiment.storage import load_trials as load_trials

@@ -332,6 +332,14 @@ class NasExperiment:
             return [self.model_space.freeze(arch) for arch in archs]
         return archs
 
+    def pareto_front(self, objectives: Any = ("default",)) -> list[Trial]:
+        """The trials no other trial beats on every objective (``{'accuracy': 'maximize',
+        'latency_ms': 'minimize'}`` or ``['accuracy', '-latency_ms']``); see
+        :mod:`nasx.experiment.pareto` (``export_front`` writes it to CSV or JSON)."""
+        from .pareto import pareto_front
+
+        return pareto_front(self._all_trials(), objectives)
+
     # ----------------------------------------------------------------- the loop
     def _loop(self, space, store: TrialStore, executor, builder, queue: list[Trial]) -> None:
         started = time.monotonic()

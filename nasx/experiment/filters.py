@@ -109,3 +109,71 @@ def _build(model_fn: Callable[[], nn.Module] | None) -> nn.Module:
     if model_fn is None:
         raise ValueError("this filter looks at the model: check(arch, model_fn) needs model_fn")
     return model_fn()
+
+
+class CostFilter(Filter):
+    """Accept archs whose parameters, MACs, FLOPs or latency lie in given ranges.
+
+    Each range is ``(low, high)`` (a bound may be None) or a single upper bound. The model is
+    built on the ``meta`` device (shapes, no memory, no initialisation), so a check costs a
+    fraction of a real build; a latency range needs ``latency=`` (a
+    :class:`~nasx.hardware.predictor.LatencyTable` predicts from shapes; a measuring function
+    ``fn(model, input_shape) -> ms`` gets a real model built on the CPU).
+
+    Args:
+        input_shape: one sample's shape, e.g. ``(3, 224, 224)``.
+        params, macs, flops, latency_ms: the allowed ranges.
+        latency: the latency model for ``latency_ms``.
+        patience: stop the experiment after this many rejections in a row.
+
+    Example:
+        >>> f = CostFilter((10,), params=(None, 100), macs=(20, None))
+        >>> f.check({}, lambda: nn.Linear(10, 5)) is None
+        True
+        >>> f.check({}, lambda: nn.Linear(10, 20))
+        'rejected by CostFilter: params 220 above 100'
+        >>> f.check({}, lambda: nn.Linear(10, 1))
+        'rejected by CostFilter: macs 10 below 20'
+    """
+
+    def __init__(
+        self,
+        input_shape: tuple[int, ...] | list[int],
+        *,
+        params: Any = None,
+        macs: Any = None,
+        flops: Any = None,
+        latency_ms: Any = None,
+        latency: Any = None,
+        patience: int = 100,
+    ):
+        from nasx.hardware.reward import CostRange
+
+        given = {"params": params, "macs": macs, "flops": flops, "latency_ms": latency_ms}
+        self.ranges = [CostRange.parse(k, v) for k, v in given.items() if v is not None]
+        if not self.ranges:
+            raise ValueError("CostFilter needs at least one of params, macs, flops, latency_ms")
+        if latency_ms is not None and latency is None:
+            raise ValueError("CostFilter(latency_ms=...) needs latency= (a LatencyTable or fn)")
+        super().__init__(lambda cost: True, on="model", patience=patience, name="CostFilter")
+        self.input_shape = tuple(input_shape)
+        self.latency = latency
+
+    def cost(self, model_fn: Callable[[], nn.Module] | None) -> dict[str, float]:
+        """``{'params', 'macs', 'flops'[, 'latency_ms']}`` of the model ``model_fn`` builds."""
+        import torch
+
+        from nasx.hardware.cost import model_cost
+
+        needs_latency = any(r.metric == "latency_ms" for r in self.ranges)
+        shape_only = not needs_latency or getattr(self.latency, "shape_only", False)
+        with torch.device("meta" if shape_only else "cpu"):
+            model = _build(model_fn)
+        return model_cost(
+            model, self.input_shape, self.latency if needs_latency else None
+        ).to_dict()
+
+    def check(self, arch: dict[str, Any], model_fn: Callable[[], nn.Module] | None) -> str | None:
+        cost = self.cost(model_fn)
+        reasons = [v for r in self.ranges if (v := r.violation(cost[r.metric])) is not None]
+        return f"rejected by CostFilter: {'; '.join(reasons)}" if reasons else None

@@ -34,6 +34,7 @@ _LAZY_NAMES = {
     "LocalSearch": "nasx.strategy.local_search",
     "Filter": "nasx.experiment.filters",  # re-exported: filters are experiment policy
     "ParamCountFilter": "nasx.experiment.filters",
+    "CostFilter": "nasx.experiment.filters",
     # one-shot
     "DARTS": "nasx.strategy.oneshot.darts",
     "GumbelDARTS": "nasx.strategy.oneshot.darts",
@@ -52,6 +53,7 @@ __all__ = list(_LAZY_NAMES)
 # What type checkers and IDEs see: the names of _LAZY_NAMES, imported eagerly
 # by them only (tests/test_typing.py checks that the lists agree).
 if TYPE_CHECKING:
+    from nasx.experiment.filters import CostFilter as CostFilter
     from nasx.experiment.filters import Filter as Filter
     from nasx.experiment.filters import ParamCountFilter as ParamCountFilter
     from nasx.strategy.base import MultiTrialStrategy as MultiTrialStrategy

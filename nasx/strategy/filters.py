@@ -16,6 +16,7 @@ from nasx._lazy import lazy_attributes
 _LAZY_NAMES = {
     "Filter": "nasx.experiment.filters",
     "ParamCountFilter": "nasx.experiment.filters",
+    "CostFilter": "nasx.experiment.filters",
 }
 
 __all__ = list(_LAZY_NAMES)

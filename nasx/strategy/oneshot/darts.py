@@ -89,6 +89,8 @@ class DARTS(BaseOneShotStrategy):
         arc_weight_decay: their weight decay (paper: 1e-3).
         order: 1 (first-order, the default) or 2 (unrolled second-order).
         unrolled_lr: ``xi`` of the unrolled step; default: the weight optimizer's learning rate.
+        cost_penalty: ``fn(probs, search_space) -> Tensor`` added to the architecture loss, e.g.
+            :class:`~nasx.strategy.oneshot.cost.CostPenalty` (expected latency or MACs).
         gradient_clip_val, warmup_epochs, ...: see :class:`BaseOneShotStrategy`.
 
     Example:
@@ -110,6 +112,7 @@ class DARTS(BaseOneShotStrategy):
         order: int = 1,
         arc_weight_decay: float = 1e-3,
         unrolled_lr: float | None = None,
+        cost_penalty: Callable[..., torch.Tensor] | None = None,
         **kwargs: Any,
     ):
         super().__init__(gradient_clip_val=gradient_clip_val, warmup_epochs=warmup_epochs, **kwargs)
@@ -121,6 +124,7 @@ class DARTS(BaseOneShotStrategy):
         self.arc_weight_decay = arc_weight_decay
         self.order = order
         self.unrolled_lr = unrolled_lr
+        self.cost_penalty = cost_penalty
 
     def mixture_weights(self, key: str, alpha: torch.Tensor) -> torch.Tensor:
         return alpha.softmax(-1)
@@ -128,6 +132,11 @@ class DARTS(BaseOneShotStrategy):
     graph_blocker_reason = "order=2 reads the gradient norm on the host in every step"
 
     def graph_key(self) -> Any:
+        if self.cost_penalty is not None:
+            # the penalty is user code (host tables, autograd.grad): not captured; runs eagerly.
+            # An instance entry shadows the class's reason (a ClassVar) for the message.
+            self.__dict__["graph_blocker_reason"] = "with cost_penalty= runs eagerly"
+            return None
         return None if self.order == 2 else ("darts",)
 
     def configure_arch_optimizer(self, module: Any) -> torch.optim.Optimizer:
@@ -153,6 +162,10 @@ class DARTS(BaseOneShotStrategy):
             )
             for a, g in zip(alphas, grads, strict=False):
                 a.grad = g
+        if self.cost_penalty is not None:
+            from .cost import add_penalty_gradient
+
+            add_penalty_gradient(self.cost_penalty, supernet)
         average_across_ranks([a.grad for a in alphas])
         arch_optimizer.step()
 

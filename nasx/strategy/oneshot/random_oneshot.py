@@ -30,7 +30,8 @@ class RandomOneShot(BaseOneShotStrategy):
             to re-estimate BatchNorm statistics for that path (SPOS does this; 0: off).
         reward_fn: ``(model, batch) -> float``; default accuracy (class logits) or negative MSE.
         filter: NNI's ``filter``: ``arch -> bool``; paths it refuses are never trained or scored
-            (training resamples, up to 100 times per step).
+            (training resamples, up to 100 times per step); e.g.
+            :class:`~nasx.strategy.oneshot.cost.ArchCostRange` for a FLOPs or latency range.
 
     Example:
         >>> from nasx.strategy import RandomOneShot

@@ -1,0 +1,71 @@
+"""Benchmark: how many archs per minute ``arch_cost`` prices (params + MACs) without training.
+
+    OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/arch_cost.py --archs 200 --resolution 224
+
+Draws ``--archs`` MnasNet archs (seed 0), prices each with :func:`nasx.hardware.cost.arch_cost`
+on the ``meta`` device (shapes only: the default) and on the CPU (a real build and forward pass,
+the reference), checks both give the same numbers, and prints archs per minute and the ratio.
+With ``--predictor`` it adds a latency prediction from a ``LatencyTable`` filled beforehand (the
+table lookup only; measuring the table is reported separately by ``latency_predictor.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import torch
+
+from nasx.hardware.cost import arch_cost
+from nasx.hardware.predictor import LatencyTable
+from nasx.hub.mnasnet import MnasLayer, MnasNet
+from nasx.space import search_space
+
+
+def rate(space, archs, shape, device, latency=None, rounds=3):
+    """Median archs per minute over ``rounds`` passes (wall clock and this process's CPU time: on
+    a shared machine the CPU-time rate is the one an idle core would give), and the costs."""
+    per_min, per_cpu_min, costs = [], [], []
+    for _ in range(rounds):
+        start, cpu = time.perf_counter(), time.process_time()
+        costs = [arch_cost(space, a, shape, device=device, latency=latency) for a in archs]
+        per_min.append(60 * len(archs) / (time.perf_counter() - start))
+        per_cpu_min.append(60 * len(archs) / (time.process_time() - cpu))
+    return (statistics.median(per_min), statistics.median(per_cpu_min)), costs
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--archs", type=int, default=200)
+    p.add_argument("--resolution", type=int, default=224)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--predictor", action="store_true")
+    args = p.parse_args()
+    space = MnasNet()
+    ss = search_space(space)
+    archs = [ss.sample(seed=i) for i in range(args.archs)]
+    shape = (3, args.resolution, args.resolution)
+    arch_cost(space, archs[0], shape)  # first call loads the meta kernels
+    torch.set_num_threads(1)  # CPU time then equals the one core's work
+    meta, meta_costs = rate(space, archs, shape, "meta", rounds=args.rounds)
+    cpu, cpu_costs = rate(space, archs[: max(1, args.archs // 4)], shape, "cpu", rounds=1)
+    assert meta_costs[: len(cpu_costs)] == cpu_costs, "meta and cpu counts differ"
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, input {shape}")
+    print(f"params + MACs of {args.archs} MnasNet archs")
+    print(f"arch_cost on meta: {meta[0]:6.0f} archs/min wall, {meta[1]:6.0f} per CPU-minute")
+    print(f"arch_cost on cpu:  {cpu[0]:6.0f} archs/min wall, {cpu[1]:6.0f} per CPU-minute (ref.)")
+    print(f"meta / cpu: {meta[1] / cpu[1]:.2f}x (CPU time)")
+    if args.predictor:
+        table = LatencyTable(block_types=(MnasLayer,), warmup=2, repeats=5)
+        small = (3, 64, 64)
+        table.fill(space, archs, small)
+        with_lat, _ = rate(space, archs, small, "meta", latency=table, rounds=args.rounds)
+        print(
+            f"arch_cost + table latency on meta at {small}: {with_lat[0]:6.0f} archs/min wall, "
+            f"{with_lat[1]:6.0f} per CPU-minute"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+"""Runs tutorials/hardware_aware.py in its fast mode (NASX_FAST=1) and checks what it reports."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow  # about 30 s of CPU: data, a latency table, 3 + 3 trainings, an export
+def test_hardware_aware_fast_mode(tmp_path):
+    env = {
+        **os.environ,
+        "NASX_FAST": "1",
+        "OMP_NUM_THREADS": "1",
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "tutorials" / "hardware_aware.py")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    text = out.stdout
+    assert "FAST smoke run" in text
+    assert re.search(r"latency target [0-9.]+ ms", text)
+    assert "search: max_trials (3) reached" in text
+    assert "Pareto front: trials [" in text
+    assert re.search(r"latency hit rate of the top \d: \d/\d", text)
+    assert text.count("stage 2 trial") >= 1
+    assert "exported best.pt2: probabilities (2, 10)" in text

@@ -1,0 +1,168 @@
+"""Hardware-aware NAS: search the MnasNet space for accuracy under a latency target, look at the
+Pareto front, train the best three archs fully (stage 2) and export the winner for serving.
+
+Run it with ``python tutorials/hardware_aware.py`` (CIFAR-10 at 32x32 from ``../shared/data``;
+random images when it is absent), or ``NASX_FAST=1`` for a smoke run of seconds.
+"""
+# %% [markdown]
+# # Hardware-aware search, the MnasNet way
+#
+# MnasNet ranks an arch by `acc * (latency / target) ** -0.07`: a model twice as slow as the
+# target must be about 5% more accurate to tie. Latency comes from a per-block lookup table
+# measured once on this machine (ProxylessNAS/FBNet style), so trials need no timing runs.
+
+# %%
+import logging
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import torch  # noqa: E402
+from torch.utils.data import DataLoader, Subset, TensorDataset  # noqa: E402
+
+from nasx.datasets import DataNotFoundError, cifar10  # noqa: E402
+from nasx.evaluator import Classification  # noqa: E402
+from nasx.evaluator.cost import CostEvaluator  # noqa: E402
+from nasx.experiment import NasExperiment  # noqa: E402
+from nasx.experiment.filters import CostFilter  # noqa: E402
+from nasx.experiment.pareto import export_front  # noqa: E402
+from nasx.experiment.stage2 import stage2  # noqa: E402
+from nasx.hardware import LatencyTable, MnasNetReward, arch_cost  # noqa: E402
+from nasx.hub.mnasnet import MnasLayer, MnasNet  # noqa: E402
+from nasx.plot import plot_pareto  # noqa: E402
+from nasx.serving import export_for_serving  # noqa: E402
+from nasx.space import search_space  # noqa: E402
+from nasx.strategy import RegularizedEvolution  # noqa: E402
+
+FAST = os.environ.get("NASX_FAST") == "1"
+logging.getLogger("pytorch_lightning").setLevel(logging.WARNING)
+logging.getLogger("lightning").setLevel(logging.WARNING)
+torch.manual_seed(0)
+WORK = Path(tempfile.mkdtemp(prefix="nasx_hw_")) if FAST else Path("nasx_experiments")
+SHAPE = (3, 32, 32)
+print("FAST smoke run: the numbers below mean nothing" if FAST else "full run")
+
+# %% [markdown]
+# ## Data: CIFAR-10 at 32x32 (random images when it is not installed)
+
+# %%
+try:
+    train_set, val_set = cifar10("train"), cifar10("test")
+    data_name = "CIFAR-10"
+except DataNotFoundError:
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(512, *SHAPE, generator=g), torch.randint(0, 10, (512,), generator=g)
+    train_set, val_set = TensorDataset(x, y), TensorDataset(x[:128], y[:128])
+    data_name = "random images"
+n_train, n_val = (256, 128) if FAST else (10_000, 2_000)
+train_set = Subset(train_set, range(min(n_train, len(train_set))))
+val_set = Subset(val_set, range(min(n_val, len(val_set))))
+print(f"data: {data_name}, {len(train_set)} training and {len(val_set)} validation images")
+
+
+def classification(epochs: int) -> Classification:
+    return Classification(
+        learning_rate=2e-3,
+        train_dataloaders=DataLoader(train_set, batch_size=64, shuffle=True),
+        val_dataloaders=DataLoader(val_set, batch_size=128),
+        max_epochs=epochs,
+        limit_train_batches=2 if FAST else 1.0,
+        accelerator="cpu",
+        enable_progress_bar=False,
+    )
+
+
+# %% [markdown]
+# ## Cost without training: MACs on the meta device, latency from a lookup table
+#
+# The table times each distinct MnasNet layer (at the input shape it gets) once on this CPU with
+# one thread; a model's prediction is the sum of its layers' entries.
+
+# %%
+space = MnasNet(num_classes=10)
+ss = search_space(space)
+table = LatencyTable(block_types=(MnasLayer,), warmup=1 if FAST else 5, repeats=3 if FAST else 20)
+sample = [ss.sample(seed=i) for i in range(8 if FAST else 100)]
+start = time.monotonic()
+costs = [arch_cost(space, a, SHAPE, latency=table) for a in sample]
+print(
+    f"priced {len(sample)} archs in {time.monotonic() - start:.1f} s "
+    f"({len(table)} layers measured once)"
+)
+latencies = sorted(c.latency_ms for c in costs)
+target = statistics.median(latencies)  # about half of the space meets it
+max_macs = sorted(c.macs for c in costs)[int(0.9 * (len(costs) - 1))]
+print(f"latency target {target:.2f} ms (the sample's median); MAC cap {max_macs / 1e6:.1f} M")
+
+# %% [markdown]
+# ## Stage 1: multi-trial search ranked by the MnasNet reward
+#
+# `CostEvaluator` keeps accuracy, params, MACs, FLOPs and latency side by side in each trial;
+# `CostFilter` rejects the heaviest archs before they are trained.
+
+# %%
+search = NasExperiment(
+    space,
+    CostEvaluator(classification(1), SHAPE, latency=table, objective=MnasNetReward(target, "soft")),
+    RegularizedEvolution(population_size=4, sample_size=2, seed=0),
+    workdir=WORK / "mnasnet-hw-search",
+    max_trials=3 if FAST else 24,
+    filter=CostFilter(SHAPE, macs=(None, max_macs), patience=20),
+    overwrite=True,
+    progress=False,
+)
+search.run()
+print(f"search: {search.stop_reason}")
+for t in search.trials("succeeded"):
+    m = t.metrics
+    print(
+        f"trial {t.id}: reward {t.metric:.4f} accuracy {m['accuracy']:.3f} "
+        f"latency {m['latency_ms']:.2f} ms, {m['macs'] / 1e6:.1f} M MACs"
+    )
+print(f"rejected before training: {len(search.trials('rejected'))}")
+
+# %% [markdown]
+# ## The Pareto front of accuracy and latency
+
+# %%
+front = search.pareto_front(["accuracy", "-latency_ms"])
+print(f"Pareto front: trials {[t.id for t in front]}")
+export_front(search.trials(), ["accuracy", "-latency_ms"], WORK / "front.csv")
+fig = plot_pareto(search, "latency_ms", "accuracy")
+fig.savefig(WORK / "pareto.png")
+top = search.export_top_models(3)
+hits = sum(arch_cost(space, a, SHAPE, latency=table).latency_ms <= target for a in top)
+print(f"latency hit rate of the top {len(top)}: {hits}/{len(top)} under {target:.2f} ms")
+
+# %% [markdown]
+# ## Stage 2: the top 3 trained longer, as a second experiment that records their origin
+
+# %%
+full = stage2(
+    search,
+    CostEvaluator(classification(1 if FAST else 10), SHAPE, latency=table),
+    top_k=3,
+    seeds=1,
+    workdir=WORK / "mnasnet-hw-full",
+    overwrite=True,
+    progress=False,
+)
+for t in full.trials("succeeded"):
+    print(
+        f"stage 2 trial {t.id} (search trial {int(t.metrics['source_trial'])}): "
+        f"accuracy {t.metrics['accuracy']:.3f}, latency {t.metrics['latency_ms']:.2f} ms"
+    )
+
+# %% [markdown]
+# ## Export the winner for serving: probabilities and class id
+
+# %%
+best = full.export_top_models(1, formatter="instance")[0]
+path = export_for_serving(best, SHAPE, WORK / "best.pt2")
+probs, ids = torch.export.load(str(path)).module()(torch.randn(2, *SHAPE))
+print(f"exported {path.name}: probabilities {tuple(probs.shape)}, class ids {ids.tolist()}")
