@@ -51,7 +51,8 @@ def test_dashboard_follows_a_running_experiment(tmp_path):
     )
     try:
         deadline = time.monotonic() + 120
-        while _trials(workdir) < 2:  # the page opens on an experiment in progress
+        # the page opens on an experiment in progress, once trial 2 (the URL's trial) exists
+        while _trials(workdir) < 3:
             assert run.poll() is None and time.monotonic() < deadline, (
                 "the experiment did not start"
             )
@@ -75,7 +76,7 @@ async def _watch(url: str, run: subprocess.Popen, tmp_path: Path) -> None:
     async with Browser() as b:
         await b.goto(url)
         first = int(await b.wait_for("document.body.dataset.trials"))
-        assert 2 <= first < N_TRIALS
+        assert 3 <= first < N_TRIALS
         rows_first = await b.eval("document.querySelectorAll('#trials tbody tr').length")
         assert rows_first == first
         # The page updates itself: wait (in real time) until it shows every trial.
