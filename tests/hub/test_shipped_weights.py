@@ -19,13 +19,13 @@ def test_darts_v2_pretrained_classifies_real_cifar10_test_images():
     except DataNotFoundError as err:
         pytest.skip(f"CIFAR-10 is not here ({err.args[0].splitlines()[0]})")
     model = load_searched_model("darts-v2", pretrained=True).eval()
-    # 256 images spread over the test set (every 39th): 8 batches of 32 on the CPU
-    xs, ys = zip(*(test[i] for i in range(0, 10000, 39)), strict=True)
+    # 100 images spread over the test set (every 100th): 4 batches on the CPU
+    xs, ys = zip(*(test[i] for i in range(0, 10000, 100)), strict=True)
     x, y = torch.stack(xs), torch.tensor(ys)
     with torch.no_grad():
         correct = sum(
             int((model(x[i : i + 32]).argmax(1) == y[i : i + 32]).sum())
             for i in range(0, len(y), 32)
         )
-    # 87.8% over the whole set; a sample of 257 has a standard error of about 2 points
-    assert correct / len(y) > 0.80
+    # 87.8% over the whole set; on a sample of 100 the standard error is about 3.3 points
+    assert correct / len(y) > 0.75

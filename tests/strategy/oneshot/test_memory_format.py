@@ -64,7 +64,11 @@ SMALL_STRIDED_SEARCH = """
 """
 
 
-@pytest.mark.parametrize("requested", [None, True], ids=["auto", "explicit"])
+@pytest.mark.parametrize(
+    "requested",
+    # the explicit request takes the same guarded path plus a warning (tested in-process below)
+    [pytest.param(None, id="auto"), pytest.param(True, id="explicit", marks=pytest.mark.slow)],
+)
 def test_small_strided_1x1_conv_search_does_not_crash(requested):
     result = run_isolated(SMALL_STRIDED_SEARCH.replace("CHANNELS_LAST", repr(requested)))
     assert result.returncode == 0, f"search died (rc {result.returncode}):\n{result.stderr[-3000:]}"
