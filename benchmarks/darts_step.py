@@ -255,8 +255,9 @@ def nasx_stepper(args, device, strategy_class="DARTS", precision="auto", **optio
     none_ops = options.pop("none_ops", None)
     batch_edges = options.pop("batch_edges", True)
     strategy = getattr(strategies, strategy_class)(**options)
-    supernet = strategy.build_supernet(SPACES[args.space].nasx_space(args))
-    if none_ops is not None:
+    if none_ops is None:  # what the strategy builds
+        supernet = strategy.build_supernet(SPACES[args.space].nasx_space(args))
+    else:  # the same supernet with another set of skipped ops
         supernet = nasx_supernet(args, strategy, none_ops)
     supernet = supernet.to(device)
     for m in supernet.modules():
