@@ -46,18 +46,18 @@ _log = logging.getLogger("nasx.cuda_graph")
 def make_capturable(optimizer: torch.optim.Optimizer) -> None:
     """Keep ``optimizer``'s step counters on the device, so its ``step()`` can be captured.
 
-    Optimizers with a ``capturable`` option (Adam, AdamW, RMSprop, ...) get it switched on, and
-    step counters already created on the CPU (a resumed run) move to their parameter's device.
-    Others (SGD) need nothing.
+    Optimizers with a ``capturable`` option (Adam, AdamW, RMSprop, ...) get it switched on for
+    their parameter groups on a CUDA device, and step counters already created on the CPU (a
+    resumed run) move to their parameter's device. Others (SGD) need nothing.
 
-        >>> p = torch.nn.Parameter(torch.ones(2))
+        >>> p = torch.nn.Parameter(torch.ones(2, device='cuda' if torch.cuda.is_available() else 'cpu'))
         >>> opt = torch.optim.Adam([p])
-        >>> make_capturable(opt); opt.param_groups[0]['capturable']
+        >>> make_capturable(opt); opt.param_groups[0]['capturable'] == p.is_cuda
         True
     """
     for group in optimizer.param_groups:
-        if "capturable" not in group:
-            continue
+        if "capturable" not in group or not all(p.is_cuda for p in group["params"]):
+            continue  # no option, or CPU parameters (which a capturable step refuses)
         group["capturable"] = True
         for p in group["params"]:
             state = optimizer.state.get(p, {})

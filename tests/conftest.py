@@ -20,3 +20,13 @@ def shared_data_dir() -> Path:
             f"shared data not found at {path} (set NASX_DATA_DIR to the folder of ../shared/data)"
         )
     return path
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``make test``), keep each test file on one worker, in order, as a
+    serial run has it (module-scoped fixtures are built once); the Ray test files share one
+    worker too, because they share one session-wide local Ray cluster."""
+    for item in items:
+        name = item.path.name
+        group = "ray" if name.startswith("test_ray") else str(item.path)
+        item.add_marker(pytest.mark.xdist_group(group))

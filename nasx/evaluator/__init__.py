@@ -23,6 +23,7 @@ _LAZY_NAMES = {
     "Trainer": "nasx.evaluator.lightning",
     "LightningModule": "nasx.evaluator.lightning",
     "Lightning": "nasx.evaluator.lightning",
+    "CudaGraphTraining": "nasx.evaluator.cuda_graphs",
     "SupervisedLearningModule": "nasx.evaluator.supervised",
     "ClassificationModule": "nasx.evaluator.supervised",
     "RegressionModule": "nasx.evaluator.supervised",

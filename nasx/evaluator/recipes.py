@@ -112,6 +112,13 @@ class DartsRetrainModule(ClassificationModule):
         if self.trainer.optimizers:
             self.log("lr", self.trainer.optimizers[0].param_groups[0]["lr"])
 
+    def graph_key(self) -> tuple[float, ...]:
+        """The drop-path probability the training step reads: a CUDA graph of the step (see
+        :mod:`nasx.evaluator.cuda_graphs`) is captured again when it changes."""
+        if not callable(getattr(self.model, "set_drop_path_prob", None)):
+            return ()
+        return (drop_path_prob_at(self.current_epoch, self.max_epochs, self.drop_path_prob),)
+
     def configure_optimizers(self) -> Any:  # Lightning's optimizer + scheduler dict
         optimizer = torch.optim.SGD(
             self.parameters(),
@@ -129,6 +136,7 @@ def darts_retrain_evaluator(
     train_dataloaders: Any,
     val_dataloaders: Any = None,
     recipe: DartsRecipe = DartsRecipe(),
+    cuda_graphs: bool | None = None,
     **trainer_kwargs: Any,
 ) -> Lightning:
     """A ``Lightning`` evaluator running the DARTS recipe: :class:`DartsRetrainModule` and a trainer
@@ -138,6 +146,8 @@ def darts_retrain_evaluator(
     The data is the caller's: build the training loader with
     :func:`~nasx.evaluator.augment.darts_train_transform` and ``recipe.batch_size``, and the model
     with ``auxiliary_loss=True, drop_path_prob=recipe.drop_path_prob`` (then ``evaluator.fit(model)``).
+    ``cuda_graphs`` is :class:`~nasx.evaluator.Lightning`'s: on one GPU each step is replayed from
+    a CUDA graph by default (``benchmarks/retrain_step.py`` measures it).
 
     Example:
         >>> import dataclasses
@@ -159,4 +169,6 @@ def darts_retrain_evaluator(
         "gradient_clip_val": recipe.gradient_clip_val,
         **trainer_kwargs,
     }
-    return Lightning(module, Trainer(**kwargs), train_dataloaders, val_dataloaders)
+    return Lightning(
+        module, Trainer(**kwargs), train_dataloaders, val_dataloaders, cuda_graphs=cuda_graphs
+    )

@@ -226,7 +226,9 @@ class Classification(Lightning):
     """Train a classifier with cross-entropy; the metric is validation accuracy (``val_acc``).
 
     Extra keyword arguments are ``pytorch_lightning.Trainer`` arguments (``max_epochs=1``, ...).
-    The model maps a batch of inputs to logits (B, num_classes); labels are integers.
+    ``cuda_graphs`` is :class:`~nasx.evaluator.Lightning`'s (training steps replayed from a CUDA
+    graph on a GPU where the run allows it). The model maps a batch of inputs to logits
+    (B, num_classes); labels are integers.
 
     Example:
         >>> import torch
@@ -249,6 +251,7 @@ class Classification(Lightning):
         val_dataloaders: Any = None,
         datamodule: pl.LightningDataModule | None = None,
         num_classes: int | None = None,
+        cuda_graphs: bool | None = None,
         **trainer_kwargs: Any,
     ) -> None:
         module = ClassificationModule(
@@ -256,7 +259,14 @@ class Classification(Lightning):
         )
         loaders = {"train_dataloaders": train_dataloaders, "val_dataloaders": val_dataloaders}
         trainer, fit_kwargs = _split_trainer_kwargs(trainer_kwargs, loaders)
-        super().__init__(module, trainer, datamodule=datamodule, fit_kwargs=fit_kwargs, **loaders)
+        super().__init__(
+            module,
+            trainer,
+            datamodule=datamodule,
+            fit_kwargs=fit_kwargs,
+            cuda_graphs=cuda_graphs,
+            **loaders,
+        )
 
 
 class Regression(Lightning):
@@ -286,9 +296,17 @@ class Regression(Lightning):
         train_dataloaders: Any = None,
         val_dataloaders: Any = None,
         datamodule: pl.LightningDataModule | None = None,
+        cuda_graphs: bool | None = None,
         **trainer_kwargs: Any,
     ) -> None:
         module = RegressionModule(criterion, learning_rate, weight_decay, optimizer)
         loaders = {"train_dataloaders": train_dataloaders, "val_dataloaders": val_dataloaders}
         trainer, fit_kwargs = _split_trainer_kwargs(trainer_kwargs, loaders)
-        super().__init__(module, trainer, datamodule=datamodule, fit_kwargs=fit_kwargs, **loaders)
+        super().__init__(
+            module,
+            trainer,
+            datamodule=datamodule,
+            fit_kwargs=fit_kwargs,
+            cuda_graphs=cuda_graphs,
+            **loaders,
+        )

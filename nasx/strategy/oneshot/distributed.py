@@ -17,8 +17,10 @@ def average_across_ranks(tensors: list[torch.Tensor | None]) -> None:
     >>> t = torch.ones(2); average_across_ranks([t]); t   # one process: unchanged
     tensor([1., 1.])
     """
+    if world_size() == 1:
+        return
     present = [t for t in tensors if t is not None]  # a parameter without a gradient has None
-    if world_size() == 1 or not present:
+    if not present:
         return
     flat = torch.cat([t.reshape(-1) for t in present])
     dist.all_reduce(flat)
