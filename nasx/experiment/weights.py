@@ -521,7 +521,7 @@ def load_model(
         CorruptWeightsError: the file does not match the checksum in its manifest.
     """
     workdir = Path(workdir)
-    if not (workdir / "nasx.db").exists() and (workdir / "checkpoints" / "last.ckpt").exists():
+    if _is_one_shot(workdir):
         if trial not in (None, "best"):
             raise NoSuchTrialError(
                 f"{workdir} is a one-shot experiment: it has no trials; pass arch=... (or 'best')"
@@ -532,6 +532,21 @@ def load_model(
             "arch= selects a subnet of a one-shot supernet; a multi-trial experiment's models are "
             "selected by trial id"
         )
+    content = trial_weights(workdir, trial)
+    what = f"trial {content['trial']} of {workdir}"
+    model = _builder(content.get("space"), model_space, what)(content["arch"])
+    model.load_state_dict(content["state_dict"])
+    return model.to(map_location).eval()
+
+
+def _is_one_shot(workdir: Path) -> bool:
+    return not (workdir / "nasx.db").exists() and (workdir / "checkpoints" / "last.ckpt").exists()
+
+
+def trial_weights(workdir: str | os.PathLike[str], trial: int | str | None = "best") -> dict:
+    """The verified weights file of a trial (an id or ``'best'``): ``{'state_dict', 'arch',
+    'space', 'trial', 'metric', ...}``; the errors of :func:`load_model`. Needs no space."""
+    workdir = Path(workdir)
     meta, trials = _meta_and_trials(workdir)
     direction = meta.get("direction", "maximize")
     if trial is None or trial == "best":
@@ -555,12 +570,69 @@ def load_model(
                 f"{what} has no weights: it {record.status} (only succeeded trials keep weights)"
             )
     try:
-        content = read_weights(workdir, trial_id)
+        return read_weights(workdir, trial_id)
     except WeightsNotKeptError:
         raise WeightsNotKeptError(f"{what} has no kept weights: {_not_kept_hint(meta)}") from None
-    model = _builder(content.get("space"), model_space, what)(content["arch"])
-    model.load_state_dict(content["state_dict"])
-    return model.to(map_location).eval()
+
+
+def model_file(
+    workdir: str | os.PathLike[str],
+    trial: int | str | None = "best",
+    *,
+    arch: dict[str, Any] | None = None,
+    model_space: Any = None,
+) -> dict[str, Any]:
+    """What ``nasx model`` writes: a trial's weights file contents, or for a one-shot experiment
+    the subnet of ``arch`` (default the exported one) with its inherited weights, in that format."""
+    workdir = Path(workdir)
+    if not _is_one_shot(workdir):
+        return trial_weights(workdir, trial)
+    if arch is None:
+        arch = _exported(workdir)
+    model = load_subnet(workdir, arch, model_space=model_space)
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "trial": None,
+        "metric": None,
+        "arch": arch,
+        "space": _oneshot_info(workdir).get("space"),
+        "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+    }
+
+
+def warm_sources(
+    source: Path, picked: list[tuple[dict[str, Any], int | None]]
+) -> dict[str, tuple[str, int | None]]:
+    """For stage 2's warm start: ``{arch key: (source workdir, trial id)}`` of the picked archs,
+    after checking that each one's weights are there (before any training starts)."""
+    from nasx.trial import arch_key
+
+    out: dict[str, tuple[str, int | None]] = {}
+    for arch, trial in picked:
+        if trial is None:  # a one-shot source: the subnet inherits from the supernet
+            if not (source / "checkpoints" / "last.ckpt").exists():
+                raise WeightsNotKeptError(f"warm_start: {source} has no supernet checkpoint")
+        elif not (source / WEIGHTS_DIR / f"{trial}.json").exists():
+            meta, _ = _meta_and_trials(source)
+            raise WeightsNotKeptError(
+                f"warm_start: trial {trial} of {source} (picked for stage 2) has no kept weights: "
+                f"{_not_kept_hint(meta)}; keep at least the top_k trials stage 2 picks"
+            )
+        out[arch_key(arch)] = (str(source), trial)
+    return out
+
+
+def warm_start(
+    model: nn.Module, source: str, trial: int | None, arch: dict[str, Any], model_space: Any
+) -> None:
+    """Load the stage-1 weights of ``arch`` into ``model`` (built from the same space and arch)."""
+    if trial is None:
+        state = load_subnet(source, arch, model_space=model_space).state_dict()
+    else:
+        state = read_weights(source, trial)["state_dict"]
+    device = next(iter(model.parameters()), torch.empty(0)).device
+    model.load_state_dict({k: v.to(device) for k, v in state.items()})
 
 
 # ----------------------------------------------------------------------------- one-shot
@@ -649,11 +721,13 @@ def load_subnet(
 
     workdir = Path(workdir)
     supernet = load_supernet(workdir, model_space=model_space)
-    if arch is None:
-        exported = _oneshot_info(workdir).get("exported")
-        if not exported:
-            raise WeightsError(
-                f"{workdir} records no exported arch (the search did not finish): pass arch=..."
-            )
-        arch = exported[0]
-    return subnet(supernet, arch)
+    return subnet(supernet, arch if arch is not None else _exported(workdir))
+
+
+def _exported(workdir: Path) -> dict[str, Any]:
+    exported = _oneshot_info(workdir).get("exported")
+    if not exported:
+        raise WeightsError(
+            f"{workdir} records no exported arch (the search did not finish): pass arch=..."
+        )
+    return exported[0]
