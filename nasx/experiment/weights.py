@@ -60,6 +60,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib
+import importlib.util
 import io
 import json
 import logging
@@ -158,6 +159,10 @@ def space_reference(space_cls: type, args: tuple, kwargs: dict) -> dict[str, Any
     """
     ref: dict[str, Any] = {"module": space_cls.__module__, "qualname": space_cls.__qualname__}
     importable = ref["module"] != "__main__" and "<locals>" not in ref["qualname"]
+    try:  # a namespace exec'd under another name (a notebook, a doc runner) is not importable
+        importable = importable and importlib.util.find_spec(ref["module"]) is not None
+    except (ImportError, ValueError):
+        importable = False
     ref["args"] = ref["kwargs"] = None
     if importable:
         try:

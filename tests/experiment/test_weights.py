@@ -294,3 +294,13 @@ def test_a_one_shot_supernet_and_its_subnets_load_from_the_checkpoint(tmp_path):
     assert torch.equal(supernet.alpha("op"), strategy.supernet.alpha("op").cpu())
     with pytest.raises(W.NoSuchTrialError, match="one-shot experiment: it has no trials"):
         load_model(tmp_path, 0)
+
+
+def test_the_docs_example_runs(tmp_path, monkeypatch, capsys):
+    from tests.test_readme import python_blocks
+
+    monkeypatch.chdir(tmp_path)
+    text = (ROOT / "docs" / "trained_models.md").read_text()
+    line, code = python_blocks(text)[0]
+    exec(compile(code, f"docs/trained_models.md:{line}", "exec"), {"__name__": "docs_example"})
+    assert len(json.loads(capsys.readouterr().out.strip().replace("(", "[").replace(")", "]"))) == 2
