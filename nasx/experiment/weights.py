@@ -374,7 +374,7 @@ class WeightKeeper:
     def job_spec(self) -> dict[str, Any]:
         """``job['weights']``: where to write, the metric a trial must beat, the space."""
         return {
-            "dir": str(self.workdir),
+            "dir": str(self.workdir.resolve()),  # workers may run in another directory
             "threshold": self._threshold(),
             "direction": self.direction,
             "space": self.space,
@@ -400,10 +400,11 @@ class WeightKeeper:
             _log.warning("trial %d: weights not kept: %s", trial.id, result["weights_error"])
             return
         payload = result.get("weights_payload")
-        if payload is not None:
+        if payload is not None:  # from a Ray worker: written here, then dropped from memory
             result["weights_bytes"] = commit(
                 self.workdir, trial.id, payload, trial.arch, trial.metric
             )["bytes"]
+            del result["weights_payload"]
         if "weights_bytes" in result and trial.metric is not None:
             self.kept[trial.id] = float(trial.metric)
             self.sizes[trial.id] = int(result["weights_bytes"])
@@ -431,14 +432,19 @@ class WeightKeeper:
 
 
 # ----------------------------------------------------------------------------- loading
-def _meta_and_trials(workdir: Path) -> tuple[dict[str, Any], list[Any]]:
+def _meta_and_trials(workdir: Path, best_only: bool = False) -> tuple[dict[str, Any], list[Any]]:
+    """The experiment's meta data and its trials (only the best one with ``best_only``: SQLite
+    finds it without reading the others), read-only."""
     from .storage import TrialStore
 
     if not TrialStore.exists(workdir):
         raise NoSuchTrialError(f"no nasx experiment in {workdir} (no nasx.db)")
     store = TrialStore(workdir, read_only=True)
     try:
-        return store.meta(), store.trials()
+        meta = store.meta()
+        if best_only:
+            return meta, store.best(meta.get("direction", "maximize"), 1)
+        return meta, store.trials()
     finally:
         store.close()
 
@@ -552,12 +558,10 @@ def trial_weights(workdir: str | os.PathLike[str], trial: int | str | None = "be
     """The verified weights file of a trial (an id or ``'best'``): ``{'state_dict', 'arch',
     'space', 'trial', 'metric', ...}``; the errors of :func:`load_model`. Needs no space."""
     workdir = Path(workdir)
-    meta, trials = _meta_and_trials(workdir)
-    direction = meta.get("direction", "maximize")
-    if trial is None or trial == "best":
-        from nasx.trial import best_trials
-
-        best = best_trials(trials, direction, 1)
+    best_only = trial is None or trial == "best"
+    meta, trials = _meta_and_trials(workdir, best_only)
+    if best_only:
+        best = trials
         if not best:
             raise NoSuchTrialError(f"{workdir} has no succeeded trial yet")
         trial_id, what = best[0].id, f"trial {best[0].id} (the best) of {workdir}"
