@@ -79,14 +79,15 @@ class _WithOrigin(Evaluator):
         self.evaluator, self.origins = evaluator, origins
         self.direction = direction_of(evaluator)
         self.warm = warm or {}  # arch key -> (source workdir, trial id; None: a one-shot subnet)
-        self.model_space = model_space
+        # Not stored as `model_space`: the resume check compares constructor settings by name.
+        self.warm_space = model_space
 
     def evaluate(self, model: Any, report: Report | None = None, arch: Any = None) -> Any:
         if arch is not None and arch_key(arch) in self.warm:
             from .weights import warm_start
 
             source_dir, trial = self.warm[arch_key(arch)]
-            warm_start(model, source_dir, trial, arch, self.model_space)
+            warm_start(model, source_dir, trial, arch, self.warm_space)
         fn = getattr(self.evaluator, "evaluate", self.evaluator)
         kwargs: dict[str, Any] = {}
         if report is not None and accepts_parameter(fn, "report"):
