@@ -284,6 +284,7 @@ def test_a_one_shot_supernet_and_its_subnets_load_from_the_checkpoint(tmp_path):
     exported = exp.export_top_models(1)[0]
     assert info["exported"] == [exported]
     x = torch.randn(5, 8)
+    expected_best = strategy.subnet(exported).cpu().state_dict()
     for arch in (None, {**exported, "op": "zero"}):
         expected = strategy.subnet(arch or exported).eval()
         loaded = load_model(tmp_path, arch=arch)  # rebuilt from oneshot.json, not from `exp`
@@ -294,6 +295,12 @@ def test_a_one_shot_supernet_and_its_subnets_load_from_the_checkpoint(tmp_path):
     assert torch.equal(supernet.alpha("op"), strategy.supernet.alpha("op").cpu())
     with pytest.raises(W.NoSuchTrialError, match="one-shot experiment: it has no trials"):
         load_model(tmp_path, 0)
+    from nasx.cli import main
+
+    assert main(["model", str(tmp_path), "-o", str(tmp_path / "subnet.pt")]) == 0
+    content = torch.load(tmp_path / "subnet.pt", weights_only=True)
+    assert content["arch"] == exported and content["trial"] is None
+    assert all(torch.equal(v, expected_best[k]) for k, v in content["state_dict"].items())
 
 
 def test_the_docs_example_runs(tmp_path, monkeypatch, capsys):
