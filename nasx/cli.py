@@ -1,4 +1,5 @@
-"""The ``nasx`` command line: list, show, export, plot, resume and serve experiments; run pipelines.
+"""The ``nasx`` command line: list, show, export, plot, resume and serve experiments; run pipelines;
+write a kept trial's trained model to a file (``nasx model``).
 
 No command writes to an experiment's database: they read it with SQLite's read-only mode
 (``plot`` writes pictures, into ``EXP/plots`` by default; ``resume`` starts the experiment's own
@@ -125,7 +126,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     print(f"kind        {exp.kind}")
     if exp.kind == "one-shot":
         print(
-            "(one-shot runs keep supernet checkpoints, not trials: see `nasx plot` for arch weights)"
+            "(one-shot runs keep supernet checkpoints, not trials: see `nasx plot` for arch weights,"
+            " `nasx model EXP --arch JSON` for a subnet with its inherited weights)"
         )
         return 0
     print(f"space       {meta.get('space', '-')} ({len(meta.get('search_space', {}))} labels)")
@@ -137,6 +139,14 @@ def cmd_show(args: argparse.Namespace) -> int:
         if exp.trials
         else "trials      none yet"
     )
+    if meta.get("keep_weights", "none") != "none":
+        from nasx.experiment.weights import describe_kept
+
+        print(
+            describe_kept(exp.directory, meta["keep_weights"]).replace(
+                "weights kept", "weights    "
+            )
+        )
     best = exp.best(args.top)
     if best:
         print(f"\nbest {len(best)}:")
@@ -174,6 +184,39 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(f"wrote {len(best)} arch(s) to {args.output}")
     else:
         print(out)
+    return 0
+
+
+def cmd_model(args: argparse.Namespace) -> int:
+    import torch
+
+    from nasx.experiment.weights import WeightsError, model_file
+
+    exp = _read(args.exp)
+    trial: int | str = args.trial
+    if trial != "best":
+        try:
+            trial = int(trial)
+        except ValueError:
+            raise CliError(f"--trial must be a trial id or 'best', got {trial!r}") from None
+    arch = None
+    if args.arch is not None:
+        try:
+            arch = json.loads(args.arch)
+        except ValueError as e:
+            raise CliError(f"--arch must be a JSON object: {e}") from None
+    if exp.kind == "one-shot" and trial != "best":
+        raise CliError(f"{exp.directory} is a one-shot run: it has no trials; pass --arch JSON")
+    if exp.kind != "one-shot" and arch is not None:
+        raise CliError("--arch selects a subnet of a one-shot run; pass --trial ID")
+    try:
+        content = model_file(exp.directory, trial, arch=arch)
+    except (WeightsError, ValueError, KeyError) as e:
+        raise CliError(str(e)) from None
+    out = Path(args.output)
+    torch.save(content, out)
+    what = "the subnet" if content["trial"] is None else f"trial {content['trial']}"
+    print(f"wrote the trained model of {what} to {out} ({out.stat().st_size / 2**20:.2f} MiB)")
     return 0
 
 
@@ -358,6 +401,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
     p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser(
+        "model",
+        help="write a kept trial's trained model (state dict, arch, space) to a file",
+        description="Write the trained model of a trial kept with keep_weights (or a one-shot "
+        "subnet with its inherited weights) to a file: torch.load(FILE, weights_only=True) gives "
+        "{'state_dict', 'arch', 'space', ...}; nasx.experiment.load_model reads the experiment itself.",
+    )
+    p.add_argument("exp", help="experiment directory")
+    p.add_argument("--trial", default="best", help="trial id or 'best' (default best)")
+    p.add_argument(
+        "--arch", help="one-shot experiments: the subnet's arch as JSON (default: the exported one)"
+    )
+    p.add_argument("-o", "--output", required=True, help="the file to write (e.g. model.pt)")
+    p.set_defaults(func=cmd_model)
 
     p = sub.add_parser(
         "plot", help="write the charts (and cells of the best arch)", description="Write charts."

@@ -10,7 +10,8 @@ order, like Vega's ``pipeline: [nas, fullytrain]``:
   ``objective`` (accuracy, or the MnasNet reward under a latency or MACs target); archs outside
   ``limits`` (FLOPs, params, latency ranges) are rejected before training.
 - ``fullytrain``: :func:`~nasx.experiment.stage2.stage2`, the ``top_k`` archs of the search
-  (or of the experiment in ``from``) trained ``seeds`` times with the full training settings.
+  (or of the experiment in ``from``) trained ``seeds`` times with the full training settings;
+  ``warm_start: true`` starts them from the search trials' weights (``search.keep_weights``).
 
 The file is read with ``yaml.safe_load`` (no tags construct objects); every key is checked, and
 an unknown key or a bad value is refused with its path and what is allowed. Relative paths are
@@ -115,12 +116,15 @@ SEARCH = {
     "seed": ("int", 0, None),
     "overwrite": ("bool", False, None),
     "resume": ("bool", False, None),
+    # none, all, best, top-<k> or k: each trial's trained weights (nasx.experiment.weights)
+    "keep_weights": ("keep", "none", None),
 }
 FULLYTRAIN = {
     "workdir": ("str", REQUIRED, None),
     "from": ("str", None, None),  # default: the search step's workdir
     "top_k": ("int", 3, None),
     "seeds": ("int", 1, None),
+    "warm_start": ("bool", False, None),  # start from the search trials' kept weights
     "rank_by": ("str", None, None),
     "data": DATA,  # default: the search step's
     "evaluator": EVALUATOR,
@@ -194,6 +198,13 @@ def _check_kind(path: str, kind: str, value: Any, allowed: Any) -> Any:
     elif kind == "shape":
         if not (isinstance(value, list) and value and all(isinstance(v, int) for v in value)):
             raise _fail(path, f"must be a list of integers such as [3, 32, 32], got {value!r}")
+    elif kind == "keep":
+        from nasx.experiment.weights import KeepWeights
+
+        try:
+            value = str(KeepWeights.parse(value))
+        except ValueError as e:
+            raise _fail(path, str(e)) from None
     elif kind == "duration":
         if not (number(value) or isinstance(value, str)):
             raise _fail(path, f"must be seconds or a string such as '30m', got {value!r}")
@@ -263,6 +274,16 @@ def validate(config: Any) -> dict[str, Any]:
         and search["latency"] == "none"
     ):
         raise _fail("search.limits.latency_ms", "a latency range needs latency: measure")
+    full = cfg.get("fullytrain")
+    if full is not None and full["warm_start"] and full["from"] is None and search is not None:
+        keep = search["keep_weights"]
+        k = int(keep[4:]) if keep.startswith("top-") else None
+        if keep == "none" or (k is not None and k < full["top_k"]):
+            raise _fail(
+                "fullytrain.warm_start",
+                f"starts from the search's weights of the top_k ({full['top_k']}) archs, but "
+                f"search.keep_weights is {keep!r}: set it to 'all' or top-{full['top_k']} (or more)",
+            )
     if "fullytrain" in cfg["pipeline"] and "search" not in cfg["pipeline"]:
         if cfg["fullytrain"]["from"] is None:
             raise _fail("fullytrain.from", "is required when the pipeline has no search step")
@@ -423,6 +444,7 @@ def run_pipeline(
             overwrite=search["overwrite"],
             resume=search["resume"],
             progress=progress,
+            keep_weights=search["keep_weights"],
         )
         exp.run()
         results["search"] = exp
@@ -444,5 +466,6 @@ def run_pipeline(
             overwrite=full["overwrite"],
             resume=full["resume"],
             progress=progress,
+            warm_start=full["warm_start"],
         )
     return results

@@ -32,6 +32,8 @@ def test_the_tiny_pipeline_runs_end_to_end(tmp_path, monkeypatch, capsys):
     assert "search: 2 trials" in out and "fullytrain: 1 trials" in out
     record = json.loads((tmp_path / "nasx_experiments/tiny-full/stage2.json").read_text())
     assert record["source"] == str((tmp_path / "nasx_experiments/tiny-search").resolve())
+    assert record["warm_start"] is True  # from the search's kept weights (keep_weights: best)
+    assert len(list((tmp_path / "nasx_experiments/tiny-search/weights").glob("*.pt"))) == 1
     # fullytrain alone, from the stored search
     assert main(["run", str(path), "--quiet", "--steps", "fullytrain"]) == 1  # workdir exists
     assert "already" in capsys.readouterr().err
@@ -76,6 +78,16 @@ def base(**search):
         ),
         ({"pipeline": ["search"], "extra": 1}, "extra: unknown key; allowed: pipeline, search"),
         ({"search": {}}, "pipeline: is required"),
+        (base(keep_weights="most"), "search.keep_weights: keep_weights must be 'none', 'all'"),
+        (
+            {
+                "pipeline": ["search", "fullytrain"],
+                "search": base(keep_weights=1)["search"],
+                "fullytrain": {"workdir": "f", "top_k": 2, "warm_start": True},
+            },
+            "fullytrain.warm_start: starts from the search's weights of the top_k .2. archs, but "
+            "search.keep_weights is 'top-1'",
+        ),
     ],
 )
 def test_bad_configurations_name_the_key_and_the_allowed_values(config, message):

@@ -27,6 +27,10 @@ _LAZY_NAMES = {
     "pareto_front": "nasx.experiment.pareto",
     "export_front": "nasx.experiment.pareto",
     "stage2": "nasx.experiment.stage2",
+    "load_model": "nasx.experiment.weights",
+    "load_supernet": "nasx.experiment.weights",
+    "load_subnet": "nasx.experiment.weights",
+    "kept_weights": "nasx.experiment.weights",
 }
 
 __all__ = list(_LAZY_NAMES)
@@ -48,5 +52,9 @@ if TYPE_CHECKING:
     from nasx.experiment.storage import TrialStore as TrialStore
     from nasx.experiment.storage import load_trials as load_trials
     from nasx.experiment.table import TrialTable as TrialTable
+    from nasx.experiment.weights import kept_weights as kept_weights
+    from nasx.experiment.weights import load_model as load_model
+    from nasx.experiment.weights import load_subnet as load_subnet
+    from nasx.experiment.weights import load_supernet as load_supernet
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY_NAMES, globals())

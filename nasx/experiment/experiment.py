@@ -136,6 +136,12 @@ class NasExperiment:
         build_model: build each trial's model before evaluating it; ``False`` passes
             ``model=None`` (for evaluators that look the arch up, such as a benchmark table).
             Default: the evaluator's ``needs_model`` (True when it has none).
+        keep_weights: keep each trial's trained model in ``workdir/weights`` (written atomically,
+            with a checksum) for :func:`nasx.experiment.load_model` after the process has exited:
+            ``'none'`` (default), ``'all'``, ``'best'``, or the ``k`` best (``k`` or ``'top-k'``:
+            the others are deleted as better trials finish). What is kept is the model the
+            evaluator was given, after it returned (nasx's evaluators train it in place). See
+            :mod:`nasx.experiment.weights`.
     """
 
     def __init__(
@@ -164,6 +170,7 @@ class NasExperiment:
         progress: bool = True,
         tensorboard: bool = False,
         build_model: bool | None = None,
+        keep_weights: str | int | None = "none",
     ):
         if execution not in (None, "sequential", "process", "ray"):
             raise ValueError(
@@ -218,6 +225,15 @@ class NasExperiment:
         self.build_model = (
             bool(getattr(evaluator, "needs_model", True)) if build_model is None else build_model
         )
+        from .weights import KeepWeights
+
+        self.keep_weights = KeepWeights.parse(keep_weights)
+        if self.keep_weights.enabled and not self.build_model:
+            raise ValueError(
+                f"keep_weights={str(self.keep_weights)!r} keeps the trained model of trials, but "
+                "build_model=False builds none: drop one of them"
+            )
+        self._keeper: Any = None  # the WeightKeeper of a run() in flight
         self.stop_reason: str | None = None
         self._progress: Any = None  # the Progress of a run() in flight (typed Any: _loop calls it)
         self._trials: dict[int, Trial] = {}
@@ -263,7 +279,9 @@ class NasExperiment:
                 remove_experiment(self.workdir)
             self._opened = True
             self.workdir.mkdir(parents=True, exist_ok=True)
+            self._record_oneshot(exported=False)  # a checkpoint mid-run is loadable too
             self.strategy.run(self.model_space, self.evaluator, self.workdir)
+            self._record_oneshot(exported=True)
             self.stop_reason = "the one-shot strategy finished"
             return
         space = search_space(self.model_space)
@@ -285,6 +303,7 @@ class NasExperiment:
             self._counts = collections.Counter(t.status for t in self._trials.values())
             self.strategy.setup(space, list(self._trials.values()), direction=self.direction)
             builder = ModelBuilder.from_space(self.model_space)
+            self._keeper = self._make_keeper(store, builder)
             # The filter may still build models (on='model'); the trials skip it when asked to.
             executor = self._make_executor(builder if self.build_model else no_model, store)
             self._progress = self._make_progress()
@@ -292,7 +311,10 @@ class NasExperiment:
                 space, store, executor, builder, queue=sorted(interrupted, key=lambda t: t.id)
             )
             self._progress.close(self.stop_reason)
+            if self._keeper is not None:
+                _log.info(self._keeper.summary())
         finally:
+            self._keeper = None
             if executor is not None:
                 executor.shutdown()
             if self._progress is not None:
@@ -331,6 +353,21 @@ class NasExperiment:
         if formatter == "instance":
             return [self.model_space.freeze(arch) for arch in archs]
         return archs
+
+    def load_model(
+        self, trial: int | str = "best", arch: dict[str, Any] | None = None
+    ) -> nn.Module:
+        """The trained model of a kept trial (``keep_weights``), or for a one-shot search the
+        subnet of ``arch`` with its inherited weights: :func:`nasx.experiment.load_model`."""
+        from .weights import load_model
+
+        return load_model(self.workdir, trial, arch=arch, model_space=self.model_space)
+
+    def kept_weights(self) -> list[Any]:
+        """The trials whose weights are kept (:class:`~nasx.experiment.weights.KeptWeights`)."""
+        from .weights import kept_weights
+
+        return kept_weights(self.workdir)
 
     def pareto_front(self, objectives: Any = ("default",)) -> list[Trial]:
         """The trials no other trial beats on every objective (``{'accuracy': 'maximize',
@@ -406,6 +443,8 @@ class NasExperiment:
                 }
                 if self.seed is not None:
                     job["seed"] = self.seed + trial.id
+                if self._keeper is not None:
+                    job["weights"] = self._keeper.job_spec()
                 executor.submit(job)
                 self._progress.trial_started()
             if not in_flight:
@@ -466,11 +505,39 @@ class NasExperiment:
             setattr(trial, key, result[key])
         trial.start_time = result["start_time"] or trial.start_time
         store.update(trial)
+        if self._keeper is not None:  # after the row: pruning never outruns the stored result
+            self._keeper.finished(trial, result)
         if self.tensorboard:
             self._tensorboard_writer().write(trial)
         if trial.status == FAILED:
             _log.warning("trial %d failed: %s", trial.id, (trial.error or "").splitlines()[0])
         return trial
+
+    def _make_keeper(self, store: TrialStore, builder: ModelBuilder) -> Any:
+        """The WeightKeeper of this run (None with keep_weights='none'); the policy is stored so
+        that a load of a trial that kept nothing can say why."""
+        store.set_meta("keep_weights", str(self.keep_weights))
+        if not self.keep_weights.enabled:
+            return None
+        from .weights import WeightKeeper, space_reference
+
+        succeeded = {t.id for t in self._trials.values() if t.status == SUCCEEDED}
+        space = space_reference(builder.space_cls, builder.args, builder.kwargs)
+        return WeightKeeper(self.workdir, self.keep_weights, self.direction, space, succeeded)
+
+    def _record_oneshot(self, exported: bool) -> None:
+        from .weights import record_oneshot
+
+        archs = None
+        if exported:
+            try:
+                archs = self.strategy.export_top_models(1)
+            except Exception as e:  # noqa: BLE001 - the record is a convenience; the run succeeded
+                _log.warning("could not record the exported arch in oneshot.json: %s", e)
+        try:
+            record_oneshot(self.workdir, self.model_space, self.strategy, archs)
+        except (TypeError, OSError) as e:
+            _log.warning("could not write oneshot.json (load_model needs model_space=): %s", e)
 
     def _tensorboard_writer(self):
         if self._tb is None:
@@ -691,6 +758,10 @@ class NasExperiment:
         }
         if self.stop_reason:
             fields["stopped"] = self.stop_reason
+        if self.keep_weights.enabled:
+            from .weights import describe_kept
+
+            fields["weights"] = describe_kept(self.workdir, self.keep_weights)
         trials = [] if self.is_one_shot else self._all_trials()
         return summary_html("NasExperiment", fields, trials, self.direction)
 

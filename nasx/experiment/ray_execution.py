@@ -2,8 +2,8 @@
 
 Each trial is one task (``max_retries=0``: a failed trial is recorded, not silently retried). The
 model builder and the evaluator are put in Ray's object store once. Workers on other machines
-cannot write to the experiment directory, so a trial's log travels back with its result and the
-experiment writes it.
+cannot write to the experiment directory, so a trial's log (and, with ``keep_weights``, its
+trained weights) travels back with its result and the experiment writes it.
 
 Failures follow the rules of the local process pool: a trial whose worker is lost (its process
 crashed or was killed, its node died or was preempted, Ray's memory monitor killed it, Ray lost
@@ -195,6 +195,8 @@ class RayExecutor:
     def submit(self, job: dict[str, Any]) -> None:
         # Remote machines cannot reach our log file: the log comes back in the result instead.
         remote_job = {k: v for k, v in job.items() if k != "log_path"}
+        if job.get("weights"):  # nor the workdir: the weights come back in the result too
+            remote_job["weights"] = {**job["weights"], "dir": None}
         ref = self._task.remote(self._builder, self._evaluator, remote_job)
         self._pending[ref] = job
         self._submitted[ref] = time.monotonic()

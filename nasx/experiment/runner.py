@@ -147,12 +147,15 @@ def run_trial(
             intermediates.append(metric)
             log.info("intermediate %d: %s", len(intermediates), metric)
 
+        kept: dict[str, Any] = {}
         try:
             model = builder(arch)
             value = call_evaluator(evaluator, model, report, arch=arch)
             metric, metrics = checked_metric(value, trial_id)
             status, error = SUCCEEDED, None
             log.info("succeeded: %s", metrics)
+            if job.get("weights"):  # keep_weights: the trained model, written or sent back
+                kept = _keep_weights(model, job, metric, log)
         except Exception as e:  # a trial's failure is data, not a crash of the experiment
             status, metric, metrics = FAILED, None, {}
             error = _describe(e)
@@ -171,7 +174,20 @@ def run_trial(
     }
     if buffer is not None:
         result["log"] = buffer.getvalue()
+    result.update(kept)
     return result
+
+
+def _keep_weights(model: Any, job: dict[str, Any], metric: float, log: logging.Logger) -> dict:
+    """The trial's weights (:mod:`nasx.experiment.weights`); failing to keep them is logged, and
+    the trial, which trained fine, still succeeds."""
+    from .weights import save_in_trial
+
+    try:
+        return save_in_trial(model, job, metric)
+    except Exception as e:  # a full disk must not turn a trained trial into a failed one
+        log.error("could not keep the weights:\n%s", traceback.format_exc())
+        return {"weights_error": f"{type(e).__name__}: {e}"}
 
 
 def _describe(e: BaseException) -> str:

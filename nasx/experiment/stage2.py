@@ -66,13 +66,28 @@ class FixedArchs:
 
 
 class _WithOrigin(Evaluator):
-    """Adds ``source_trial`` (the stage-1 trial id of the arch) to the inner evaluator's metrics."""
+    """Adds ``source_trial`` (the stage-1 trial id of the arch) to the inner evaluator's metrics;
+    with ``warm``, first loads the arch's stage-1 weights into the model (a warm start)."""
 
-    def __init__(self, evaluator: Any, origins: dict[str, int]):
+    def __init__(
+        self,
+        evaluator: Any,
+        origins: dict[str, int],
+        warm: dict[str, tuple[str, int | None]] | None = None,
+        model_space: Any = None,
+    ):
         self.evaluator, self.origins = evaluator, origins
         self.direction = direction_of(evaluator)
+        self.warm = warm or {}  # arch key -> (source workdir, trial id; None: a one-shot subnet)
+        # Not stored as `model_space`: the resume check compares constructor settings by name.
+        self.warm_space = model_space
 
     def evaluate(self, model: Any, report: Report | None = None, arch: Any = None) -> Any:
+        if arch is not None and arch_key(arch) in self.warm:
+            from .weights import warm_start
+
+            source_dir, trial = self.warm[arch_key(arch)]
+            warm_start(model, source_dir, trial, arch, self.warm_space)
         fn = getattr(self.evaluator, "evaluate", self.evaluator)
         kwargs: dict[str, Any] = {}
         if report is not None and accepts_parameter(fn, "report"):
@@ -144,6 +159,7 @@ def stage2(
     workdir: str | os.PathLike[str] | None = None,
     seed: int = 0,
     run: bool = True,
+    warm_start: bool = False,
     **experiment_options: Any,
 ) -> NasExperiment:
     """Train the ``top_k`` archs of ``source`` with ``evaluator``, ``seeds`` times each.
@@ -156,6 +172,10 @@ def stage2(
         model_space: the space (default the source experiment's; needed with a workdir).
         workdir: the stage-2 experiment's directory (default ``<source workdir>-stage2``).
         run: run it now (False: return it configured, to run or resume later).
+        warm_start: start each training from the arch's stage-1 weights rather than from scratch:
+            the source trial's kept weights (the search must have run with ``keep_weights``
+            covering the ``top_k``: checked before anything runs), or for a one-shot source the
+            weights the arch inherits from its supernet checkpoint.
         experiment_options: more :class:`NasExperiment` arguments (``resume=True``,
             ``max_concurrent_trials``, ``execution``...).
     """
@@ -169,12 +189,17 @@ def stage2(
     picked = top_archs(source, top_k, rank_by=rank_by, pareto=pareto)
     archs = [arch for arch, _, _ in picked for _ in range(seeds)]
     origins = {arch_key(arch): tid for arch, tid, _ in picked if tid is not None}
+    warm = None
+    if warm_start:
+        from .weights import warm_sources
+
+        warm = warm_sources(source_dir, [(arch, tid) for arch, tid, _ in picked])
     workdir = (
         Path(workdir) if workdir is not None else source_dir.with_name(source_dir.name + "-stage2")
     )
     exp = NasExperiment(
         model_space,
-        _WithOrigin(evaluator, origins),
+        _WithOrigin(evaluator, origins, warm, model_space if warm else None),
         FixedArchs(archs),
         workdir=workdir,
         seed=seed,
@@ -186,6 +211,7 @@ def stage2(
         "seeds": seeds,
         "rank_by": rank_by,
         "pareto": list(pareto) if pareto is not None else None,
+        "warm_start": warm_start,
         "trials": [
             {
                 "trial": i,

@@ -7,6 +7,7 @@ Layout of an experiment directory::
     nasx.lock.pid        the pid of the process holding nasx.lock, for the "locked" message
     trials/<id>/arch.json   the trial's arch, to rebuild or retrain it later
     trials/<id>/trial.log   what the trial logged
+    weights/<id>.pt, .json  with ``keep_weights``: the trial's trained weights and their manifest
 
 Every state change of a trial is one autocommitted statement (insert when it starts, update when
 it ends), so a process killed at any moment loses at most the results of the trials in flight,
@@ -239,9 +240,16 @@ def remove_experiment(directory: str | os.PathLike) -> None:
     if not directory.exists():
         return
     TrialStore._lock_only(directory)
-    for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", LOCK_NAME, LOCK_PID_NAME):
+    for name in (
+        DB_NAME,
+        DB_NAME + "-wal",
+        DB_NAME + "-shm",
+        LOCK_NAME,
+        LOCK_PID_NAME,
+        "oneshot.json",
+    ):
         (directory / name).unlink(missing_ok=True)
-    for name in (TRIALS_DIR, "workers", "checkpoints"):
+    for name in (TRIALS_DIR, "workers", "checkpoints", "weights"):
         shutil.rmtree(directory / name, ignore_errors=True)
 
 
