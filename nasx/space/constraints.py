@@ -112,6 +112,8 @@ class Constraint:
         (None, 'a + b <= 3')
     """
 
+    rule: Any
+
     def __init__(self, rule: Any, label: str | None = None):
         if isinstance(rule, Constraint):
             rule, label = rule.rule, label or rule.label
@@ -186,7 +188,8 @@ def at_most(n: int, value: Any, labels: Iterable[str]) -> Constraint:
     """
     labels = list(labels)
     return Constraint(
-        _CountAtMost(value, n, labels, None), label=f"at most {n} of {len(labels)} labels = {value!r}"
+        _CountAtMost(value, n, labels, None),
+        label=f"at most {n} of {len(labels)} labels = {value!r}",
     )
 
 
@@ -323,7 +326,9 @@ def wilson(successes: int, n: int, confidence: float = 0.95) -> tuple[float, flo
 
 
 def enumerate_limit(space: SearchSpace) -> int:
-    return ENUMERATE_LIMIT_MODEL if any(c.needs_model for c in space.constraints) else ENUMERATE_LIMIT
+    return (
+        ENUMERATE_LIMIT_MODEL if any(c.needs_model for c in space.constraints) else ENUMERATE_LIMIT
+    )
 
 
 def count_valid(

@@ -108,7 +108,8 @@ class SearchSpace(dict[str, Choice]):
             if cache is None:
                 cache = self.__dict__["_verdicts"] = {}
             elif key in cache:
-                return cache[key]
+                cached: str | None = cache[key]
+                return cached
         build = self.model_fn
         model_fn = None if build is None else (lambda: build(dict(arch)))
         verdict = _constraints.first_violation(self.constraints, arch, model_fn)
@@ -162,9 +163,7 @@ class SearchSpace(dict[str, Choice]):
         >>> print(s.count_valid(max_enumerate=10, samples=1000))  # doctest: +ELLIPSIS
         about 24 of 100 archs satisfy the constraints: 0.237 valid (95% CI 0.212 to 0.264), ...
         """
-        return _constraints.count_valid(
-            self, max_enumerate, samples, max_seconds, confidence, seed
-        )
+        return _constraints.count_valid(self, max_enumerate, samples, max_seconds, confidence, seed)
 
     @property
     def size(self) -> int | float:

@@ -107,7 +107,10 @@ def test_class_attribute_and_parameter_budget_against_a_hand_count():
     assert sorted(a["width"] for a in plain.grid()) == [8, 8, 16, 16]
 
 
-OPS = {"conv": lambda node, op, inp: nn.Conv2d(2, 2, 1), "skip": lambda node, op, inp: nn.Identity()}
+OPS = {
+    "conv": lambda node, op, inp: nn.Conv2d(2, 2, 1),
+    "skip": lambda node, op, inp: nn.Identity(),
+}
 
 
 class Cells(ModelSpace):

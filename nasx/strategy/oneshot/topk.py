@@ -68,7 +68,7 @@ def top_k_archs(
         last = picked[-1]
         for j in range(last + 1, min(len(moves), last + 8)):
             heapq.heappush(heap, (cost + moves[j][0], (*picked, j)))
-    if len(out) < k and getattr(space, "constraints", ()):
+    if len(out) < k and bool(getattr(space, "constraints", None)):
         out += _valid_by_sampling(probs, space, k - len(out), seen)
     return out
 
