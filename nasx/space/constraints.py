@@ -343,15 +343,24 @@ def count_valid(
     total = space.size
     limit = enumerate_limit(space) if max_enumerate is None else max_enumerate
     rejected: Counter[str] = Counter()
+    start = time.monotonic()
     if total <= limit:
         valid = 0
-        for arch in space.grid(constrained=False):
+        for i, arch in enumerate(space.grid(constrained=False)):
             failed = space.first_violation(arch)
             if failed is None:
                 valid += 1
             else:
                 rejected[failed] += 1
-        return ValidCount(valid, total, True, valid, valid, int(total), confidence, dict(rejected))
+            if i == 19 and max_seconds is not None:
+                projected = (time.monotonic() - start) / 20 * total
+                if projected > max_seconds:  # too slow to enumerate in time: estimate instead
+                    rejected.clear()
+                    break
+        else:
+            return ValidCount(
+                valid, total, True, valid, valid, int(total), confidence, dict(rejected)
+            )
     rng = random.Random(seed)
     start, n = time.monotonic(), 0
     while n < samples and (max_seconds is None or time.monotonic() - start < max_seconds):

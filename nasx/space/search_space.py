@@ -152,8 +152,9 @@ class SearchSpace(dict[str, Choice]):
     ) -> ValidCount:
         """How many archs satisfy the constraints: exact by enumeration up to ``max_enumerate``
         archs (100,000; 2,000 when a constraint builds models), else estimated from ``samples``
-        uniform archs (fewer if ``max_seconds`` runs out) with a Wilson interval at
-        ``confidence``. ``str()`` of the result says which.
+        uniform archs with a Wilson interval at ``confidence``. ``max_seconds`` bounds the time:
+        sampling stops when it runs out, and a space whose enumeration would take longer is
+        sampled instead. ``str()`` of the result says which it is.
 
         >>> from nasx.space import Categorical
         >>> s = SearchSpace(a=Categorical(list(range(100)), label='a'))
