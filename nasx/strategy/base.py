@@ -236,6 +236,11 @@ class Strategy(abc.ABC):
                 return arch
         if space.size > _ENUMERATE_LIMIT:
             return None
+        if space.constraints:
+            from nasx.space.constraints import enumerate_limit
+
+            if space.size > enumerate_limit(space):  # rules that build models: too slow
+                return None
         archs = space.valid_archs() if space.constraints else space.grid()
         remaining = [a for a in archs if self.is_new(a)]
         return dict(rng.choice(remaining)) if remaining else None
