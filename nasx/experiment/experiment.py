@@ -235,6 +235,9 @@ class NasExperiment:
             )
         self._keeper: Any = None  # the WeightKeeper of a run() in flight
         self.stop_reason: str | None = None
+        #: with constraints on the space: how many archs satisfy them (set by run(); a
+        #: nasx.space.ValidCount, exact or estimated, ``str()`` says which)
+        self.valid_count: Any = None
         self._progress: Any = None  # the Progress of a run() in flight (typed Any: _loop calls it)
         self._trials: dict[int, Trial] = {}
         # Trials per status, kept up to date as trials change (_add_trial, _set_status), so the
@@ -285,6 +288,16 @@ class NasExperiment:
             self.stop_reason = "the one-shot strategy finished"
             return
         space = search_space(self.model_space)
+        if space.constraints:
+            # how many archs the constraints leave (exact on small spaces, else an estimate)
+            self.valid_count = space.count_valid(max_seconds=10.0)
+            line = (
+                f"{len(space.constraints)} constraint(s) on the space "
+                f"({', '.join(c.label for c in space.constraints)}): {self.valid_count}"
+            )
+            _log.info("%s", line)
+            if self.progress:
+                announce(line)
         store = self._open_store(space)
         executor = None
         try:
@@ -405,7 +418,9 @@ class NasExperiment:
                     arch = self._validate(space, arch)
                     trial = Trial(store.next_id(), arch, RUNNING, start_time=time.time())
                     try:
-                        reason = self._check_filter(arch, builder)
+                        reason = self._check_constraints(space, arch)
+                        if reason is None:
+                            reason = self._check_filter(arch, builder)
                     except (
                         Exception
                     ) as e:  # e.g. the model cannot be built: the trial fails, the search goes on
@@ -426,10 +441,11 @@ class NasExperiment:
                         self._add_trial(trial)
                         self.strategy.tell(trial)
                         rejections_in_a_row += 1
-                        if rejections_in_a_row >= self.filter.patience:
+                        patience = self.filter.patience if self.filter is not None else 100
+                        if rejections_in_a_row >= patience:
                             self.stop_reason = (
                                 f"the filter rejected {rejections_in_a_row} archs in a row "
-                                f"(patience {self.filter.patience}); last: {reason}"
+                                f"(patience {patience}); last: {reason}"
                             )
                         continue
                     rejections_in_a_row = 0
@@ -599,6 +615,12 @@ class NasExperiment:
                 f"strategy {type(self.strategy).__name__} proposed an invalid arch {arch!r}: {e}"
             ) from None
 
+    def _check_constraints(self, space, arch: dict[str, Any]) -> str | None:
+        """nasx's strategies never propose an arch that breaks the space's constraints; one
+        written from scratch may: its arch is rejected like a filtered one."""
+        broken = space.violations(arch) if space.constraints else []
+        return f"breaks the space's constraints: {'; '.join(broken)}" if broken else None
+
     def _check_filter(self, arch: dict[str, Any], builder) -> str | None:
         if self.filter is None:
             return None
@@ -624,6 +646,8 @@ class NasExperiment:
             "evaluator_config": describe(self.evaluator),
             "direction": self.direction,
         }
+        if space.constraints:
+            meta["constraints"] = [c.label for c in space.constraints]
         return json.loads(json.dumps(meta, default=repr))  # as it reads back (tuples as lists)
 
     def _differences(self, stored: dict[str, Any], meta: dict[str, Any]) -> list[str]:

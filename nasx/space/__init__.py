@@ -4,7 +4,9 @@ Declare a space as an ``nn.Module`` whose constructor contains choices, list its
 :func:`search_space`, and rebuild any arch as a plain model with :func:`model_context`. NNI's
 ``nni.mutable`` lives here too: choices combine into expressions (:class:`MutableExpression`),
 :class:`Numerical` ranges, containers, ``frozen_context`` and NNI's search-space JSON
-(:func:`to_nni_search_space`); ``docs/porting_from_nni.md`` maps every NNI name.
+(:func:`to_nni_search_space`); ``docs/porting_from_nni.md`` maps every NNI name. Relations
+between choices (``implies(k == 7, e <= 3)``, a parameter budget, at most two skips per cell) are
+declared once with ``add_constraint`` (:mod:`nasx.space.constraints`).
 This package imports nothing from strategies, evaluators or experiments.
 """
 
@@ -12,6 +14,15 @@ from .auto_activation import AutoActivation
 from .base import ModelSpace, MutableModule, add_mutable
 from .cell import Cell
 from .choice import Categorical, CategoricalMultiple, Choice, choice
+from .constraints import (
+    Constraint,
+    EmptySpaceError,
+    ValidCount,
+    add_constraint,
+    at_most,
+    implies,
+    max_ops_per_cell,
+)
 from .containers import MutableDict, MutableList
 from .context import current_arch, ensure_frozen, frozen_context, frozen_factory, model_context
 from .derived import derived
@@ -66,7 +77,9 @@ __all__ = [
     "Choice",
     "ChosenInputList",
     "ChosenInputs",
+    "Constraint",
     "ConstraintViolation",
+    "EmptySpaceError",
     "InputChoice",
     "InvalidArchError",
     "LabelConflictError",
@@ -97,7 +110,10 @@ __all__ = [
     "SampleMissingError",
     "SampleValidationError",
     "SearchSpace",
+    "ValidCount",
+    "add_constraint",
     "add_mutable",
+    "at_most",
     "arch_from_nni",
     "auto_label",
     "ValueSwitch",
@@ -108,8 +124,10 @@ __all__ = [
     "fingerprint_differences",
     "frozen_context",
     "frozen_factory",
+    "implies",
     "label_scope",
     "loguniform",
+    "max_ops_per_cell",
     "model_context",
     "mutable_layer",
     "normal",

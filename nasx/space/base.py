@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import torch.nn as nn
 
@@ -115,6 +115,12 @@ class MutableModule(nn.Module, metaclass=_ConstructionHook):
         :func:`~nasx.space.ensure_frozen`. See :func:`add_mutable`.
         """
         return add_mutable(self, mutable)
+
+    def add_constraint(self, rule: Any, label: str | None = None) -> Any:
+        """Declare a constraint between choices on this module; see :meth:`ModelSpace.add_constraint`."""
+        from .constraints import add_constraint
+
+        return add_constraint(self, rule, label)
 
     @property
     def mutables(self) -> list[Mutable]:
@@ -237,6 +243,10 @@ class ModelSpace(nn.Module, metaclass=_ConstructionHook):
     """
 
     label_prefix: str | None = None
+    #: Constraints every arch must satisfy, declared on the class: expressions of choices are
+    #: built in ``__init__``, so here they are functions ``f(arch) -> bool`` or filters
+    #: (see :mod:`nasx.space.constraints`; ``self.add_constraint(...)`` adds more).
+    constraints: ClassVar[Sequence[Any]] = ()
     # TorchScript compiles every property of a scripted module; a rebuilt model is scripted.
     __jit_unused_properties__ = ["mutables"]
 
@@ -257,6 +267,14 @@ class ModelSpace(nn.Module, metaclass=_ConstructionHook):
         if top_level and state.arch is not None and state.strict_labels:
             _refuse_unknown_labels(cls, args, kwargs, state.arch, state.used_labels or set())
         return space
+
+    def add_constraint(self, rule: Any, label: str | None = None) -> Any:
+        """Declare a constraint between choices (an expression of choices, ``f(arch) -> bool`` or
+        a filter such as ``CostFilter``) that every arch of this space must satisfy; returns the
+        :class:`~nasx.space.constraints.Constraint`. See :mod:`nasx.space.constraints`."""
+        from .constraints import add_constraint
+
+        return add_constraint(self, rule, label)
 
     def value_choices(self) -> list[Choice]:
         """Value choices (``nasx.choice``, ``ensure_frozen``) this space resolved while constructed."""

@@ -22,41 +22,155 @@ from __future__ import annotations
 import itertools
 import math
 import random
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import torch.nn as nn
 
-from .base import ModelSpace, MutableModule
+from . import constraints as _constraints
+from .base import ModelSpace, MutableModule, space_record
 from .choice import Choice
-from .errors import InvalidArchError, LabelConflictError
+from .constraints import Constraint, ValidCount
+from .context import model_context
+from .errors import ConstraintViolation, InvalidArchError, LabelConflictError
 
 
 class SearchSpace(dict[str, Choice]):
-    """``dict[label, Choice]``, in the order the space declares its choices."""
+    """``dict[label, Choice]``, in the order the space declares its choices.
+
+    It also carries the space's :class:`~nasx.space.constraints.Constraint` s (``constraints``;
+    see :mod:`nasx.space.constraints`): :meth:`sample` and :meth:`grid` give only archs that
+    satisfy them, :meth:`satisfies` / :meth:`violations` check one arch, and
+    :meth:`count_valid` counts the archs left. ``size`` is the count before constraints.
+    """
+
+    constraints: tuple[Constraint, ...] = ()
+    #: ``model_fn(arch) -> nn.Module`` for constraints that look at the model (set by
+    #: :func:`search_space` for a ModelSpace).
+    model_fn: Callable[[dict[str, Any]], nn.Module] | None = None
+    #: random archs drawn for one valid sample before :class:`EmptySpaceError` is raised.
+    max_rejections: int = _constraints.MAX_REJECTIONS
+
+    def with_constraints(
+        self, *rules: Any, model_fn: Callable[[dict[str, Any]], nn.Module] | None = None
+    ) -> SearchSpace:
+        """A copy with ``rules`` (constraints, expressions, functions or filters) added."""
+        out = SearchSpace(self)
+        out.constraints = self.constraints + tuple(Constraint(r) for r in rules)
+        out.model_fn = model_fn if model_fn is not None else self.model_fn
+        out.max_rejections = self.max_rejections
+        return out
 
     def default(self) -> dict[str, Any]:
-        """The arch of every choice's default (what the search form's ``forward`` runs)."""
+        """The arch of every choice's default (what the search form's ``forward`` runs; it may
+        break a constraint)."""
         return {label: c.default for label, c in self.items()}
 
     def sample(
-        self, rng: random.Random | None = None, *, seed: int | None = None
+        self,
+        rng: random.Random | None = None,
+        *,
+        seed: int | None = None,
+        constrained: bool = True,
     ) -> dict[str, Any]:
-        """A uniformly random arch, from ``rng`` or a fresh ``random.Random(seed)``."""
+        """A uniformly random arch, from ``rng`` or a fresh ``random.Random(seed)``.
+
+        With constraints, archs are drawn until one satisfies them all (uniform over the valid
+        archs); :class:`~nasx.space.constraints.EmptySpaceError` when the space has none or
+        almost none (``constrained=False`` ignores the constraints).
+        """
         if rng is None:
             rng = random.Random(seed)
+        if constrained and self.constraints:
+            return _constraints.sample_valid(self, rng)
         return {label: c.sample(rng) for label, c in self.items()}
 
-    def grid(self) -> Iterator[dict[str, Any]]:
-        """Every arch, the last label varying fastest."""
+    def grid(self, constrained: bool = True) -> Iterator[dict[str, Any]]:
+        """Every arch (that satisfies the constraints, unless ``constrained=False``), the last
+        label varying fastest."""
         labels = list(self)
+        check = constrained and bool(self.constraints)
         for values in itertools.product(*(self[label].grid() for label in labels)):
-            yield dict(zip(labels, values))
+            arch = dict(zip(labels, values))
+            if not check or self.first_violation(arch) is None:
+                yield arch
+
+    # ----------------------------------------------------------------- constraints
+    def first_violation(self, arch: Mapping[str, Any]) -> str | None:
+        """The label of the first constraint ``arch`` breaks, or None (verdicts of constraints
+        that build a model are cached per arch)."""
+        if not self.constraints:
+            return None
+        cache = self.__dict__.get("_verdicts")
+        key = None
+        if any(c.needs_model for c in self.constraints):
+            key = _constraints.arch_key(arch)
+            if cache is None:
+                cache = self.__dict__["_verdicts"] = {}
+            elif key in cache:
+                cached: str | None = cache[key]
+                return cached
+        build = self.model_fn
+        model_fn = None if build is None else (lambda: build(dict(arch)))
+        verdict = _constraints.first_violation(self.constraints, arch, model_fn)
+        if key is not None and cache is not None:
+            if len(cache) >= 100_000:
+                cache.clear()
+            cache[key] = verdict
+        return verdict
+
+    def satisfies(self, arch: Mapping[str, Any]) -> bool:
+        """Whether ``arch`` satisfies every constraint."""
+        return self.first_violation(arch) is None
+
+    def violations(self, arch: Mapping[str, Any]) -> list[str]:
+        """Why ``arch`` breaks constraints: one reason per broken constraint (empty if none)."""
+        build = self.model_fn
+        model_fn = None if build is None else (lambda: build(dict(arch)))
+        return [r for c in self.constraints if (r := c.check(arch, model_fn)) is not None]
+
+    def check(self, arch: Mapping[str, Any]) -> None:
+        """Raise :class:`~nasx.space.ConstraintViolation` naming the constraints ``arch`` breaks."""
+        broken = self.violations(arch)
+        if broken:
+            raise ConstraintViolation(f"arch {dict(arch)!r} breaks: {'; '.join(broken)}")
+
+    def valid_archs(self) -> list[dict[str, Any]]:
+        """Every arch that satisfies the constraints (enumerated once, then cached)."""
+        cached = self.__dict__.get("_valid_archs")
+        if cached is None:
+            cached = self.__dict__["_valid_archs"] = list(self.grid())
+        return cached
+
+    def count_valid(
+        self,
+        max_enumerate: int | None = None,
+        samples: int = 2000,
+        max_seconds: float | None = None,
+        confidence: float = 0.95,
+        seed: int = 0,
+    ) -> ValidCount:
+        """How many archs satisfy the constraints: exact by enumeration up to ``max_enumerate``
+        archs (100,000; 2,000 when a constraint builds models), else estimated from ``samples``
+        uniform archs with a Wilson interval at ``confidence``. ``max_seconds`` bounds the time:
+        sampling stops when it runs out, and a space whose enumeration would take longer is
+        sampled instead. ``str()`` of the result says which it is.
+
+        >>> from nasx.space import Categorical
+        >>> s = SearchSpace(a=Categorical(list(range(100)), label='a'))
+        >>> s = s.with_constraints(lambda arch: arch['a'] % 4 == 0)
+        >>> s.count_valid().count
+        25
+        >>> print(s.count_valid(max_enumerate=10, samples=1000))  # doctest: +ELLIPSIS
+        about 24 of 100 archs satisfy the constraints: 0.237 valid (95% CI 0.212 to 0.264), ...
+        """
+        return _constraints.count_valid(self, max_enumerate, samples, max_seconds, confidence, seed)
 
     @property
     def size(self) -> int | float:
-        """Number of distinct archs (product of the choices' sizes); ``math.inf`` when a choice
-        is continuous (a :class:`~nasx.space.Numerical` without quantisation)."""
+        """Number of distinct archs (product of the choices' sizes, before constraints: see
+        :meth:`count_valid`); ``math.inf`` when a choice is continuous (a
+        :class:`~nasx.space.Numerical` without quantisation)."""
         if not all(c.finite for c in self.values()):
             return math.inf
         return math.prod(len(c) for c in self.values())
@@ -106,6 +220,7 @@ def search_space(space: nn.Module) -> SearchSpace:
             f"search_space expects an nn.Module (a ModelSpace), got {type(space).__name__}"
         )
     found = SearchSpace()
+    constraints: list[Constraint] = []
     for module in space.modules():
         for c in _module_choices(module):
             other = found.setdefault(c.label, c)
@@ -113,4 +228,24 @@ def search_space(space: nn.Module) -> SearchSpace:
                 raise LabelConflictError(
                     f"label {c.label!r} is used by two different choices: {other!r} and {c!r}"
                 )
+        for constraint in _constraints.module_constraints(module):
+            # a class attribute is seen once per instance of the class: keep it once
+            if all(constraint.rule is not c.rule for c in constraints):
+                constraints.append(constraint)
+    if constraints:
+        found.constraints = tuple(constraints)
+        if isinstance(space, ModelSpace) and "_nasx_record" in space.__dict__:
+            found.model_fn = _ModelFn(space)
     return found
+
+
+class _ModelFn:
+    """Builds the model of an arch of a space (for constraints that look at the model)."""
+
+    def __init__(self, space: ModelSpace):
+        record = space_record(space)
+        self.cls, self.args, self.kwargs = type(space), record.args, record.kwargs
+
+    def __call__(self, arch: dict[str, Any]) -> nn.Module:
+        with model_context(arch):
+            return self.cls(*self.args, **self.kwargs)

@@ -150,6 +150,8 @@ class Strategy(abc.ABC):
         if self.search_space is None:
             raise RuntimeError(f"call {type(self).__name__}.setup(search_space) before propose()")
         arch = self.next_arch(self.rng(self.num_proposed))
+        if arch is not None and not self.satisfies(arch):
+            arch = self._propose_valid(arch)
         if arch is None:
             return None
         self._count_proposal(arch)
@@ -186,8 +188,29 @@ class Strategy(abc.ABC):
         return random.Random(f"{type(self).__name__}:{self.seed}:{n}")
 
     def is_new(self, arch: dict[str, Any]) -> bool:
-        """Whether ``arch`` may be proposed (always true without dedup)."""
+        """Whether ``arch`` was not proposed yet (always true without dedup)."""
         return not self.dedup or arch_key(arch) not in self.seen
+
+    def satisfies(self, arch: dict[str, Any]) -> bool:
+        """Whether ``arch`` satisfies the search space's constraints (:mod:`nasx.space.constraints`)."""
+        return self.need_space().satisfies(arch)
+
+    def acceptable(self, arch: dict[str, Any]) -> bool:
+        """Whether ``arch`` may be proposed: new (:meth:`is_new`) and within the constraints.
+        Strategies that build archs themselves (mutations, asks) test their candidates with it."""
+        return self.is_new(arch) and self.satisfies(arch)
+
+    def _propose_valid(self, rejected: dict[str, Any]) -> dict[str, Any] | None:
+        """A strategy that does not check constraints itself proposed ``rejected``: ask it again
+        with fresh generators (rejection, up to the space's ``max_rejections``), then fall back
+        to a uniformly random unseen arch that satisfies them."""
+        space = self.need_space()
+        n = self.num_proposed
+        for k in range(1, min(space.max_rejections, 100) + 1):
+            arch = self.next_arch(random.Random(f"{type(self).__name__}:{self.seed}:{n}:retry{k}"))
+            if arch is None or self.satisfies(arch):
+                return arch
+        return self.random_unseen_arch(self.rng(n))
 
     def score(self, trial: Trial) -> float:
         """The trial's metric oriented so that larger is better."""
@@ -202,7 +225,9 @@ class Strategy(abc.ABC):
     def random_unseen_arch(self, rng: random.Random, tries: int = 100) -> dict[str, Any] | None:
         """A uniformly random arch not yet proposed, or None when every arch has been.
 
-        Samples a few times, then enumerates the remaining archs of small spaces.
+        Samples a few times, then enumerates the remaining archs of small spaces. With
+        constraints it samples only archs that satisfy them (raising
+        :class:`~nasx.space.EmptySpaceError` when the space has none or almost none).
         """
         space = self.need_space()
         for _ in range(tries):
@@ -211,8 +236,14 @@ class Strategy(abc.ABC):
                 return arch
         if space.size > _ENUMERATE_LIMIT:
             return None
-        remaining = [a for a in space.grid() if self.is_new(a)]
-        return rng.choice(remaining) if remaining else None
+        if space.constraints:
+            from nasx.space.constraints import enumerate_limit
+
+            if space.size > enumerate_limit(space):  # rules that build models: too slow
+                return None
+        archs = space.valid_archs() if space.constraints else space.grid()
+        remaining = [a for a in archs if self.is_new(a)]
+        return dict(rng.choice(remaining)) if remaining else None
 
     def _count_proposal(self, arch: dict[str, Any]) -> None:
         self.num_proposed += 1

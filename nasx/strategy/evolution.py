@@ -36,7 +36,8 @@ class RegularizedEvolution(Strategy):
         mutation_prob: chance that each label of the parent is resampled (to a different value);
             at least one label always changes.
         dedup: never propose an arch twice; a mutation that repeats one is retried, then a random
-            unseen arch is used.
+            unseen arch is used. A mutation that breaks a constraint of the space is retried the
+            same way (up to 50 times, then a random arch that satisfies the constraints).
         seed: makes proposals reproducible, across resumes too.
     """
 
@@ -68,7 +69,7 @@ class RegularizedEvolution(Strategy):
             contenders = rng.sample(population, min(self.sample_size, len(population)))
             parent = max(contenders, key=self.score)
             child = self.mutate(parent.arch, rng)
-            if self.is_new(child):
+            if self.acceptable(child):  # new, and within the constraints (else re-sampled)
                 return child
         return self.random_unseen_arch(rng)
 

@@ -28,7 +28,9 @@ class GridSearch(Strategy):
             ``shuffle=False`` walks it in order.
         seed: the shuffle's seed.
 
-    A resumed search walks the same order and skips the archs already proposed.
+    A resumed search walks the same order and skips the archs already proposed. With constraints
+    (:mod:`nasx.space.constraints`) it skips the archs that break them too; :meth:`valid_count`
+    says how many archs it walks.
     """
 
     def __init__(self, shuffle: bool = True, seed: int | None = None):
@@ -68,9 +70,24 @@ class GridSearch(Strategy):
                 a, b = self._affine
                 n = (a * n + b) % self._size
             arch = self.arch_at(n)
-            if self.is_new(arch):
+            if self.acceptable(arch):  # new, and within the constraints
                 return arch
+        space = self.need_space()
+        if self.num_proposed == 0 and space.constraints:
+            from nasx.space import EmptySpaceError
+
+            count = space.count_valid()
+            rejected = ", ".join(f"{k!r} rejected {n}" for k, n in count.rejected.items())
+            raise EmptySpaceError(
+                "GridSearch walked the whole grid and found no arch that satisfies the "
+                f"constraints: {count} ({rejected}). Relax a constraint or widen the space"
+            )
         return None
+
+    def valid_count(self) -> Any:
+        """How many archs the grid walks (those within the constraints): a
+        :class:`~nasx.space.ValidCount`, exact when the space is small enough to enumerate."""
+        return self.need_space().count_valid()
 
     def arch_at(self, index: int) -> dict[str, Any]:
         """The ``index``-th arch of the grid (mixed-radix decoding, last label fastest)."""

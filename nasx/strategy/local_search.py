@@ -107,16 +107,19 @@ class LocalSearch(Strategy):
             self._climb_start, self._climb_best = len(self.history), None
 
     def _local_optimum(self, arch: dict[str, Any]) -> bool:
-        return all(arch_key(a) in self._told for a in self.neighbours(arch))
+        # a neighbour outside the constraints is never proposed: it does not keep a climb going
+        return all(
+            arch_key(a) in self._told or not self.satisfies(a) for a in self.neighbours(arch)
+        )
 
     def next_arch(self, rng: random.Random) -> dict[str, Any] | None:
         for arch in self.initial_archs:
-            if self.is_new(arch):
+            if self.acceptable(arch):
                 return arch
         best = self._climb_best
         if len(self.history) - self._climb_start < self.n_init or best is None:
             return self.random_unseen_arch(rng)
-        candidates = [a for a in self.neighbours(best.arch) if self.is_new(a)]
+        candidates = [a for a in self.neighbours(best.arch) if self.acceptable(a)]
         if not candidates:  # the rest of the neighbourhood is in flight
             return self.random_unseen_arch(rng)
         if self.predictor is None or len(candidates) == 1:

@@ -108,9 +108,10 @@ class PolicyGradient(Strategy):
 
     def next_arch(self, rng: random.Random) -> dict[str, Any] | None:
         generator = torch.Generator().manual_seed(rng.randrange(2**62))
-        for _ in range(50 if self.dedup else 1):
+        retry = self.dedup or bool(self.need_space().constraints)
+        for _ in range(50 if retry else 1):
             arch = self._sample(generator)
-            if self.is_new(arch):
+            if self.acceptable(arch):  # new, and within the constraints
                 return arch
         return self.random_unseen_arch(rng)
 

@@ -80,10 +80,11 @@ class TPE(Strategy):
         self._study.sampler = optuna.samplers.TPESampler(
             seed=rng.randrange(2**31), n_startup_trials=self.n_startup_trials, **self.sampler_kwargs
         )
-        for _ in range(20 if self.dedup else 1):
+        retry = self.dedup or bool(self.need_space().constraints)
+        for _ in range(20 if retry else 1):
             asked = self._study.ask(self._distributions)
             arch = {label: self._value(label, asked.params[label]) for label in self._labels}
-            if self.is_new(arch):
+            if self.acceptable(arch):  # new, and within the constraints
                 self._pending.setdefault(arch_key(arch), []).append(asked.number)
                 return arch
             self._study.tell(asked, state=optuna.trial.TrialState.FAIL)

@@ -4,6 +4,7 @@ learns by REINFORCE from the sampled path's validation reward."""
 from __future__ import annotations
 
 import math
+import random
 from typing import Any
 
 import torch
@@ -11,6 +12,7 @@ import torch.nn as nn
 
 from nasx._checks import check_int
 from nasx.space import SearchSpace
+from nasx.space.constraints import sample_valid_path
 
 from .base import BaseOneShotStrategy
 from .distributed import average_across_ranks
@@ -183,7 +185,7 @@ class ENAS(BaseOneShotStrategy):
         controller = self._need_controller()
         arch_optimizer.zero_grad()
         for n in range(self.ctrl_steps_aggregate):
-            arch, log_prob, entropy = controller.sample(step_generator(self.seed, step, 1 + n))
+            arch, log_prob, entropy = self._sample_valid(step_generator(self.seed, step, 1 + n))
             supernet.use_arch(arch)
             shared = torch.tensor(self._reward(supernet, val_batch, module.inner))
             average_across_ranks([shared])  # every rank sees the same reward and baseline
@@ -209,12 +211,26 @@ class ENAS(BaseOneShotStrategy):
     def before_weight_step(self, module: Any) -> None:
         step = module.step_index
         with torch.no_grad():
-            arch, _, _ = self._need_controller().sample(step_generator(self.seed, step))
+            arch, _, _ = self._sample_valid(step_generator(self.seed, step))
         module.supernet.use_arch(arch)
 
     def before_validation(self, module: Any) -> None:
         with torch.no_grad():
-            module.supernet.use_arch(self._need_controller().sample(greedy=True)[0])
+            module.supernet.use_arch(self.export_top_models(1)[0])
+
+    def _sample_valid(
+        self, generator: torch.Generator
+    ) -> tuple[dict[str, Any], torch.Tensor, torch.Tensor]:
+        """A controller sample within the space's constraints (redrawn until it is)."""
+        controller, space = self._need_controller(), self._need_supernet().search_space
+        drawn: list[tuple[dict[str, Any], torch.Tensor, torch.Tensor]] = []
+
+        def draw() -> dict[str, Any]:
+            drawn.append(controller.sample(generator))
+            return drawn[-1][0]
+
+        sample_valid_path(space, draw)
+        return drawn[-1]
 
     @torch.no_grad()
     def export_probs(self) -> dict[str, dict[Any, float]]:
@@ -232,12 +248,22 @@ class ENAS(BaseOneShotStrategy):
     def export_top_models(self, top_k: int = 1) -> list[dict[str, Any]]:
         """The greedy decoding first, then the most probable distinct sampled archs."""
         c = self._need_controller()
+        space = self._need_supernet().search_space
         best = c.sample(greedy=True)[0]
-        scored = {repr(best): (math.inf, best)}
+        scored = {repr(best): (math.inf, best)} if space.satisfies(best) else {}
         gen = torch.Generator().manual_seed(self.seed)
-        for _ in range(max(0, 20 * (top_k - 1))):
+        draws = max(0, 20 * (top_k - 1))
+        if space.constraints:  # archs outside the constraints are skipped: sample until enough
+            draws = max(draws, 20 * top_k)
+        extra = space.max_rejections if space.constraints else 0
+        for i in range(draws + extra):
+            if i >= draws and len(scored) >= top_k:
+                break
             arch, log_prob, _ = c.sample(gen)
-            scored.setdefault(repr(arch), (float(log_prob), arch))
+            if space.satisfies(arch):
+                scored.setdefault(repr(arch), (float(log_prob), arch))
+        if not scored:  # the controller puts (almost) no mass on valid archs
+            return [space.sample(random.Random(self.seed))]  # EmptySpaceError if there are none
         ranked = sorted(scored.values(), key=lambda t: -t[0])
         return [arch for _, arch in ranked[:top_k]]
 

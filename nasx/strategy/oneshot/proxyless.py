@@ -10,6 +10,8 @@ from typing import Any
 
 import torch
 
+from nasx.space.constraints import sample_valid_path
+
 from .base import BaseOneShotStrategy
 from .distributed import average_across_ranks
 from .sampling import step_generator
@@ -65,12 +67,16 @@ class Proxyless(BaseOneShotStrategy):
         self, supernet: Any, probs: dict[str, torch.Tensor], gen: torch.Generator
     ) -> dict[str, Any]:
         space = supernet.search_space
-        return {
-            label: space[label].grid()[
-                int(torch.multinomial(probs[label].detach().float().cpu(), 1, generator=gen))
-            ]
-            for label in space
-        }
+
+        def draw() -> dict[str, Any]:
+            return {
+                label: space[label].grid()[
+                    int(torch.multinomial(probs[label].detach().float().cpu(), 1, generator=gen))
+                ]
+                for label in space
+            }
+
+        return sample_valid_path(space, draw)  # redrawn until within the space's constraints
 
     def penalty(self, probs: dict[str, torch.Tensor]) -> torch.Tensor | None:
         """Expected cost under the current probabilities (None without a cost model)."""
@@ -113,7 +119,10 @@ class Proxyless(BaseOneShotStrategy):
             )
 
     def before_validation(self, module: Any) -> None:
-        module.supernet.use_arch(module.supernet.export())
+        arch = module.supernet.export()
+        if not module.supernet.search_space.satisfies(arch):
+            arch = self.export_top_models(1)[0]  # the most probable arch within the constraints
+        module.supernet.use_arch(arch)
 
     def export_top_models(self, top_k: int = 1) -> list[dict[str, Any]]:
         from .topk import top_k_archs

@@ -80,10 +80,15 @@ class RandomOneShot(BaseOneShotStrategy):
         )
 
     def _allowed(self, arch: dict[str, Any]) -> bool:
+        # the space's constraints (nasx.space.constraints), then NNI's filter
+        space = self.supernet.search_space if self.supernet is not None else None
+        if space is not None and not space.satisfies(arch):
+            return False
         return self.filter is None or bool(self.filter(arch))
 
     def _sample(self, space: Any, rng: Any) -> dict[str, Any]:
-        """A uniformly random arch that ``filter`` accepts."""
+        """A uniformly random arch that ``filter`` accepts (``space.sample`` keeps to the
+        space's constraints)."""
         for _ in range(100):
             arch = space.sample(rng)
             if self._allowed(arch):

@@ -1,7 +1,8 @@
 """The k most probable archs under independent per-label probabilities, best first.
 
 The first arch is the strategy's own export (e.g. DARTS's cell rule); the next ones change the
-labels whose runner-up values lose least probability. Labels are treated as independent.
+labels whose runner-up values lose least probability. Labels are treated as independent. Archs
+that break the space's constraints are skipped: the export is then the most probable valid arch.
 
     >>> from nasx.space import Categorical, SearchSpace
     >>> space = SearchSpace(a=Categorical([0, 1], label='a'), b=Categorical(['x', 'y'], label='b'))
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import random
 from typing import Any
 
 from nasx._checks import check_int
@@ -42,12 +44,17 @@ def top_k_archs(
             if value != best_value:
                 moves.append((math.log(p_best) - math.log(max(p, 1e-12)), label, value))
     moves.sort(key=lambda m: m[0])
-    out, seen = [dict(best)], {repr(sorted(best.items()))}
+    # Archs that break the space's constraints are skipped (nasx.space.constraints).
+    satisfies = getattr(space, "satisfies", None) or (lambda arch: True)
+    out = [dict(best)] if satisfies(best) else []
+    seen = {repr(sorted(best.items()))}
     # Best-first over subsets of moves (at most one move per label).
     heap: list[tuple[float, tuple[int, ...]]] = [(m[0], (i,)) for i, m in enumerate(moves[:64])]
     heapq.heapify(heap)
-    while heap and len(out) < k:
+    pops = 0
+    while heap and len(out) < k and pops < 20_000:
         cost, picked = heapq.heappop(heap)
+        pops += 1
         labels = [moves[i][1] for i in picked]
         if len(set(labels)) == len(labels):
             arch = dict(best)
@@ -56,11 +63,48 @@ def top_k_archs(
             key = repr(sorted(arch.items()))
             if key not in seen:
                 seen.add(key)
-                out.append(arch)
+                if satisfies(arch):
+                    out.append(arch)
         last = picked[-1]
         for j in range(last + 1, min(len(moves), last + 8)):
             heapq.heappush(heap, (cost + moves[j][0], (*picked, j)))
+    if len(out) < k and bool(getattr(space, "constraints", None)):
+        out += _valid_by_sampling(probs, space, k - len(out), seen)
     return out
+
+
+def _valid_by_sampling(
+    probs: dict[str, dict[Any, float]], space: Any, k: int, seen: set[str]
+) -> list[dict[str, Any]]:
+    """Up to ``k`` unseen archs within the constraints, most probable first: drawn from the
+    per-label distributions (and uniformly, which raises EmptySpaceError on an empty space)."""
+    rng = random.Random(0)
+    found: dict[str, tuple[float, dict[str, Any]]] = {}
+
+    def log_prob(arch: dict[str, Any]) -> float:
+        return sum(
+            math.log(max(probs[label].get(prob_key(arch[label]), 1e-12), 1e-12))
+            for label in probs
+            if label in arch
+        )
+
+    def add(arch: dict[str, Any]) -> None:
+        key = repr(sorted(arch.items()))
+        if key not in seen and key not in found and space.satisfies(arch):
+            found[key] = (log_prob(arch), arch)
+
+    for _ in range(max(500, 50 * k)):
+        arch = space.default()
+        for label, dist in probs.items():
+            if label in space:
+                keys, weights = list(dist), list(dist.values())
+                value = rng.choices(keys, weights)[0]
+                arch[label] = space[label].validate(_as_value(label, value, space[label]))
+        add(arch)
+    for _ in range(max(50, k)):
+        add(space.sample(rng))
+    ranked = sorted(found.values(), key=lambda t: -t[0])
+    return [arch for _, arch in ranked[:k]]
 
 
 def prob_key(value: Any) -> Any:
