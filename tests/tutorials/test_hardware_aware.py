@@ -33,6 +33,7 @@ def test_hardware_aware_fast_mode(tmp_path):
     text = out.stdout
     assert "FAST smoke run" in text
     assert re.search(r"latency target [0-9.]+ ms", text)
+    assert re.search(r"calibrated: latency = [0-9.]+ \* \(sum of layers\) \+ -?[0-9.]+ ms", text)
     assert "search: max_trials (3) reached" in text
     assert "Pareto front: trials [" in text
     assert re.search(r"latency hit rate of the top \d: \d/\d", text)
