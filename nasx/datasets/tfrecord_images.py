@@ -39,7 +39,14 @@ import numpy as np
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
-from .tfrecord import decode_example, encode_example, read_records, write_record
+from .tfrecord import (
+    compression_kind,
+    decode_example,
+    encode_example,
+    open_records,
+    read_records,
+    write_record,
+)
 
 TASKS = ("classification", "detection")
 BOX_KEYS = tuple(f"image/object/bbox/{k}" for k in ("xmin", "ymin", "xmax", "ymax"))
@@ -81,6 +88,8 @@ class TFRecordImageDataset(IterableDataset):
         check_crc: verify each record's CRC (a corrupt record raises
             :class:`~nasx.datasets.tfrecord.TFRecordError` naming the file and offset).
         label_offset: added to every class label (``-1`` for 1-based ImageNet labels).
+        compression: ``'auto'`` (plain or GZIP-compressed shards, told apart per file),
+            ``'gzip'`` or ``'none'`` (TensorFlow's ``compression_type``).
 
     ``len()`` counts the records once (reading the files) when asked.
     """
@@ -96,6 +105,7 @@ class TFRecordImageDataset(IterableDataset):
         seed: int = 0,
         check_crc: bool = True,
         label_offset: int = 0,
+        compression: str | None = "auto",
     ):
         if task not in TASKS:
             raise ValueError(f"task must be one of {TASKS}, got {task!r}")
@@ -107,6 +117,8 @@ class TFRecordImageDataset(IterableDataset):
         self.task, self.transform, self.decode = task, transform, decode
         self.shuffle_buffer, self.seed, self.epoch = shuffle_buffer, seed, 0
         self.check_crc, self.label_offset = check_crc, label_offset
+        self.compression = compression
+        compression_kind(compression)
         self._len: int | None = None
 
     def set_epoch(self, epoch: int) -> None:
@@ -115,7 +127,7 @@ class TFRecordImageDataset(IterableDataset):
 
     def __len__(self) -> int:
         if self._len is None:
-            self._len = sum(1 for f in self.files for _ in read_records(f, check_crc=False))
+            self._len = sum(1 for f in self.files for _ in read_records(f, False, self.compression))
         return self._len
 
     def _my_files(self) -> list[str]:
@@ -143,7 +155,7 @@ class TFRecordImageDataset(IterableDataset):
         rng = random.Random((self.seed + self.epoch) * 1000 + (info.id if info else 0))
         buffer: list[dict[str, Any]] = []
         for path in self._my_files():
-            for data in read_records(path, check_crc=self.check_crc):
+            for data in read_records(path, self.check_crc, self.compression):
                 example = decode_example(data)
                 if not self.shuffle_buffer:
                     yield example
@@ -275,21 +287,17 @@ def write_shards(
     *,
     image_format: str = "jpeg",
     class_names: Sequence[str] | None = None,
+    compression: str | None = None,
 ) -> list[Path]:
     """Write ``(image, label)`` samples round-robin into ``<prefix>-0000i-of-0000n.tfrecord``.
 
     Images may be PIL images, ``[C, H, W]`` tensors or ``[H, W, C]`` uint8 arrays; PNG keeps
-    them exact, JPEG (the Vertex default) is lossy. Returns the shard paths.
+    them exact, JPEG (the Vertex default) is lossy. ``compression='gzip'`` writes GZIP-compressed
+    shards (``.tfrecord.gz``, what TensorFlow's ``compression_type="GZIP"`` reads). Returns the
+    shard paths.
     """
-    if num_shards < 1:
-        raise ValueError(f"num_shards must be at least 1, got {num_shards}")
-    prefix = Path(prefix)
-    prefix.parent.mkdir(parents=True, exist_ok=True)
-    paths = [
-        prefix.with_name(f"{prefix.name}-{i:05d}-of-{num_shards:05d}.tfrecord")
-        for i in range(num_shards)
-    ]
-    files = [open(p, "wb") for p in paths]  # noqa: SIM115 - closed below
+    paths = _shard_paths(prefix, num_shards, compression)
+    files = [open_records(p, "wb", compression) for p in paths]
     try:
         for i, (image, label) in enumerate(samples):
             data, h, w = encode_image(image, image_format)
@@ -309,11 +317,15 @@ IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp")
 
 
 def write_image_folder(
-    root: str | os.PathLike[str], prefix: str | os.PathLike[str], num_shards: int = 1
+    root: str | os.PathLike[str],
+    prefix: str | os.PathLike[str],
+    num_shards: int = 1,
+    compression: str | None = None,
 ) -> list[Path]:
     """Write a ``root/<class name>/<image file>`` folder as TFRecord shards (labels: the class
     folders in sorted order). JPEG files are stored as they are (no re-encoding); other images
-    are re-encoded as PNG. Returns the shard paths."""
+    are re-encoded as PNG. ``compression='gzip'``: GZIP shards, as in :func:`write_shards`.
+    Returns the shard paths."""
     root = Path(root)
     classes = sorted(p.name for p in root.iterdir() if p.is_dir())
     if not classes:
@@ -324,15 +336,8 @@ def write_image_folder(
         for path in sorted((root / name).iterdir())
         if path.suffix.lower() in IMAGE_SUFFIXES
     ]
-    if num_shards < 1:
-        raise ValueError(f"num_shards must be at least 1, got {num_shards}")
-    prefix = Path(prefix)
-    prefix.parent.mkdir(parents=True, exist_ok=True)
-    paths = [
-        prefix.with_name(f"{prefix.name}-{i:05d}-of-{num_shards:05d}.tfrecord")
-        for i in range(num_shards)
-    ]
-    files = [open(p, "wb") for p in paths]  # noqa: SIM115 - closed below
+    paths = _shard_paths(prefix, num_shards, compression)
+    files = [open_records(p, "wb", compression) for p in paths]
     try:
         from PIL import Image
 
@@ -360,3 +365,20 @@ def write_image_folder(
         for f in files:
             f.close()
     return paths
+
+
+def _shard_paths(
+    prefix: str | os.PathLike[str], num_shards: int, compression: str | None
+) -> list[Path]:
+    """``<prefix>-0000i-of-0000n.tfrecord[.gz]``, the parent folder created."""
+    if num_shards < 1:
+        raise ValueError(f"num_shards must be at least 1, got {num_shards}")
+    suffix = (
+        ".tfrecord.gz" if compression_kind(compression, writing=True) == "gzip" else ".tfrecord"
+    )
+    prefix = Path(prefix)
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    return [
+        prefix.with_name(f"{prefix.name}-{i:05d}-of-{num_shards:05d}{suffix}")
+        for i in range(num_shards)
+    ]

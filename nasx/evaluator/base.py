@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 import math
 import numbers
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 __all__ = [
@@ -115,6 +115,24 @@ class Evaluator:
         raise NotImplementedError(
             f"{type(self).__name__} must implement evaluate(model, report=None)"
         )
+
+    def with_cost(self, input_shape: Sequence[int], **kwargs: Any) -> Any:
+        """This evaluator returning a metrics dict with the model's cost beside its metric:
+        ``{'default', 'accuracy', 'params', 'macs', 'flops'[, 'latency_ms']}`` (a
+        :class:`~nasx.evaluator.cost.CostEvaluator` around it; ``kwargs``: its ``latency=``,
+        ``objective=``, ...). ``Classification(...).with_cost((3, 32, 32), latency=table)``.
+
+        Example:
+            >>> import torch
+            >>> class Fixed(Evaluator):
+            ...     def evaluate(self, model, report=None):
+            ...         return 0.5
+            >>> Fixed().with_cost((3,)).evaluate(torch.nn.Linear(3, 2))
+            {'default': 0.5, 'accuracy': 0.5, 'params': 8, 'macs': 6, 'flops': 12}
+        """
+        from .cost import CostEvaluator
+
+        return CostEvaluator(self, input_shape, **kwargs)
 
     # Pickle the instance state with cloudpickle so that `__main__` objects survive any pickler.
     def __getstate__(self) -> dict[str, Any]:

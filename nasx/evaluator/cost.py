@@ -5,7 +5,17 @@ function) and returns ``{'default': objective, 'accuracy': ..., 'params': ..., '
 'flops': ..., 'latency_ms': ...}``, what Vega's ModelStatistics callback adds to a trial. Trials
 then keep every metric side by side (``trial.metrics``), a Pareto front can be taken over them
 (:func:`nasx.experiment.pareto.pareto_front`), and ``objective=`` picks what the search ranks by,
-such as the MnasNet reward (:class:`~nasx.hardware.reward.MnasNetReward`).
+such as the MnasNet reward (:class:`~nasx.hardware.reward.MnasNetReward`). Any evaluator's
+``with_cost(input_shape, ...)`` builds one around it: ``Classification(...).with_cost((3, 32, 32),
+latency=table)``.
+
+Why a wrapper rather than a cost inside ``Lightning.evaluate``: the cost is a property of the
+model, not of its training, so one wrapper gives it to every kind of evaluator (a function,
+``Lightning``, ``Classification``, a benchmark lookup) alike; it needs an input shape and a latency
+model (a table for this device, or a measurement) that a training loop has no reason to know; it
+is computed before training, so a trial whose training fails still records what the model
+cost; and ``Lightning.evaluate`` keeps returning the one metric it was asked for, as NNI's does,
+so code written against it is unchanged.
 
     >>> import torch.nn as nn
     >>> from nasx.hardware import MnasNetReward
@@ -42,8 +52,6 @@ class CostEvaluator(Evaluator):
         objective: what ``'default'`` holds: None keeps the inner metric (accuracy); else
             ``fn(metrics) -> float`` over the dict above, e.g. ``MnasNetReward(target=...)``.
         accuracy_key: the name the inner metric is stored under.
-        measure_before: compute the cost before training (a failed training still says what the
-            model cost in the error) rather than after.
         latency_options: keyword arguments of ``measure_latency`` for ``latency='measure'``.
     """
 

@@ -15,8 +15,14 @@ search on another machine does not mix them up.
     >>> len(table), ms == sum(table.entries.values())
     (3, True)
 
+A sum of blocks timed one by one runs low against the whole model: in a model each block finds
+its weights and input out of cache and pays the framework's dispatch between blocks, which a
+block repeated alone does not (``benchmarks/latency_predictor.results.md`` measures both).
+:meth:`LatencyTable.calibrate` fits ``measured = scale * sum + offset_ms`` on a few archs
+measured whole (a robust line through them), and :meth:`~LatencyTable.predict` applies it.
+
 ``benchmarks/latency_predictor.py`` reports the predictor's error against measured latency over
-a sample of MnasNet archs.
+a sample of MnasNet archs, with and without the calibration.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import statistics
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -91,6 +98,8 @@ class LatencyTable:
         self.warmup, self.repeats = warmup, repeats
         self.measure_missing = measure_missing
         self.entries: dict[str, float] = {}
+        # measured = scale * (sum of blocks) + offset_ms, fitted by calibrate(); identity until then
+        self.scale, self.offset_ms, self.calibrated_on = 1.0, 0.0, 0
         self.measured = 0  # blocks measured by this object (not loaded)
         self._trace = ShapeTrace()  # output shapes of blocks seen, so each runs once
 
@@ -120,11 +129,16 @@ class LatencyTable:
         return calls
 
     def predict(self, model: nn.Module, input_shape: Sequence[int]) -> float:
-        """Predicted milliseconds of one forward pass of a ``[batch_size, *input_shape]`` batch.
+        """Predicted milliseconds of one forward pass of a ``[batch_size, *input_shape]`` batch:
+        ``scale * block_sum + offset_ms`` (the sum itself until :meth:`calibrate` ran).
 
         ``model`` may live on the meta device (built by :func:`~nasx.hardware.cost.arch_cost`);
         blocks the table lacks are then materialised on the table's device to be measured.
         """
+        return self.scale * self.block_sum(model, input_shape) + self.offset_ms
+
+    def block_sum(self, model: nn.Module, input_shape: Sequence[int]) -> float:
+        """The sum of the table's entries over the blocks of one forward pass (uncalibrated)."""
         total = 0.0
         for key, module, shape in self.blocks(model, tuple(input_shape)):
             if key not in self.entries:
@@ -146,6 +160,61 @@ class LatencyTable:
         for arch in archs:
             self.predict(build_on(space, arch, "meta"), input_shape)
         return self.measured - before
+
+    def calibrate(
+        self,
+        space: Any,
+        archs: Sequence[dict[str, Any]],
+        input_shape: Sequence[int],
+        *,
+        measured: Sequence[float] | None = None,
+        rounds: int = 3,
+    ) -> tuple[float, float]:
+        """Fit ``measured = scale * block_sum + offset_ms`` on ``archs`` of ``space``; returns
+        ``(scale, offset_ms)`` and uses them in :meth:`predict` from then on (and in ``save``).
+
+        ``measured``: the archs' whole-model latencies if already known, else each is measured
+        here (:func:`measure_archs`, ``rounds`` interleaved rounds, the table's settings). The
+        line is Theil-Sen's (median of the pairwise slopes, then the median offset): one arch
+        timed during a burst of load does not tilt it. One arch fits a scale alone; a fit that
+        would make a slope <= 0 (archs too alike to tell apart) falls back to a scale alone too.
+
+        Example:
+            >>> import torch.nn as nn
+            >>> t = LatencyTable()
+            >>> t.entries = {'Linear(in_features=4, out_features=4, bias=True)@1x4': 1.0}
+            >>> class Space:  # two 'archs': one or two Linear layers
+            ...     def freeze(self, arch):
+            ...         return nn.Sequential(*[nn.Linear(4, 4) for _ in range(arch['n'])])
+            >>> t.calibrate(Space(), [{'n': 1}, {'n': 2}], (4,), measured=[1.5, 2.7])
+            (1.2, 0.3)
+            >>> round(t.predict(nn.Sequential(*[nn.Linear(4, 4)] * 3), (4,)), 6)
+            3.9
+        """
+        if not archs:
+            raise ValueError("calibrate needs at least one arch")
+        from .cost import build_on
+
+        if measured is None:
+            measured = measure_archs(space, archs, input_shape, like=self, rounds=rounds)
+        if len(measured) != len(archs):
+            raise ValueError(f"{len(measured)} measured latencies for {len(archs)} archs")
+        sums = [self.block_sum(build_on(space, a, "meta"), input_shape) for a in archs]
+        ys = [float(m) for m in measured]
+        slopes = [
+            (ys[j] - ys[i]) / (sums[j] - sums[i])
+            for i in range(len(sums))
+            for j in range(i + 1, len(sums))
+            if sums[j] != sums[i]
+        ]
+        scale = statistics.median(slopes) if slopes else 0.0
+        if scale <= 0:
+            scale, offset = statistics.median(y / x for x, y in zip(sums, ys)), 0.0
+        else:
+            offset = statistics.median(y - scale * x for x, y in zip(sums, ys))
+        self.scale, self.offset_ms = round(scale, 12), round(offset, 12)
+        self.calibrated_on = len(archs)
+        return self.scale, self.offset_ms
 
     def _measure(self, module: nn.Module, shape: tuple[int, ...]) -> float:
         block = _materialise(module, self.device)
@@ -184,6 +253,11 @@ class LatencyTable:
             "statistic": self.statistic,
             "clock": self.clock,
             "block_types": [f"{t.__module__}.{t.__qualname__}" for t in self.block_types],
+            "calibration": {
+                "scale": self.scale,
+                "offset_ms": self.offset_ms,
+                "archs": self.calibrated_on,
+            },
             "entries": dict(sorted(self.entries.items())),
         }
         tmp = p.with_suffix(p.suffix + ".tmp")
@@ -223,7 +297,52 @@ class LatencyTable:
                 f"{section.get('batch_size')}, this table uses {self.batch_size}"
             )
         self.entries.update({k: float(v) for k, v in section["entries"].items()})
+        cal = section.get("calibration", {})
+        self.scale = float(cal.get("scale", 1.0))
+        self.offset_ms = float(cal.get("offset_ms", 0.0))
+        self.calibrated_on = int(cal.get("archs", 0))
         return self
+
+
+def measure_archs(
+    space: Any,
+    archs: Sequence[dict[str, Any]],
+    input_shape: Sequence[int],
+    *,
+    like: LatencyTable,
+    rounds: int = 3,
+) -> list[float]:
+    """Whole-model latency of each arch, measured as ``like`` measures blocks (device, batch,
+    threads, clock, repetitions, statistic), in ``rounds`` rounds that visit every arch in turn;
+    each arch gets the median over the rounds. On a machine shared with other work a burst of
+    load then falls on one round of every arch rather than on all rounds of one.
+
+    >>> import torch.nn as nn
+    >>> class Space:
+    ...     def freeze(self, arch):
+    ...         return nn.Linear(4, arch['out'])
+    >>> ms = measure_archs(Space(), [{'out': 2}, {'out': 8}], (4,), like=LatencyTable(repeats=3))
+    >>> len(ms), all(m > 0 for m in ms)
+    (2, True)
+    """
+    if rounds < 1:
+        raise ValueError(f"rounds must be at least 1, got {rounds}")
+    models = [space.freeze(a).to(like.device) for a in archs]
+    per_round: list[list[float]] = [[] for _ in archs]
+    for _ in range(rounds):
+        for i, model in enumerate(models):
+            r = measure_latency(
+                model,
+                tuple(input_shape),
+                batch_size=like.batch_size,
+                device=like.device,
+                warmup=like.warmup,
+                repeats=like.repeats,
+                threads=like.threads,
+                clock=like.clock,
+            )
+            per_round[i].append(r.median_ms if like.statistic == "median" else r.min_ms)
+    return [statistics.median(v) for v in per_round]
 
 
 def _materialise(module: nn.Module, device: torch.device) -> nn.Module:

@@ -285,6 +285,74 @@ class MnasNet(ModelSpace):
         x = self.head(self.blocks(self.stem(x)))  # [N, 1280, H/32, W/32]
         return self.classifier(self.dropout(x.mean((2, 3))))
 
+    def analytic_cost(self, arch: dict[str, Any], input_shape: tuple[int, ...]) -> tuple[int, int]:
+        """``(params, MACs)`` of ``arch`` for one ``(3, H, W)`` input, from formulas, no model
+        built: what :func:`nasx.hardware.cost.arch_cost` uses for this space (about 100x faster
+        than building the model on the meta device; the tests check the two agree on sampled
+        archs). MACs count conv and linear layers, as :func:`nasx.profiler.count_macs` does.
+
+        >>> MnasNet().analytic_cost(MNASNET_A1, (3, 224, 224))    # 3.9 M, 312 M in the paper
+        (3887038, 311579072)
+        """
+        if len(input_shape) != 3 or input_shape[0] != 3:
+            raise ValueError(f"MnasNet takes (3, H, W) inputs, got {tuple(input_shape)}")
+        h, w = _conv_out(int(input_shape[1]), 3, 2), _conv_out(int(input_shape[2]), 3, 2)
+        params = 3 * STEM_CHANNELS * 9 + 2 * STEM_CHANNELS
+        macs = STEM_CHANNELS * h * w * 27
+        c_in = STEM_CHANNELS
+        for b, stride in enumerate(STRIDES, start=1):
+            c_out = arch[f"block{b}/filters"]
+            layer = tuple(arch[f"block{b}/{name}"] for name in BLOCK_MENU)
+            for i in range(arch[f"block{b}/repeats"]):
+                p, m, h, w = _layer_cost(
+                    c_in if i == 0 else c_out, c_out, stride if i == 0 else 1, h, w, *layer
+                )
+                params, macs = params + p, macs + m
+            c_in = c_out
+        classes = self.classifier.out_features
+        params += c_in * HEAD_CHANNELS + 2 * HEAD_CHANNELS + HEAD_CHANNELS * classes + classes
+        macs += HEAD_CHANNELS * h * w * c_in + HEAD_CHANNELS * classes
+        return params, macs
+
+
+def _conv_out(size: int, kernel: int, stride: int) -> int:
+    return (size + 2 * (kernel // 2) - kernel) // stride + 1
+
+
+@functools.lru_cache(maxsize=65536)
+def _layer_cost(
+    c_in: int,
+    c_out: int,
+    stride: int,
+    h: int,
+    w: int,
+    conv: str,
+    expand: int,
+    kernel: int,
+    se: float,
+    skip: str,
+) -> tuple[int, int, int, int]:
+    """``(params, MACs, H', W')`` of one :class:`MnasLayer` (cached by its choices and input)."""
+    ho, wo = _conv_out(h, kernel, stride), _conv_out(w, kernel, stride)
+    kk = kernel * kernel
+    if conv == "mbconv":
+        mid = _times(c_in, expand)
+        params = macs = 0
+        if expand != 1:  # 1x1 expansion + BN
+            params, macs = c_in * mid + 2 * mid, mid * h * w * c_in
+        params += mid * kk + 2 * mid + mid * c_out + 2 * c_out  # depthwise, BN, projection, BN
+        macs += mid * ho * wo * kk + c_out * ho * wo * mid
+        gated = mid
+    else:
+        params = c_in * c_out * kk + 2 * c_out
+        macs = c_out * ho * wo * c_in * kk
+        gated = c_out
+    if se:  # two 1x1 convs with bias on the pooled [gated, 1, 1] vector
+        red = _se_width(c_in, se)
+        params += 2 * gated * red + red + gated
+        macs += 2 * gated * red
+    return params, macs, ho, wo
+
 
 def _arch(rows: list[tuple]) -> dict:
     """Arch dict from one ``(repeats, conv, expand, kernel, se, skip, filters)`` row per block."""

@@ -150,3 +150,71 @@ def test_corrupted_and_truncated_records_raise_clear_errors(tmp_path):
     with pytest.raises(TFRecordError, match="record 0 at byte 0 is truncated"):
         list(read_records(path))
     assert os.path.getsize(path) > 0
+
+
+def gzip_by_hand(payload: bytes) -> bytes:
+    """A gzip member built from RFC 1952 directly: header, raw deflate, CRC-32, size."""
+    import zlib
+
+    deflate = zlib.compressobj(6, zlib.DEFLATED, -15)
+    body = deflate.compress(payload) + deflate.flush()
+    header = b"\x1f\x8b\x08\x00" + b"\x00\x00\x00\x00" + b"\x00\xff"  # no name, mtime 0, OS unknown
+    return header + body + struct.pack("<II", zlib.crc32(payload), len(payload) & 0xFFFFFFFF)
+
+
+def test_gzip_files_read_like_tensorflow_writes_them_and_round_trip(tmp_path):
+    from nasx.datasets.tfrecord import detect_compression, open_records
+
+    records = [b"first record", b"", encode_example({"image/class/label": [7]})]
+    plain = io.BytesIO()
+    for r in records:
+        write_record(plain, r)
+    # TF's GZIP option: the whole framed stream inside one gzip stream
+    hand = tmp_path / "hand.tfrecord"
+    hand.write_bytes(gzip_by_hand(plain.getvalue()))
+    assert detect_compression(hand) == "gzip"
+    assert list(read_records(hand)) == records  # 'auto'
+    assert list(read_records(hand, compression="GZIP")) == records
+    with pytest.raises(TFRecordError, match="the length's CRC"):
+        list(read_records(hand, compression=None))  # read as plain: not a TFRecord file
+    # our writer, read back; the bytes are reproducible (no time stamp in the header)
+    ours = tmp_path / "ours.tfrecord.gz"
+    written = []
+    for _ in range(2):
+        with open_records(ours, "wb", compression="gzip") as f:
+            for r in records:
+                write_record(f, r)
+        written.append(ours.read_bytes())
+    first = written[0]
+    assert written[1] == first and first[:2] == b"\x1f\x8b"
+    assert list(read_records(ours)) == records
+    assert __import__("gzip").decompress(first) == plain.getvalue()
+    # a plain file is still read as plain, and its detection does not guess gzip
+    plain_path = tmp_path / "plain.tfrecord"
+    plain_path.write_bytes(plain.getvalue())
+    assert detect_compression(plain_path) == "none"
+    assert list(read_records(plain_path)) == records
+
+
+def test_plain_file_whose_first_length_looks_like_gzip_magic_is_read_as_plain(tmp_path):
+    record = bytes(0x8B1F)  # little-endian length 1f 8b 00 ..: the gzip magic number
+    path = tmp_path / "plain.tfrecord"
+    write(path, [record])
+    assert path.read_bytes()[:2] == b"\x1f\x8b"
+    assert list(read_records(path)) == [record]
+
+
+def test_damaged_gzip_and_bad_compression_names(tmp_path):
+    from nasx.datasets.tfrecord import open_records
+
+    path = tmp_path / "data.tfrecord.gz"
+    with open_records(path, "wb", compression="GZIP") as f:
+        for i in range(50):
+            write_record(f, bytes([i]) * 200)
+    path.write_bytes(path.read_bytes()[:-30])  # cut the end of the deflate stream
+    with pytest.raises(TFRecordError, match=r"data.tfrecord.gz: the gzip stream is damaged"):
+        list(read_records(path))
+    with pytest.raises(ValueError, match="ZLIB files are not supported"):
+        list(read_records(path, compression="ZLIB"))
+    with pytest.raises(ValueError, match="compression must be one of 'none', 'gzip'"):
+        open_records(tmp_path / "x", "wb", compression="auto")

@@ -135,3 +135,22 @@ def test_corrupt_shard_and_bad_arguments(tmp_path):
         TFRecordImageDataset(tmp_path / "nothing-*")
     with pytest.raises(ValueError, match="task must be one of"):
         TFRecordImageDataset(path, task="segmentation")
+
+
+def test_gzip_shards_round_trip_and_mix_with_plain_ones(tmp_path):
+    src = samples(8)
+    gz = write_shards(
+        src, tmp_path / "gz" / "train", num_shards=2, image_format="png", compression="GZIP"
+    )
+    assert [p.name for p in gz] == [f"train-0000{i}-of-00002.tfrecord.gz" for i in range(2)]
+    assert all(p.read_bytes()[:2] == b"\x1f\x8b" for p in gz)
+    plain = write_shards(src, tmp_path / "plain" / "train", image_format="png")
+    ds = TFRecordImageDataset([*gz, *plain])  # 'auto' tells them apart file by file
+    assert len(ds) == 16
+    got = sorted(((y, (x * 255).round().to(torch.uint8)) for x, y in ds), key=lambda t: t[1].sum())
+    want = sorted(((y, x) for x, y in src * 2), key=lambda t: t[1].sum())
+    for (gy, gx), (wy, wx) in zip(got, want):
+        assert gy == wy and torch.equal(gx, wx)
+    assert len(TFRecordImageDataset(gz, compression="gzip")) == 8
+    with pytest.raises(ValueError, match="compression must be one of"):
+        TFRecordImageDataset(gz, compression="zip")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickle
 
 import pytest
+import torch
 import torch.nn as nn
 
 from nasx.evaluator.base import Evaluator
@@ -75,3 +76,24 @@ def test_lightning_classification_reports_a_metrics_dict():
     assert set(m) == {"default", "accuracy", "params", "macs", "flops", "latency_ms"}
     assert m["default"] == m["accuracy"] and 0.0 <= m["accuracy"] <= 1.0
     assert (m["params"], m["macs"], m["flops"]) == (10, 8, 16) and m["latency_ms"] > 0
+
+
+def test_with_cost_turns_a_lightning_evaluator_into_a_metrics_dict():
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from nasx.evaluator import Classification
+
+    x = torch.randn(32, 4)
+    data = DataLoader(TensorDataset(x, (x[:, 0] > 0).long()), batch_size=16)
+    ev = Classification(
+        train_dataloaders=data,
+        val_dataloaders=data,
+        max_epochs=1,
+        accelerator="cpu",
+        enable_progress_bar=False,
+    ).with_cost((4,))
+    assert isinstance(ev, CostEvaluator) and ev.direction == "maximize"
+    metrics = ev.evaluate(nn.Linear(4, 2))
+    assert set(metrics) == {"default", "accuracy", "params", "macs", "flops"}
+    assert metrics["default"] == metrics["accuracy"] and 0 <= metrics["accuracy"] <= 1
+    assert (metrics["params"], metrics["macs"], metrics["flops"]) == (10, 8, 16)

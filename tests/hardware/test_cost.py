@@ -7,7 +7,7 @@ import torch.nn as nn
 
 from nasx.hardware.cost import ArchCost, arch_cost, candidate_costs, model_cost
 from nasx.hub.mnasnet import MNASNET_A1, MOBILENET_V2, MnasNet
-from nasx.space import LayerChoice, ModelSpace, choice
+from nasx.space import LayerChoice, ModelSpace, choice, search_space
 
 
 class TwoChoices(ModelSpace):
@@ -29,6 +29,22 @@ def test_mnasnet_a1_and_mobilenet_v2_match_the_papers():
     assert a1.flops == 2 * a1.macs
     v2 = arch_cost(MnasNet(), MOBILENET_V2, (3, 224, 224))
     assert round(v2.macs / 1e6) == 301  # paper: 300 M (ReLU instead of ReLU6 changes no MAC)
+    for arch in (MNASNET_A1, MOBILENET_V2):  # the model built and traced gives the same figures
+        built = arch_cost(MnasNet(), arch, (3, 224, 224), analytic=False)
+        assert built == arch_cost(MnasNet(), arch, (3, 224, 224))
+
+
+def test_mnasnet_formulas_equal_the_built_model_on_sampled_archs():
+    space = MnasNet(num_classes=7)
+    ss = search_space(space)
+    for seed in range(12):
+        arch = ss.sample(seed=seed)
+        for shape in ((3, 224, 224), (3, 33, 50)):  # odd sizes: the convs' rounding
+            assert arch_cost(space, arch, shape) == arch_cost(space, arch, shape, analytic=False)
+    with pytest.raises(ValueError, match="block1/filters"):
+        arch_cost(space, {**MNASNET_A1, "block1/filters": 9}, (3, 32, 32))
+    with pytest.raises(ValueError, match=r"MnasNet takes \(3, H, W\) inputs"):
+        arch_cost(space, MNASNET_A1, (1, 32, 32))
 
 
 def test_meta_and_cpu_builds_count_the_same():

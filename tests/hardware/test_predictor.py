@@ -99,3 +99,43 @@ def test_fill_measures_the_blocks_of_archs_once():
     assert n == len(table) > 0
     assert table.fill(space, [MNASNET_A1], (3, 32, 32)) == 0
     assert torch.get_num_threads() >= 1
+
+
+class Stack:
+    """A 'space' whose arch {'n': k} is k equal Linear layers (a known table sums exactly)."""
+
+    def freeze(self, arch):
+        return nn.Sequential(*[nn.Linear(4, 4) for _ in range(arch["n"])])
+
+
+LINEAR_KEY = "Linear(in_features=4, out_features=4, bias=True)@1x4"
+
+
+def test_calibration_fits_a_robust_line_and_is_saved(tmp_path):
+    table = fast_table()
+    table.entries = {LINEAR_KEY: 1.0}
+    archs = [{"n": n} for n in (1, 2, 3, 4, 5)]
+    # measured = 1.5 * sum + 2 ms, one arch hit by a burst of load (x3)
+    measured = [1.5 * n + 2 for n in (1, 2, 3, 4, 5)]
+    measured[2] *= 3
+    scale, offset = table.calibrate(Stack(), archs, (4,), measured=measured)
+    assert (scale, offset) == pytest.approx((1.5, 2.0))  # Theil-Sen ignores the outlier
+    assert table.predict(Stack().freeze({"n": 10}), (4,)) == pytest.approx(17.0)
+    assert table.block_sum(Stack().freeze({"n": 10}), (4,)) == pytest.approx(10.0)
+    path = tmp_path / "lat.json"
+    table.save(path)
+    loaded = fast_table(measure_missing=False).load(path)
+    assert (loaded.scale, loaded.offset_ms, loaded.calibrated_on) == (scale, offset, 5)
+    # one arch, or archs with equal sums: a scale alone
+    assert table.calibrate(Stack(), [{"n": 2}], (4,), measured=[3.0]) == (1.5, 0.0)
+    assert table.calibrate(Stack(), [{"n": 2}] * 2, (4,), measured=[3.0, 5.0]) == (2.0, 0.0)
+    with pytest.raises(ValueError, match="2 measured latencies for 1 archs"):
+        table.calibrate(Stack(), [{"n": 2}], (4,), measured=[3.0, 5.0])
+
+
+def test_calibration_measures_whole_models_when_not_given():
+    table = fast_table()
+    table.entries = {LINEAR_KEY: 1e-6}  # far below any real call: the fit must raise it
+    scale, offset = table.calibrate(Stack(), [{"n": 1}, {"n": 8}], (4,), rounds=1)
+    assert table.predict(Stack().freeze({"n": 8}), (4,)) > 1e-3
+    assert table.calibrated_on == 2 and scale > 0

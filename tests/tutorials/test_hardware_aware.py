@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.slow  # about 30 s of CPU: data, a latency table, 3 + 3 trainings, an export
+@pytest.mark.slow  # about 40 s of CPU: data, a latency table, 3 + 3 trainings, an export, 2 one-shot
 def test_hardware_aware_fast_mode(tmp_path):
     env = {
         **os.environ,
@@ -33,8 +33,14 @@ def test_hardware_aware_fast_mode(tmp_path):
     text = out.stdout
     assert "FAST smoke run" in text
     assert re.search(r"latency target [0-9.]+ ms", text)
+    assert re.search(r"calibrated: latency = [0-9.]+ \* \(sum of layers\) \+ -?[0-9.]+ ms", text)
     assert "search: max_trials (3) reached" in text
     assert "Pareto front: trials [" in text
     assert re.search(r"latency hit rate of the top \d: \d/\d", text)
     assert text.count("stage 2 trial") >= 1
     assert "exported best.pt2: probabilities (2, 10)" in text
+    assert re.search(r"latency penalty: \d+ per-choice costs", text)
+    for name in ("Proxyless \\+ latency penalty", "RandomOneShot \\+ latency range"):
+        assert re.search(name + r": \d+ s, exported 1 arch\(s\) at [0-9.]+ ms predicted", text)
+    # the range filter admits only archs the predictor puts under the target
+    assert re.search(r"RandomOneShot \+ latency range: .* latency hit rate 1/1", text)
