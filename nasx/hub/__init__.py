@@ -1,5 +1,5 @@
 """Model spaces and pre-searched models: the DARTS family (NDS), NAS-Bench-101/201, MnasNet, SpineNet,
-ProxylessNAS, MobileNetV3.
+ProxylessNAS, MobileNetV3, ShuffleNet (SPOS).
 
 The hub imports only :mod:`nasx.space` (never strategies or evaluators).
 
@@ -18,6 +18,7 @@ from .nds import DARTS, ENAS, NDS, PNAS, AmoebaNet, NASNet
 from .pretrained import available_models, configure_weights, load_searched_model
 from .proxylessnas import PROXYLESSNAS_GPU, PROXYLESSNAS_MOBILE, ProxylessNAS
 from .registry import list_spaces, space_entry
+from .shufflenet import SPOS, ShuffleNetSpace
 from .spinenet import SPINENET_49, SpineNet
 
 __all__ = [
@@ -40,6 +41,8 @@ __all__ = [
     "NasBench101",
     "NasBench201",
     "SPINENET_49",
+    "SPOS",
+    "ShuffleNetSpace",
     "SpineNet",
     "arch_to_nb201_string",
     "nb201_string_to_arch",

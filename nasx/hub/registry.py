@@ -24,6 +24,7 @@ from .nasbench101 import NasBench101
 from .nasbench201 import NasBench201
 from .nds import DARTS, ENAS, PNAS, AmoebaNet, NASNet
 from .proxylessnas import ProxylessNAS
+from .shufflenet import ShuffleNetSpace
 from .spinenet import SpineNet
 
 
@@ -50,6 +51,7 @@ _SPACES: dict[str, HubSpace] = {
     "mnasnet": HubSpace(MnasNet, {"num_classes": 10}, (3, 32, 32)),
     "proxylessnas": HubSpace(ProxylessNAS, {"num_classes": 10}, (3, 32, 32)),
     "mobilenetv3": HubSpace(MobileNetV3Space, {"num_classes": 10}, (3, 32, 32)),
+    "shufflenet": HubSpace(ShuffleNetSpace, {"num_labels": 10}, (3, 32, 32)),
     "spinenet": HubSpace(SpineNet, {"scaling": "49S"}, (3, 64, 64)),
 }
 
