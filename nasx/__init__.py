@@ -43,6 +43,9 @@ _LAZY_NAMES = {
         "nasx.space",
     ),
     "trace": "nasx.evaluator.tracing",  # NNI's nni.trace (nasx needs no tracing; kept for porting)
+    # NNI's metric channel, bound to the trial being evaluated (nasx itself uses return values)
+    "report_intermediate_result": "nasx.evaluator.nni_report",
+    "report_final_result": "nasx.evaluator.nni_report",
 }
 _SUBPACKAGES = (
     "space",
@@ -61,6 +64,8 @@ __all__ = ["__version__", *_LAZY_NAMES, *_SUBPACKAGES]
 # What type checkers and IDEs see: the names of _LAZY_NAMES and _SUBPACKAGES, imported eagerly
 # by them only (tests/test_typing.py checks that the lists agree).
 if TYPE_CHECKING:
+    from nasx.evaluator.nni_report import report_final_result as report_final_result
+    from nasx.evaluator.nni_report import report_intermediate_result as report_intermediate_result
     from nasx.evaluator.tracing import trace as trace
     from nasx.space import Categorical as Categorical
     from nasx.space import CategoricalMultiple as CategoricalMultiple

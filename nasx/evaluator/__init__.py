@@ -32,6 +32,8 @@ _LAZY_NAMES = {
     "NasBench201Evaluator": "nasx.evaluator.nasbench201",
     "DataLoader": "nasx.evaluator.tracing",  # NNI's traced DataLoader (a torch DataLoader)
     "trace": "nasx.evaluator.tracing",
+    "report_intermediate_result": "nasx.evaluator.nni_report",  # NNI's nni.report_* calls
+    "report_final_result": "nasx.evaluator.nni_report",
     # the DARTS retraining recipe as parts
     "DartsRecipe": "nasx.evaluator.recipes",
     "DartsRetrainModule": "nasx.evaluator.recipes",
@@ -54,6 +56,8 @@ if TYPE_CHECKING:
     from nasx.evaluator.lightning import LightningModule as LightningModule
     from nasx.evaluator.lightning import Trainer as Trainer
     from nasx.evaluator.nasbench201 import NasBench201Evaluator as NasBench201Evaluator
+    from nasx.evaluator.nni_report import report_final_result as report_final_result
+    from nasx.evaluator.nni_report import report_intermediate_result as report_intermediate_result
     from nasx.evaluator.recipes import DartsRecipe as DartsRecipe
     from nasx.evaluator.recipes import DartsRetrainModule as DartsRetrainModule
     from nasx.evaluator.recipes import darts_retrain_evaluator as darts_retrain_evaluator

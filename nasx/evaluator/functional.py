@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .base import Evaluator, Metric, Report, accepts_parameter
+from .nni_report import reporting
 
 __all__ = ["FunctionalEvaluator"]
 
@@ -20,7 +21,8 @@ class FunctionalEvaluator(Evaluator):
     back out of the model; ``needs_model=False`` then lets the experiment skip building the model.
     The evaluator pickles whenever ``fn`` and ``kwargs`` do; functions defined in ``__main__`` or
     as lambdas travel by value (cloudpickle). Porting from NNI: ``nni.report_final_result(x)``
-    becomes ``return x`` and ``nni.report_intermediate_result(x)`` becomes ``report(x)``.
+    is ``return x`` and ``nni.report_intermediate_result(x)`` is ``report(x)``; NNI's calls work
+    too (``nasx.report_final_result``, see :mod:`nasx.evaluator.nni_report`).
 
     Example:
         >>> import torch
@@ -74,7 +76,9 @@ class FunctionalEvaluator(Evaluator):
                     "call evaluate(model, arch={...}) (NasExperiment passes the trial's arch)"
                 )
             kwargs["arch"] = arch
-        return self.fn(model, **kwargs)
+        # NNI ports call nasx.report_intermediate_result / report_final_result inside fn
+        with reporting(report) as channel:
+            return channel.result(self.fn(model, **kwargs))
 
     def __repr__(self) -> str:
         name = getattr(self.fn, "__qualname__", repr(self.fn))

@@ -32,6 +32,7 @@ from typing import Any
 import torch.nn as nn
 
 from nasx.evaluator.base import ModelEvaluator, accepts_parameter, normalize_metric
+from nasx.evaluator.nni_report import reporting
 from nasx.space import ModelSpace, model_context
 from nasx.space.base import space_record
 from nasx.trial import FAILED, SUCCEEDED
@@ -120,7 +121,9 @@ def call_evaluator(
         )
     if accepts_parameter(fn, "arch"):
         kwargs["arch"] = arch
-    return fn(model, **kwargs)
+    # any evaluator may use NNI's report functions (nasx.report_final_result ...) while it runs
+    with reporting(report) as channel:
+        return channel.result(fn(model, **kwargs))
 
 
 def run_trial(

@@ -1,5 +1,5 @@
-"""Model spaces and pre-searched models: the DARTS family (NDS), NAS-Bench-201, MnasNet, SpineNet,
-ProxylessNAS, MobileNetV3.
+"""Model spaces and pre-searched models: the DARTS family (NDS), NAS-Bench-101/201, MnasNet, SpineNet,
+ProxylessNAS, MobileNetV3, ShuffleNet (SPOS).
 
 The hub imports only :mod:`nasx.space` (never strategies or evaluators).
 
@@ -12,11 +12,13 @@ The hub imports only :mod:`nasx.space` (never strategies or evaluators).
 from .genotypes import Genotype, arch_to_genotype, genotype_to_arch
 from .mnasnet import MNASNET_A1, MOBILENET_V2, MnasNet
 from .mobilenetv3 import MOBILENETV3_LARGE, MOBILENETV3_SMALL, MobileNetV3Space
+from .nasbench101 import NasBench101, nb101_spec_to_arch
 from .nasbench201 import NasBench201, arch_to_nb201_string, nb201_string_to_arch
 from .nds import DARTS, ENAS, NDS, PNAS, AmoebaNet, NASNet
 from .pretrained import available_models, configure_weights, load_searched_model
 from .proxylessnas import PROXYLESSNAS_GPU, PROXYLESSNAS_MOBILE, ProxylessNAS
 from .registry import list_spaces, space_entry
+from .shufflenet import SPOS, ShuffleNetSpace
 from .spinenet import SPINENET_49, SpineNet
 
 __all__ = [
@@ -36,11 +38,15 @@ __all__ = [
     "PROXYLESSNAS_MOBILE",
     "ProxylessNAS",
     "NASNet",
+    "NasBench101",
     "NasBench201",
     "SPINENET_49",
+    "SPOS",
+    "ShuffleNetSpace",
     "SpineNet",
     "arch_to_nb201_string",
     "nb201_string_to_arch",
+    "nb101_spec_to_arch",
     "arch_to_genotype",
     "available_models",
     "list_spaces",

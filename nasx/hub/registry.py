@@ -20,9 +20,11 @@ from torch import nn
 
 from .mnasnet import MnasNet
 from .mobilenetv3 import MobileNetV3Space
+from .nasbench101 import NasBench101
 from .nasbench201 import NasBench201
 from .nds import DARTS, ENAS, PNAS, AmoebaNet, NASNet
 from .proxylessnas import ProxylessNAS
+from .shufflenet import ShuffleNetSpace
 from .spinenet import SpineNet
 
 
@@ -40,12 +42,16 @@ _SPACES: dict[str, HubSpace] = {
     "enas": HubSpace(ENAS, {"width": 4, "num_cells": 3}, (3, 16, 16)),
     "amoebanet": HubSpace(AmoebaNet, {"width": 4, "num_cells": 3}, (3, 16, 16)),
     "pnas": HubSpace(PNAS, {"width": 4, "num_cells": 3}, (3, 16, 16)),
+    "nasbench101": HubSpace(
+        NasBench101, {"stem_out_channels": 8, "num_modules_per_stack": 1}, (3, 16, 16)
+    ),
     "nasbench201": HubSpace(
         NasBench201, {"stem_out_channels": 4, "num_modules_per_stack": 1}, (3, 16, 16)
     ),
     "mnasnet": HubSpace(MnasNet, {"num_classes": 10}, (3, 32, 32)),
     "proxylessnas": HubSpace(ProxylessNAS, {"num_classes": 10}, (3, 32, 32)),
     "mobilenetv3": HubSpace(MobileNetV3Space, {"num_classes": 10}, (3, 32, 32)),
+    "shufflenet": HubSpace(ShuffleNetSpace, {"num_labels": 10}, (3, 32, 32)),
     "spinenet": HubSpace(SpineNet, {"scaling": "49S"}, (3, 64, 64)),
 }
 

@@ -65,10 +65,10 @@ def _decisions(
 ) -> tuple[Categorical, list[Categorical], list[CategoricalMultiple]]:
     """``num_nodes``, ``op<i>`` and ``input<i>`` choices, labelled in the current scope."""
     prior = [2.0**i for i in range(2, max_num_nodes + 1)]
+    # default 2 (NNI's: the first value): the default arch, input -> output, is a valid cell
     num_nodes = Categorical(
         list(range(2, max_num_nodes + 1)),
         label="num_nodes",
-        default=max_num_nodes,
         weights=[p / sum(prior) for p in prior],
     )
     op_choices = [Categorical(list(ops), label=f"op{i}") for i in range(1, max_num_nodes - 1)]

@@ -35,6 +35,8 @@ class RegularizedEvolution(Strategy):
         sample_size: tournament size (members compared to choose a parent).
         mutation_prob: chance that each label of the parent is resampled (to a different value);
             at least one label always changes.
+        crossover: NNI's option: the child starts from a crossover of the winners of two
+            tournaments (each label taken from either with probability 1/2) before mutation.
         dedup: never propose an arch twice; a mutation that repeats one is retried, then a random
             unseen arch is used. A mutation that breaks a constraint of the space is retried the
             same way (up to 50 times, then a random arch that satisfies the constraints).
@@ -48,8 +50,10 @@ class RegularizedEvolution(Strategy):
         mutation_prob: float = 0.05,
         dedup: bool = True,
         seed: int | None = None,
+        crossover: bool = False,
     ):
         super().__init__(dedup=dedup, seed=seed)
+        self.crossover = bool(crossover)
         check_int("population_size", population_size, minimum=1, allow_none=False)
         check_int("sample_size", sample_size, minimum=1, maximum=population_size, allow_none=False)
         check_number("mutation_prob", mutation_prob, minimum=0, maximum=1)
@@ -66,12 +70,19 @@ class RegularizedEvolution(Strategy):
         if self.num_proposed < self.population_size or not population:
             return self.random_unseen_arch(rng) if self.dedup else self.need_space().sample(rng)
         for _ in range(50):
-            contenders = rng.sample(population, min(self.sample_size, len(population)))
-            parent = max(contenders, key=self.score)
-            child = self.mutate(parent.arch, rng)
+            parent = self.tournament(population, rng)
+            if self.crossover:  # NNI: each label from the winner of a second tournament, p=1/2
+                other = self.tournament(population, rng)
+                parent = {k: other[k] if rng.random() < 0.5 else v for k, v in parent.items()}
+            child = self.mutate(parent, rng)
             if self.acceptable(child):  # new, and within the constraints (else re-sampled)
                 return child
         return self.random_unseen_arch(rng)
+
+    def tournament(self, population: list, rng: random.Random) -> dict[str, Any]:
+        """The arch of the best of ``sample_size`` members drawn at random."""
+        contenders = rng.sample(population, min(self.sample_size, len(population)))
+        return max(contenders, key=self.score).arch
 
     def mutate(self, arch: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         """A copy of ``arch`` with each label resampled with probability ``mutation_prob``."""

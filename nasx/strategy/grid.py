@@ -27,14 +27,20 @@ class GridSearch(Strategy):
         shuffle: visit the grid in a random order fixed by ``seed`` (the default, as in NNI);
             ``shuffle=False`` walks it in order.
         seed: the shuffle's seed.
+        dedup: NNI's switch. ``True`` (the default): a resumed search walks the same order and
+            skips every arch already proposed, even ones stored from another order or strategy.
+            ``False``: no check against proposed archs; a resumed search goes on from the
+            position of its last proposal, so a resume with the same seed repeats nothing, and
+            one with another order may repeat archs (NNI: "might result in duplications").
 
-    A resumed search walks the same order and skips the archs already proposed. With constraints
-    (:mod:`nasx.space.constraints`) it skips the archs that break them too; :meth:`valid_count`
-    says how many archs it walks.
+    A grid never proposes an arch twice within one run (nasx refuses continuous choices here,
+    so there is no NNI-style refinement of ranges that could meet an arch again). With
+    constraints (:mod:`nasx.space.constraints`) it skips the archs that break them too;
+    :meth:`valid_count` says how many archs it walks.
     """
 
-    def __init__(self, shuffle: bool = True, seed: int | None = None):
-        super().__init__(dedup=True, seed=seed)
+    def __init__(self, shuffle: bool = True, seed: int | None = None, dedup: bool = True):
+        super().__init__(dedup=dedup, seed=seed)
         self.shuffle = shuffle
 
     def reset(self) -> None:
@@ -56,11 +62,14 @@ class GridSearch(Strategy):
                 self._affine = (a, rng.randrange(self._size))
 
     def __repr__(self) -> str:
-        return f"GridSearch(shuffle={self.shuffle}, seed={self.seed})"
+        return f"GridSearch(shuffle={self.shuffle}, seed={self.seed}, dedup={self.dedup})"
 
     def next_arch(self, rng: random.Random) -> dict[str, Any] | None:
         # Walk the order from the start, skipping archs already proposed: a resumed search (even
-        # one whose stored trials came from another order) never repeats an arch.
+        # one whose stored trials came from another order) never repeats an arch. Without dedup
+        # the walk resumes at the position of the last proposal instead, checking nothing.
+        if not self.dedup:
+            self._cursor = max(self._cursor, self.num_proposed)
         while self._cursor < self._size:
             n = self._cursor
             self._cursor += 1

@@ -21,6 +21,7 @@ import torch.nn.functional as F
 
 from .base import BaseOneShotStrategy
 from .distributed import average_across_ranks
+from .nni_args import LinearTemperature, apply_log_prob_every_n_step, refuse_nni_penalty
 from .supernet import softmax_weights
 from .topk import top_k_archs
 
@@ -91,6 +92,9 @@ class DARTS(BaseOneShotStrategy):
         unrolled_lr: ``xi`` of the unrolled step; default: the weight optimizer's learning rate.
         cost_penalty: ``fn(probs, search_space) -> Tensor`` added to the architecture loss, e.g.
             :class:`~nasx.strategy.oneshot.cost.CostPenalty` (expected latency or MACs).
+        log_prob_every_n_step: NNI's name for ``log_arch_every``.
+        penalty: NNI's profiler-based penalty: refused, naming ``cost_penalty`` (see
+            :mod:`nasx.strategy.oneshot.nni_args`).
         gradient_clip_val, warmup_epochs, ...: see :class:`BaseOneShotStrategy`.
 
     Example:
@@ -113,8 +117,13 @@ class DARTS(BaseOneShotStrategy):
         arc_weight_decay: float = 1e-3,
         unrolled_lr: float | None = None,
         cost_penalty: Callable[..., torch.Tensor] | None = None,
+        log_prob_every_n_step: int | None = None,
+        penalty: Any = None,
         **kwargs: Any,
     ):
+        name = type(self).__name__
+        refuse_nni_penalty(penalty, name, "cost_penalty=CostPenalty(...)")
+        apply_log_prob_every_n_step(log_prob_every_n_step, kwargs, name)
         super().__init__(gradient_clip_val=gradient_clip_val, warmup_epochs=warmup_epochs, **kwargs)
         if order not in (1, 2):
             raise ValueError(
@@ -189,11 +198,19 @@ class GumbelDARTS(DARTS):
         temperature_decay: multiplied into the temperature after every epoch.
         min_temperature: lower bound of the schedule.
         hard: straight-through one-hot samples (forward like one path, gradient like the softmax).
+        temperature: NNI 3.0's schedule, replacing the three above: a float (fixed), ``(init,
+            min)`` or ``{'init': .., 'min': ..}`` (falling linearly from ``init`` at the first epoch
+            towards ``min`` at ``max_epochs``, see :class:`~nasx.strategy.oneshot.nni_args.LinearTemperature`).
+        use_temp_anneal, min_temp: NNI 2.x's form of the same: ``use_temp_anneal=True`` falls
+            linearly from ``gumbel_temperature`` to ``min_temp`` (default 0.33);
+            ``use_temp_anneal=False`` keeps ``gumbel_temperature`` fixed.
 
     Example:
         >>> s = GumbelDARTS(gumbel_temperature=1.0, temperature_decay=0.9)
         >>> s.temperature
         1.0
+        >>> GumbelDARTS(temperature=(1.0, 0.33)).schedule  # NNI 3.0's default
+        LinearTemperature(init=1.0, min=0.33)
     """
 
     def __init__(
@@ -202,9 +219,15 @@ class GumbelDARTS(DARTS):
         temperature_decay: float = 0.95,
         min_temperature: float = 0.33,
         hard: bool = False,
+        temperature: Any = None,
+        use_temp_anneal: bool | None = None,
+        min_temp: float | None = None,
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
+        self.schedule = _nni_schedule(gumbel_temperature, temperature, use_temp_anneal, min_temp)
+        if self.schedule is not None:
+            gumbel_temperature = self.schedule.init
         self.temperature = float(gumbel_temperature)
         self.temperature_decay = temperature_decay
         self.min_temperature = min_temperature
@@ -221,6 +244,10 @@ class GumbelDARTS(DARTS):
         module.supernet.use_mixture(softmax_weights)
 
     def on_epoch_end(self, module: Any) -> None:
+        if self.schedule is not None:  # NNI's linear schedule: the next epoch's temperature
+            max_epochs = getattr(module.trainer, "max_epochs", None)
+            self.temperature = self.schedule.value(module.current_epoch + 1, max_epochs)
+            return
         self.temperature = max(self.min_temperature, self.temperature * self.temperature_decay)
 
     def state_dict(self) -> dict[str, Any]:
@@ -228,3 +255,30 @@ class GumbelDARTS(DARTS):
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.temperature = float(state.get("temperature", self.temperature))
+
+
+def _nni_schedule(
+    gumbel_temperature: float,
+    temperature: Any,
+    use_temp_anneal: bool | None,
+    min_temp: float | None,
+) -> LinearTemperature | None:
+    """NNI's GumbelDARTS temperature arguments (3.0's ``temperature``, 2.x's ``use_temp_anneal``
+    and ``min_temp``) as a linear schedule; None when neither is given (nasx's decay applies)."""
+    if temperature is not None:
+        if use_temp_anneal is not None or min_temp is not None:
+            raise ValueError(
+                "GumbelDARTS: give NNI 3.0's temperature=(init, min) or NNI 2.x's "
+                "use_temp_anneal/min_temp, not both"
+            )
+        return LinearTemperature.parse(temperature)
+    if use_temp_anneal is None:
+        if min_temp is not None:
+            raise ValueError(
+                "GumbelDARTS(min_temp=...) is the end of NNI 2.x's linear schedule: pass "
+                "use_temp_anneal=True with it (or nasx's min_temperature= for the per-epoch decay)"
+            )
+        return None
+    if use_temp_anneal:
+        return LinearTemperature(gumbel_temperature, 0.33 if min_temp is None else min_temp)
+    return LinearTemperature(gumbel_temperature, gumbel_temperature)  # fixed, as in NNI

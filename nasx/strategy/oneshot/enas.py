@@ -16,6 +16,7 @@ from nasx.space.constraints import sample_valid_path
 
 from .base import BaseOneShotStrategy
 from .distributed import average_across_ranks
+from .nni_args import apply_log_prob_every_n_step
 from .sampling import batch_reward, split_batch, step_generator
 from .supernet import Supernet
 from .topk import prob_key
@@ -96,8 +97,8 @@ class ENAS(BaseOneShotStrategy):
             evaluator's module logs in ``validation_step`` on the validation batch (for example
             ``'val_acc'``), or that the step returns in a dict. Give it or ``reward_fn``, not both.
         batches_per_update: NNI's name for ``ctrl_steps_aggregate``.
-        log_prob_every_n_step: NNI's logging period of the controller's probabilities; accepted
-            and unused (read them with :meth:`export_probs`).
+        log_prob_every_n_step: NNI's name for ``log_arch_every`` (how often the controller's
+            probabilities are logged).
         replay_buffer_size, penalty: NNI 3.0 settings with no nasx counterpart (its controller
             trains by PPO from a replay buffer; nasx's by REINFORCE): only None is accepted.
 
@@ -126,6 +127,7 @@ class ENAS(BaseOneShotStrategy):
         penalty: Any = None,
         **kwargs: Any,
     ):
+        apply_log_prob_every_n_step(log_prob_every_n_step, kwargs, "ENAS")
         super().__init__(gradient_clip_val=gradient_clip_val, **kwargs)
         unsupported = {"replay_buffer_size": replay_buffer_size, "penalty": penalty}
         given = [name for name, value in unsupported.items() if value is not None]
@@ -138,7 +140,6 @@ class ENAS(BaseOneShotStrategy):
             )
         if batches_per_update is not None:
             ctrl_steps_aggregate = batches_per_update
-        check_int("log_prob_every_n_step", log_prob_every_n_step, minimum=1)
         if reward_fn is not None and reward_metric_name is not None:
             raise ValueError("give reward_fn or reward_metric_name, not both")
         if reward_metric_name is not None and not isinstance(reward_metric_name, str):

@@ -566,6 +566,13 @@ MIXED_VALUE_TYPES: dict[type, type[_MixedValueOp]] = {
 }
 ValueOp = _MixedValueOp
 
+# Attention's mixed layer lives in its own module (it subclasses _MixedValueOp defined above).
+from nasx.space.mutable_ops import MutableMultiheadAttention  # noqa: E402
+
+from .mixed_attention import MixedMultiheadAttention  # noqa: E402
+
+MIXED_VALUE_TYPES[MutableMultiheadAttention] = MixedMultiheadAttention
+
 
 def convert_value_module(
     module: nn.Module, state: ArchState, convert: Callable[[nn.Module], nn.Module]

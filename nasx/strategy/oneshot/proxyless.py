@@ -14,6 +14,7 @@ from nasx.space.constraints import sample_valid_path
 
 from .base import BaseOneShotStrategy
 from .distributed import average_across_ranks
+from .nni_args import apply_log_prob_every_n_step, refuse_nni_penalty
 from .sampling import step_generator
 from .topk import prob_key
 
@@ -29,6 +30,9 @@ class Proxyless(BaseOneShotStrategy):
         cost_fn: ``(probs: dict[label, Tensor]) -> Tensor``, a custom differentiable penalty
             (a profiler's estimate); added like ``cost``.
         penalty_weight: weight of the penalty.
+        log_prob_every_n_step: NNI's name for ``log_arch_every``.
+        nni_penalty: NNI's ``penalty=`` (a profiler-based penalty), refused naming ``cost=`` /
+            ``cost_fn=`` (``penalty`` is this class's method for the expected cost).
 
     Example:
         >>> from nasx.strategy import Proxyless
@@ -46,8 +50,12 @@ class Proxyless(BaseOneShotStrategy):
         cost_fn: Callable[[dict[str, torch.Tensor]], torch.Tensor] | None = None,
         penalty_weight: float = 0.0,
         gradient_clip_val: float | None = 5.0,
+        log_prob_every_n_step: int | None = None,
         **kwargs: Any,
     ):
+        # NNI's penalty= arrives in kwargs (the name is this class's method)
+        refuse_nni_penalty(kwargs.pop("penalty", None), "Proxyless", "cost=... or cost_fn=...")
+        apply_log_prob_every_n_step(log_prob_every_n_step, kwargs, "Proxyless")
         super().__init__(gradient_clip_val=gradient_clip_val, **kwargs)
         self.arc_learning_rate, self.arc_weight_decay = arc_learning_rate, arc_weight_decay
         self.cost, self.cost_fn, self.penalty_weight = cost or {}, cost_fn, penalty_weight
