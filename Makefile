@@ -31,14 +31,18 @@ $(STAMP): pyproject.toml $(wildcard $(CONSTRAINTS))
 demo: $(STAMP)
 	$(PY) tutorials/hello_nas.py
 
+# The suite runs on every core with pytest-xdist; each test file stays on one worker, in order
+# (tests/conftest.py groups them), so module fixtures and the shared Ray cluster are built once.
+XDIST := -n auto --dist loadgroup
+
 test: $(STAMP)
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m "not slow" $(XDIST)
 	@# Two slow packaging checks that run here too: every module imported with POSIX-only
 	@# modules hidden, and nasx installed without extras running the README's search.
 	$(PY) -m pytest -q tests/test_portability.py tests/test_install.py
 
 test-all: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(XDIST)
 
 # The suite on the newest releases of everything (no constraints), in its own venv.
 test-latest:
@@ -46,7 +50,7 @@ test-latest:
 	.venv-latest/bin/python -m pip install $(PIP_QUIET) --upgrade pip
 	.venv-latest/bin/python -m pip install $(PIP_QUIET) --upgrade --upgrade-strategy eager -e ".[dev]"
 	.venv-latest/bin/python -m pip freeze --exclude-editable | grep -i -E "^(torch|torchvision|pytorch-lightning|numpy)=="
-	.venv-latest/bin/python -m pytest -q -m "not slow"
+	.venv-latest/bin/python -m pytest -q -m "not slow" $(XDIST)
 
 # Refresh the pins on purpose: after `make test-latest` passes, write its versions as the new
 # constraints for this Python (then run `make test` and commit the file).

@@ -22,12 +22,14 @@ def test_without_cuda_the_step_runs_eagerly_and_says_why():
 
 
 def test_make_capturable_moves_resumed_step_counters_and_leaves_sgd_alone():
-    p = nn.Parameter(torch.ones(3))
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    p = nn.Parameter(torch.ones(3, device=device))
     adam = torch.optim.Adam([p])
-    p.grad = torch.ones(3)
+    p.grad = torch.ones(3, device=device)
     adam.step()  # creates state['step'] (a CPU tensor when capturable=False)
     make_capturable(adam)
-    assert adam.param_groups[0]["capturable"] is True
+    # CPU parameters stay as they are (a capturable step refuses them)
+    assert adam.param_groups[0]["capturable"] is p.is_cuda
     assert adam.state[p]["step"].device == p.device
     sgd = torch.optim.SGD([p], lr=0.1)
     make_capturable(sgd)

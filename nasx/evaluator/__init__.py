@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from nasx.evaluator.augment import Cutout as Cutout
     from nasx.evaluator.augment import RandomCropFlip as RandomCropFlip
     from nasx.evaluator.augment import darts_train_transform as darts_train_transform
+    from nasx.evaluator.cuda_graphs import CudaGraphTraining as CudaGraphTraining
     from nasx.evaluator.lightning import Lightning as Lightning
     from nasx.evaluator.lightning import LightningModule as LightningModule
     from nasx.evaluator.lightning import Trainer as Trainer
