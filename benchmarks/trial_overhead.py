@@ -210,7 +210,7 @@ def scale_child(n_trials: int, execution: str, workers: int) -> dict:
         exp.run()
         wall = time.time() - t0
         rss1 = rss_mib()
-        ends = sorted(t.end_time for t in exp._trials.values())
+        ends = sorted(t.end_time for t in exp.trials())  # from the database: none kept in memory
         assert len(ends) == n_trials, len(ends)
         k = min(1000, n_trials)
         first = (k - 1) / (ends[k - 1] - ends[0])

@@ -239,6 +239,9 @@ class NasExperiment:
         #: nasx.space.ValidCount, exact or estimated, ``str()`` says which)
         self.valid_count: Any = None
         self._progress: Any = None  # the Progress of a run() in flight (typed Any: _loop calls it)
+        # The trials not finished yet (in flight, or interrupted and waiting to re-run): a
+        # finished one lives in the database only (and in the strategy, if it keeps it), so the
+        # memory of a run does not grow with its trials.
         self._trials: dict[int, Trial] = {}
         # Trials per status, kept up to date as trials change (_add_trial, _set_status), so the
         # limits are checked in constant time per step rather than by recounting every trial.
@@ -301,8 +304,8 @@ class NasExperiment:
         store = self._open_store(space)
         executor = None
         try:
-            self._trials = {t.id: t for t in store.trials()}
-            interrupted = [t for t in self._trials.values() if t.status in (WAITING, RUNNING)]
+            stored = store.trials()
+            interrupted = [t for t in stored if t.status in (WAITING, RUNNING)]
             interrupted = self._count_crashes(store, interrupted)
             if interrupted and not self.rerun_interrupted:
                 for t in interrupted:
@@ -313,13 +316,15 @@ class NasExperiment:
                     )
                     store.update(t)
                 interrupted = []
-            self._counts = collections.Counter(t.status for t in self._trials.values())
-            self.strategy.setup(space, list(self._trials.values()), direction=self.direction)
+            self._counts = collections.Counter(t.status for t in stored)
+            self._trials = {t.id: t for t in interrupted}
+            self.strategy.setup(space, stored, direction=self.direction)
             builder = ModelBuilder.from_space(self.model_space)
             self._keeper = self._make_keeper(store, builder)
             # The filter may still build models (on='model'); the trials skip it when asked to.
             executor = self._make_executor(builder if self.build_model else no_model, store)
-            self._progress = self._make_progress()
+            self._progress = self._make_progress(stored)
+            del stored  # what the strategy keeps of them, it keeps
             self._loop(
                 space, store, executor, builder, queue=sorted(interrupted, key=lambda t: t.id)
             )
@@ -505,7 +510,7 @@ class NasExperiment:
         return rerun
 
     def _finish(self, store: TrialStore, result: dict[str, Any]) -> Trial:
-        trial = self._trials[result["id"]]
+        trial = self._trials.pop(result["id"])
         if result.get("log"):  # remote workers send their log back
             with open(store.log_path(trial.id), "a") as f:
                 f.write(result["log"])
@@ -562,9 +567,9 @@ class NasExperiment:
             self._tb = TrialWriter(self.workdir)
         return self._tb
 
-    def _make_progress(self) -> Progress:
+    def _make_progress(self, stored: list[Trial]) -> Progress:
         """The progress display (silent with ``progress=False``), starting from stored trials."""
-        finished = [t for t in self._trials.values() if t.status in (SUCCEEDED, FAILED)]
+        finished = [t for t in stored if t.status in (SUCCEEDED, FAILED)]
         ranked = best_trials(finished, self.direction, 1)
         best = ranked[0].metric if ranked else None
         if finished and self.progress:  # before the bar, which then owns the line
@@ -587,7 +592,8 @@ class NasExperiment:
         )
 
     def _add_trial(self, trial: Trial) -> None:
-        self._trials[trial.id] = trial
+        if not trial.finished:  # one rejected (or failed) before it ran is in the database only
+            self._trials[trial.id] = trial
         self._counts[trial.status] += 1
 
     def _set_status(self, trial: Trial, status: Any) -> None:
@@ -597,7 +603,7 @@ class NasExperiment:
 
     def _limit_reached(self, started: float, new_trial: bool = True) -> str | None:
         # Constant time: called before every trial, it must not walk the trials (100k of them).
-        counted = len(self._trials) - self._counts[REJECTED]
+        counted = sum(self._counts.values()) - self._counts[REJECTED]
         if new_trial and self.max_trials is not None and counted >= self.max_trials:
             return f"max_trials ({self.max_trials}) reached"
         failed = self._counts[FAILED]

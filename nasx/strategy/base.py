@@ -27,7 +27,7 @@ import random
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
 
-from nasx.trial import SUCCEEDED, Trial, arch_key
+from nasx.trial import SUCCEEDED, Trial, arch_digest
 
 if TYPE_CHECKING:
     from nasx.space import SearchSpace
@@ -94,12 +94,22 @@ class Strategy(abc.ABC):
     the base class handles seeding, deduplication and replaying stored trials. A subclass that
     forgets ``next_arch`` cannot be instantiated (TypeError naming it).
 
+    Memory: the base class remembers a 64-bit digest per proposed arch (``seen``, for
+    deduplication) and, when ``keep_history`` is true (the default, for subclasses that read
+    it), every finished trial in :attr:`history`. The built-in strategies that learn nothing
+    from old trials, or keep what they need themselves (evolution's population), set
+    ``keep_history = False``: a 100,000-trial search then holds no trial in memory (the
+    experiment's database has them all).
+
     Args:
         dedup: never propose an arch twice (including archs of failed or rejected trials).
         seed: makes proposals reproducible; ``None`` draws a seed from the OS.
     """
 
     is_one_shot: ClassVar[bool] = False
+    # Keep every finished trial in `history`: on for subclasses that may read it, off in the
+    # built-in strategies that do not (a trial with its arch costs about 1 KB: 100 MB per 100k).
+    keep_history: ClassVar[bool] = True
 
     def __init__(self, *, dedup: bool = True, seed: int | None = None):
         self.dedup = dedup
@@ -109,8 +119,9 @@ class Strategy(abc.ABC):
         self.search_space: SearchSpace | None = None
         self.direction: Direction = "maximize"
         self.num_proposed = 0
-        self.seen: set[str] = set()
-        self.history: list[Trial] = []  # finished trials, in the order they were told
+        self.num_told = 0  # finished trials told so far
+        self.seen: set[int] = set()  # arch_digest of every arch proposed (see was_proposed)
+        self._history: list[Trial] = []  # finished trials, in the order told (keep_history)
 
     # ----------------------------------------------------------------- the three public methods
     def setup(
@@ -134,8 +145,9 @@ class Strategy(abc.ABC):
         self.search_space = search_space
         self.direction = direction
         self.num_proposed = 0
+        self.num_told = 0
         self.seen = set()
-        self.history = []
+        self._history = []
         self.reset()
         trials = sorted(trials, key=lambda t: t.id)
         for t in trials:
@@ -143,7 +155,7 @@ class Strategy(abc.ABC):
         finished = [t for t in trials if t.finished]
         finished.sort(key=lambda t: (t.end_time if t.end_time is not None else float("inf"), t.id))
         for t in finished:
-            self.tell(t)
+            self._record(t)  # all counted as proposed just above
 
     def propose(self) -> dict[str, Any] | None:
         """The next arch to evaluate, or None when the strategy is exhausted."""
@@ -159,10 +171,24 @@ class Strategy(abc.ABC):
 
     def tell(self, trial: Trial) -> None:
         """Learn from a finished trial (succeeded, failed or rejected)."""
-        if arch_key(trial.arch) not in self.seen:  # told without being proposed (seeded by hand)
+        if not self.was_proposed(trial.arch):  # told without being proposed (seeded by hand)
             self._count_proposal(trial.arch)
-        self.history.append(trial)
-        self.learn(trial)
+        self._record(trial)
+
+    @property
+    def history(self) -> list[Trial]:
+        """The finished trials, in the order they were told (only with ``keep_history``)."""
+        if not self.keep_history:
+            raise AttributeError(
+                f"{type(self).__name__} keeps no trial history (keep_history = False, so that a "
+                "long search does not hold every trial in memory); read the trials from the "
+                "experiment (exp.trials()), or subclass it with keep_history = True"
+            )
+        return self._history
+
+    @history.setter
+    def history(self, trials: list[Trial]) -> None:
+        self._history = trials
 
     # ----------------------------------------------------------------- for subclasses
     def reset(self) -> None:  # noqa: B027 - an optional hook, empty by default
@@ -189,7 +215,11 @@ class Strategy(abc.ABC):
 
     def is_new(self, arch: dict[str, Any]) -> bool:
         """Whether ``arch`` was not proposed yet (always true without dedup)."""
-        return not self.dedup or arch_key(arch) not in self.seen
+        return not self.dedup or not self.was_proposed(arch)
+
+    def was_proposed(self, arch: dict[str, Any]) -> bool:
+        """Whether ``arch`` was proposed (or replayed from storage) since :meth:`setup`."""
+        return arch_digest(arch) in self.seen
 
     def satisfies(self, arch: dict[str, Any]) -> bool:
         """Whether ``arch`` satisfies the search space's constraints (:mod:`nasx.space.constraints`)."""
@@ -219,7 +249,7 @@ class Strategy(abc.ABC):
         return trial.metric if self.direction == "maximize" else -trial.metric
 
     def succeeded_trials(self) -> list[Trial]:
-        """Succeeded trials in the order they were told."""
+        """Succeeded trials in the order they were told (needs ``keep_history``)."""
         return [t for t in self.history if t.status == SUCCEEDED]
 
     def random_unseen_arch(self, rng: random.Random, tries: int = 100) -> dict[str, Any] | None:
@@ -247,7 +277,13 @@ class Strategy(abc.ABC):
 
     def _count_proposal(self, arch: dict[str, Any]) -> None:
         self.num_proposed += 1
-        self.seen.add(arch_key(arch))
+        self.seen.add(arch_digest(arch))
+
+    def _record(self, trial: Trial) -> None:
+        self.num_told += 1
+        if self.keep_history:
+            self._history.append(trial)
+        self.learn(trial)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(dedup={self.dedup}, seed={self.seed})"

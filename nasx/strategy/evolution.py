@@ -3,8 +3,9 @@ Architecture Search" (AAAI), the strategy NNI calls ``RegularizedEvolution``.
 
 The population is the ``population_size`` most recently finished successful trials (aging: the
 oldest member dies when a child joins). Each proposal after the random warm-up picks
-``sample_size`` members at random, takes the best, and mutates it. Since the population is read off
-the trial history, a resumed search has exactly the population it had when it stopped.
+``sample_size`` members at random, takes the best, and mutates it. The population is all it keeps
+(not every trial), and replaying the stored trials rebuilds it, so a resumed search has exactly
+the population it had when it stopped.
 
     >>> from nasx.space import Categorical, SearchSpace
     >>> space = SearchSpace({f'x{i}': Categorical([0, 1], label=f'x{i}') for i in range(6)})
@@ -13,16 +14,19 @@ the trial history, a resumed search has exactly the population it had when it st
     >>> for i in range(20):
     ...     arch = s.propose()
     ...     s.tell(Trial(i, arch, 'succeeded', metric=sum(arch.values())))
-    >>> max(t.metric for t in s.history) >= 5
+    >>> max(t.metric for t in s.population()) >= 5
     True
 """
 
 from __future__ import annotations
 
+import collections
 import random
 from typing import Any
 
 from nasx._checks import check_int, check_number
+
+from nasx.trial import SUCCEEDED, Trial
 
 from .base import Strategy
 
@@ -43,6 +47,8 @@ class RegularizedEvolution(Strategy):
         seed: makes proposals reproducible, across resumes too.
     """
 
+    keep_history = False  # the population is all it needs (kept by learn)
+
     def __init__(
         self,
         population_size: int = 100,
@@ -61,9 +67,16 @@ class RegularizedEvolution(Strategy):
         self.sample_size = sample_size
         self.mutation_prob = mutation_prob
 
-    def population(self) -> list:
+    def reset(self) -> None:
+        self._population: collections.deque[Trial] = collections.deque(maxlen=self.population_size)
+
+    def learn(self, trial: Trial) -> None:
+        if trial.status == SUCCEEDED:
+            self._population.append(trial)  # the oldest member dies (deque's maxlen)
+
+    def population(self) -> list[Trial]:
         """The living members: the last ``population_size`` succeeded trials, oldest first."""
-        return self.succeeded_trials()[-self.population_size :]
+        return list(self._population)
 
     def next_arch(self, rng: random.Random) -> dict[str, Any] | None:
         population = self.population()

@@ -39,6 +39,8 @@ class GridSearch(Strategy):
     :meth:`valid_count` says how many archs it walks.
     """
 
+    keep_history = False  # learns nothing from old trials: a long search keeps none in memory
+
     def __init__(self, shuffle: bool = True, seed: int | None = None, dedup: bool = True):
         super().__init__(dedup=dedup, seed=seed)
         self.shuffle = shuffle

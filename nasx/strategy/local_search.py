@@ -28,7 +28,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from nasx.trial import SUCCEEDED, Trial, arch_key
+from nasx.trial import SUCCEEDED, Trial, arch_digest
 
 from .base import Strategy
 
@@ -81,7 +81,7 @@ class LocalSearch(Strategy):
 
     def reset(self) -> None:
         self._grids = {label: c.grid() for label, c in self.need_space().items()}
-        self._told: set[str] = set()  # arch keys of finished trials
+        self._told: set[int] = set()  # arch digests of finished trials
         self._climb_start = 0  # index in self.history where the current climb began
         self._climb_best: Trial | None = None
 
@@ -96,7 +96,7 @@ class LocalSearch(Strategy):
 
     def learn(self, trial: Trial) -> None:
         # Only told trials decide when a climb ends, so replaying the history rebuilds the climbs.
-        self._told.add(arch_key(trial.arch))
+        self._told.add(arch_digest(trial.arch))
         if trial.status == SUCCEEDED and (
             self._climb_best is None or self.score(trial) > self.score(self._climb_best)
         ):
@@ -109,7 +109,7 @@ class LocalSearch(Strategy):
     def _local_optimum(self, arch: dict[str, Any]) -> bool:
         # a neighbour outside the constraints is never proposed: it does not keep a climb going
         return all(
-            arch_key(a) in self._told or not self.satisfies(a) for a in self.neighbours(arch)
+            arch_digest(a) in self._told or not self.satisfies(a) for a in self.neighbours(arch)
         )
 
     def next_arch(self, rng: random.Random) -> dict[str, Any] | None:

@@ -43,6 +43,8 @@ class PolicyGradient(Strategy):
             tianshou PPO policy); nasx's is REINFORCE, so only their defaults are accepted.
     """
 
+    keep_history = False  # what it learns is in its logits and baseline
+
     def __init__(
         self,
         learning_rate: float = 0.01,

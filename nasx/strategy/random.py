@@ -24,6 +24,8 @@ class Random(Strategy):
         seed: makes the sequence of proposals reproducible, across resumes too.
     """
 
+    keep_history = False  # learns nothing from old trials: a long search keeps none in memory
+
     def __init__(self, dedup: bool = True, seed: int | None = None):
         super().__init__(dedup=dedup, seed=seed)
 

@@ -14,7 +14,7 @@ ignores), so resuming is replaying the trial table; each proposal uses a sampler
     >>> for i in range(8):
     ...     arch = s.propose()
     ...     s.tell(Trial(i, arch, 'succeeded', metric=float((arch['x'] - 7) ** 2)))
-    >>> len(s.history)
+    >>> s.num_told
     8
 """
 
@@ -40,6 +40,8 @@ class TPE(Strategy):
         seed: makes proposals reproducible, across resumes too.
         **sampler_kwargs: passed on to ``optuna.samplers.TPESampler`` (e.g. ``multivariate=True``).
     """
+
+    keep_history = False  # the Optuna study holds what TPE learns from
 
     def __init__(
         self,

@@ -40,9 +40,10 @@ def test_stage2_from_a_workdir_records_where_each_arch_came_from(search, tmp_pat
     trials = full.trials()
     best = sorted(search.trials(), key=lambda t: -t.metric)[:3]
     assert [t.arch for t in trials] == [b.arch for b in best for _ in range(2)]
+    by_id = {t.id: t for t in search.trials()}
     for t in trials:
         assert t.metric == 2 * reference_metric(t.arch)
-        source = search._trials[int(t.metrics["source_trial"])]
+        source = by_id[int(t.metrics["source_trial"])]
         assert source.arch == t.arch
     record = json.loads((full.workdir / "stage2.json").read_text())
     assert record["source"] == str((tmp_path / "search").resolve())

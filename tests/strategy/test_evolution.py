@@ -45,7 +45,7 @@ def test_minimize_picks_the_smallest_metric(tiny_space):
     s.setup(tiny_space, direction="minimize")
     for i, m in enumerate([0.5, 0.9, 0.1, 0.3]):
         s.tell(Trial(i, s.propose(), "succeeded", metric=m))
-    best = s.history[2].arch
+    best = s.population()[2].arch
     child = s.propose()
     assert sum(best[k] != child[k] for k in best) == 1
 
