@@ -25,7 +25,6 @@ import random
 from typing import Any
 
 from nasx._checks import check_int, check_number
-
 from nasx.trial import SUCCEEDED, Trial
 
 from .base import Strategy
