@@ -575,3 +575,22 @@ def test_limits_count_stored_trials_of_every_status_on_resume(tmp_path):
     exp = first(4, resume=True)
     exp.run()
     assert exp.stop_reason == "max_trials (4) reached" and len(exp.trials()) == 6
+
+
+def test_finished_trials_live_in_the_database_not_in_memory(tmp_path):
+    # Memory must not grow with the trials (100k of them): only unfinished ones stay in memory.
+    exp = NasExperiment(
+        SmallNet(),
+        width_metric,
+        Random(dedup=False, seed=0),
+        workdir=tmp_path,
+        max_trials=5,
+        progress=False,
+    )
+    exp.run()
+    assert exp._trials == {}
+    assert exp.stop_reason == "max_trials (5) reached"  # the limit counts trials not in memory
+    assert [t.status for t in exp.trials()] == ["succeeded"] * 5
+    exp.max_trials = 7
+    exp.run()  # the counts carry over to a second run
+    assert len(exp.trials()) == 7 and exp._trials == {}

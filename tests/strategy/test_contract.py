@@ -97,3 +97,26 @@ def test_dedup_exhausts_small_space(factory, tiny_space):
     trials = run(factory(2), tiny_space, 20, fail_every=5)
     keys = [arch_key(t.arch) for t in trials]
     assert len(keys) == len(set(keys)) == tiny_space.size == 12
+
+
+@pytest.mark.parametrize("name", ["random", "grid", "evolution", "policy_gradient", "tpe"])
+def test_strategies_that_need_no_history_keep_none(name, tiny_space):
+    # A long search must not hold every trial: these keep what they learn from, not the trials.
+    s = FACTORIES[name](0)
+    trials = run(s, tiny_space, 6)
+    assert s.num_told == 6 and s.num_proposed == 6
+    assert not s._history
+    with pytest.raises(AttributeError, match="keeps no trial history .*exp.trials()"):
+        s.history  # noqa: B018 - the property raises
+    assert all(s.was_proposed(t.arch) for t in trials)
+    assert all(isinstance(key, int) for key in s.seen)  # 64-bit digests, not key strings
+
+
+def test_evolution_keeps_only_its_population(tiny_space):
+    s = FACTORIES["evolution"](0)  # population_size 4
+    trials = run(s, tiny_space, 10)
+    succeeded = [t for t in trials if t.status == "succeeded"]
+    assert s.population() == succeeded[-4:]
+    resumed = FACTORIES["evolution"](0)
+    resumed.setup(tiny_space, trials)
+    assert resumed.population() == succeeded[-4:]  # rebuilt from the stored trials
