@@ -320,7 +320,7 @@ class NasExperiment:
             self._trials = {t.id: t for t in interrupted}
             self.strategy.setup(space, stored, direction=self.direction)
             builder = ModelBuilder.from_space(self.model_space)
-            self._keeper = self._make_keeper(store, builder)
+            self._keeper = self._make_keeper(store, builder, stored)
             # The filter may still build models (on='model'); the trials skip it when asked to.
             executor = self._make_executor(builder if self.build_model else no_model, store)
             self._progress = self._make_progress(stored)
@@ -534,7 +534,7 @@ class NasExperiment:
             _log.warning("trial %d failed: %s", trial.id, (trial.error or "").splitlines()[0])
         return trial
 
-    def _make_keeper(self, store: TrialStore, builder: ModelBuilder) -> Any:
+    def _make_keeper(self, store: TrialStore, builder: ModelBuilder, stored: list[Trial]) -> Any:
         """The WeightKeeper of this run (None with keep_weights='none'); the policy is stored so
         that a load of a trial that kept nothing can say why."""
         store.set_meta("keep_weights", str(self.keep_weights))
@@ -542,7 +542,7 @@ class NasExperiment:
             return None
         from .weights import WeightKeeper, space_reference
 
-        succeeded = {t.id for t in self._trials.values() if t.status == SUCCEEDED}
+        succeeded = {t.id for t in stored if t.status == SUCCEEDED}
         space = space_reference(builder.space_cls, builder.args, builder.kwargs)
         return WeightKeeper(self.workdir, self.keep_weights, self.direction, space, succeeded)
 
