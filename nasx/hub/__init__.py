@@ -1,5 +1,5 @@
 """Model spaces and pre-searched models: the DARTS family (NDS), NAS-Bench-101/201, MnasNet, SpineNet,
-ProxylessNAS, MobileNetV3, ShuffleNet (SPOS).
+ProxylessNAS, MobileNetV3, ShuffleNet (SPOS), AutoFormer.
 
 The hub imports only :mod:`nasx.space` (never strategies or evaluators).
 
@@ -9,6 +9,7 @@ The hub imports only :mod:`nasx.space` (never strategies or evaluators).
     True
 """
 
+from .autoformer import AUTOFORMER_BASE, AUTOFORMER_SMALL, AUTOFORMER_TINY, AutoFormer
 from .genotypes import Genotype, arch_to_genotype, genotype_to_arch
 from .mnasnet import MNASNET_A1, MOBILENET_V2, MnasNet
 from .mobilenetv3 import MOBILENETV3_LARGE, MOBILENETV3_SMALL, MobileNetV3Space
@@ -22,6 +23,10 @@ from .shufflenet import SPOS, ShuffleNetSpace
 from .spinenet import SPINENET_49, SpineNet
 
 __all__ = [
+    "AUTOFORMER_BASE",
+    "AUTOFORMER_SMALL",
+    "AUTOFORMER_TINY",
+    "AutoFormer",
     "DARTS",
     "ENAS",
     "NDS",

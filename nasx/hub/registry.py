@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from torch import nn
 
+from .autoformer import AutoFormer
 from .mnasnet import MnasNet
 from .mobilenetv3 import MobileNetV3Space
 from .nasbench101 import NasBench101
@@ -52,6 +53,19 @@ _SPACES: dict[str, HubSpace] = {
     "proxylessnas": HubSpace(ProxylessNAS, {"num_classes": 10}, (3, 32, 32)),
     "mobilenetv3": HubSpace(MobileNetV3Space, {"num_classes": 10}, (3, 32, 32)),
     "shufflenet": HubSpace(ShuffleNetSpace, {"num_labels": 10}, (3, 32, 32)),
+    "autoformer": HubSpace(
+        AutoFormer,
+        {
+            "search_embed_dim": (16, 32),
+            "search_mlp_ratio": (1.0, 2.0),
+            "search_num_heads": (1, 2),
+            "search_depth": (1, 2),
+            "img_size": 16,
+            "patch_size": 4,
+            "num_labels": 10,
+        },
+        (3, 16, 16),
+    ),
     "spinenet": HubSpace(SpineNet, {"scaling": "49S"}, (3, 64, 64)),
 }
 

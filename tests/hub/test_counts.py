@@ -1,5 +1,6 @@
 """Cost counters over every hub model: nasx.profiler (torch's FlopCounterMode) against an
-independent count (forward hooks on conv and linear modules, exact for these all-CNN models) and
+independent count (forward hooks on conv and linear modules, exact for these all-CNN models, plus
+AutoFormer's attention products) and
 against the papers' published figures where they exist.
 
 Spaces are counted at their small registry configuration; pre-searched models at their published
@@ -16,6 +17,7 @@ import torch
 import torch.nn as nn
 
 from nasx.hub import available_models, list_spaces, load_searched_model, space_entry
+from nasx.hub.autoformer import RelativePositionSelfAttention
 from nasx.profiler import count_macs, count_parameters
 
 
@@ -32,10 +34,20 @@ def hook_macs(model: nn.Module, input_shape: tuple[int, ...]) -> int:
         nonlocal total
         total += output[0].numel() * module.in_features
 
+    def attention(module, inputs, output):
+        nonlocal total  # q k^T and attention @ v, and as much again with relative positions
+        n, inner = output.shape[1], module.q.out_features
+        total += output.shape[0] * n * n * inner * (4 if module.rpe else 2)
+
     handles = [
         m.register_forward_hook(conv if isinstance(m, nn.modules.conv._ConvNd) else linear)
         for m in model.modules()
         if isinstance(m, (nn.modules.conv._ConvNd, nn.Linear))
+    ]
+    handles += [
+        m.register_forward_hook(attention)
+        for m in model.modules()
+        if isinstance(m, RelativePositionSelfAttention)
     ]
     device = next(model.parameters()).device
     try:
