@@ -259,6 +259,9 @@ class ClassToken(nn.Module):
         torch.Size([2, 5, 8])
     """
 
+    # one-shot: the supernet keeps the largest token and slices its leading features
+    nasx_sliced_parameters = {"cls_token": "embed_dim"}
+
     def __init__(self, embed_dim: int):
         super().__init__()
         self.cls_token = nn.Parameter(torch.zeros(1, 1, embed_dim))
@@ -275,6 +278,8 @@ class AbsolutePositionEmbedding(nn.Module):
         >>> AbsolutePositionEmbedding(5, 8)(torch.zeros(2, 5, 8)).shape
         torch.Size([2, 5, 8])
     """
+
+    nasx_sliced_parameters = {"pos_embed": "embed_dim"}
 
     def __init__(self, length: int, embed_dim: int):
         super().__init__()

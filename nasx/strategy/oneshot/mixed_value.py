@@ -589,6 +589,10 @@ def convert_value_module(
             return mixed(module, state)
     choices = getattr(module, "choices", None)
     if "_nasx_args" in module.__dict__ and callable(choices) and choices():
+        from .mixed_params import MixedSlicedParameters, sliced_parameters
+
+        if sliced_parameters(module):  # a layer declaring its width-sliced parameters
+            return MixedSlicedParameters(module, state)
         raise NotImplementedError(
             f"one-shot strategies cannot share weights over the value choices of a "
             f"{type(module).__name__}; supported: "
