@@ -293,6 +293,8 @@ class AbsolutePositionEmbedding(nn.Module):
 # Their search forms: ``embed_dim`` may be a choice (plain modules under ``model_context``).
 MutableClassToken = mutable_layer(ClassToken)
 MutableAbsolutePositionEmbedding = mutable_layer(AbsolutePositionEmbedding)
+for _cls in (MutableClassToken, MutableAbsolutePositionEmbedding):  # picklable from here
+    _cls.__module__ = __name__
 
 
 class AutoFormer(ModelSpace):
@@ -314,6 +316,7 @@ class AutoFormer(ModelSpace):
         in_chans, num_classes, global_pool, abs_pos: NNI 2.x's names of the arguments above.
 
     Example:
+        >>> from nasx.space import search_space
         >>> space = AutoFormer((16, 32), (1.0, 2.0), (1, 2), (1, 2), img_size=32, patch_size=8,
         ...                    num_labels=10)
         >>> model = space.freeze({**search_space(space).default(), 'embed_dim': 32})
@@ -396,7 +399,7 @@ class AutoFormer(ModelSpace):
         self.head = MutableLinear(embed_dim, num_labels) if num_labels > 0 else nn.Identity()
 
     @classmethod
-    def preset(cls, name: str) -> dict[str, tuple[Any, ...]]:
+    def preset(cls, name: str) -> dict[str, Any]:
         """The paper's search ranges for ``'tiny'``, ``'small'`` or ``'base'`` (NNI's ``preset``).
 
         >>> AutoFormer.preset('small')['search_embed_dim']

@@ -128,3 +128,10 @@ def test_attention_equals_its_per_head_definition():
         )
     expected = attn.proj(torch.cat(heads, -1))
     torch.testing.assert_close(attn(x)[0], expected)
+
+
+def test_the_space_pickles():
+    import pickle
+
+    space = pickle.loads(pickle.dumps(AutoFormer(**SMALL)))
+    assert search_space(space) == search_space(AutoFormer(**SMALL))
