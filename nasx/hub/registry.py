@@ -6,7 +6,7 @@ is). The published, full-size configurations of searched models are in
 :mod:`nasx.hub.pretrained` (``available_models()``).
 
     >>> list_spaces()[:3]
-    ['amoebanet', 'darts', 'enas']
+    ['amoebanet', 'autoformer', 'darts']
     >>> entry = space_entry('darts')
     >>> entry.cls.__name__, entry.small, entry.input_size
     ('DARTS', {'width': 4, 'num_cells': 3}, (3, 16, 16))

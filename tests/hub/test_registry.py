@@ -43,5 +43,5 @@ def test_every_searched_model_builds_counts_and_runs(name):
 
 
 def test_unknown_space_lists_the_known_ones():
-    with pytest.raises(ValueError, match="available: amoebanet, darts"):
+    with pytest.raises(ValueError, match="available: amoebanet, autoformer, darts"):
         space_entry("dart")
