@@ -77,6 +77,10 @@ class Trial:
         start_time, end_time: Unix timestamps (None until known).
         duration: seconds the evaluation took (None until finished).
         error: the traceback or reason of a failed or rejected trial.
+        hparams: ``dict[label, value]`` of the evaluator's choices (hyperparameters searched
+            with the architecture, :mod:`nasx.evaluator.hparams`); empty when it has none.
+            ``arch`` holds only the model's labels, so ``model_context(trial.arch)`` rebuilds
+            the model, and ``freeze_evaluator(evaluator, trial.hparams)`` the evaluator.
     """
 
     id: int
@@ -89,6 +93,7 @@ class Trial:
     end_time: float | None = None
     duration: float | None = None
     error: str | None = None
+    hparams: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -102,6 +107,15 @@ class Trial:
     @property
     def succeeded(self) -> bool:
         return self.status == SUCCEEDED
+
+    @property
+    def sample(self) -> dict[str, Any]:
+        """``arch`` and ``hparams`` in one dict: the point of the joint space a strategy proposed.
+
+        >>> Trial(0, {'op': 'conv'}, hparams={'lr': 0.01}).sample
+        {'op': 'conv', 'lr': 0.01}
+        """
+        return {**self.arch, **self.hparams} if self.hparams else self.arch
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict of every field."""

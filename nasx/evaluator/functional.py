@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .base import Evaluator, Metric, Report, accepts_parameter
+from .hparams import searchable
 from .nni_report import reporting
 
 __all__ = ["FunctionalEvaluator"]
@@ -49,6 +50,7 @@ class FunctionalEvaluator(Evaluator):
         0.7
     """
 
+    @searchable  # kwargs may hold choices (hyperparameters): see nasx.evaluator.hparams
     def __init__(self, fn: Callable[..., Any], *, needs_model: bool = True, **kwargs: Any) -> None:
         if not callable(fn):
             raise TypeError(f"FunctionalEvaluator needs a callable fn(model, **kwargs), got {fn!r}")

@@ -23,6 +23,7 @@ import torch.nn as nn
 from .._third_party import quiet_third_party_warnings
 from .base import Direction, Evaluator, Report
 from .cuda_graphs import CudaGraphTraining
+from .hparams import searchable
 from .nni_args import translate_trainer_kwargs
 
 __all__ = ["Lightning", "LightningModule", "Trainer"]
@@ -72,6 +73,7 @@ class Trainer:
         (2, 3)
     """
 
+    @searchable  # max_epochs=Categorical([1, 2], label='epochs'): see nasx.evaluator.hparams
     def __init__(self, **kwargs: Any) -> None:
         kwargs = translate_trainer_kwargs(kwargs)  # NNI's gpus= -> accelerator=/devices=
         _check_trainer_kwargs(kwargs)
@@ -242,6 +244,7 @@ class Lightning(Evaluator):
         (2, True, 'minimize')
     """
 
+    @searchable  # choices among the arguments are hyperparameters: nasx.evaluator.hparams
     def __init__(
         self,
         module: LightningModule,

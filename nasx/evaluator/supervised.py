@@ -15,6 +15,7 @@ import torch
 import torch.nn as nn
 import torchmetrics
 
+from .hparams import searchable
 from .lightning import Lightning, LightningModule, Trainer
 
 # An optimizer class (``torch.optim.Adam``) or any callable taking ``(params, lr=, weight_decay=)``;
@@ -241,6 +242,7 @@ class Classification(Lightning):
         True
     """
 
+    @searchable  # learning_rate=Numerical(...): hyperparameters, see nasx.evaluator.hparams
     def __init__(
         self,
         criterion: Any = nn.CrossEntropyLoss,
@@ -287,6 +289,7 @@ class Regression(Lightning):
 
     direction = "minimize"
 
+    @searchable  # learning_rate=Numerical(...): hyperparameters, see nasx.evaluator.hparams
     def __init__(
         self,
         criterion: Any = nn.MSELoss,

@@ -22,6 +22,8 @@ from typing import Any, TypeVar
 
 import torch.utils.data
 
+from . import hparams
+
 __all__ = ["DataLoader", "trace", "is_traced"]
 
 T = TypeVar("T")
@@ -47,9 +49,7 @@ class _TracedClass:
         functools.update_wrapper(self, cls, updated=())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        obj = self.cls(*args, **kwargs)
-        _record(obj, self.cls, args, kwargs)
-        return obj
+        return _traced_call(self.cls, args, kwargs)
 
     def __instancecheck__(self, obj: Any) -> bool:
         return isinstance(obj, self.cls)
@@ -59,6 +59,26 @@ class _TracedClass:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return trace, (self.cls,)
+
+
+def _traced_call(symbol: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``symbol(*args, **kwargs)``, recorded. With choices among the arguments (hyperparameters
+    searched with the architecture: :mod:`nasx.evaluator.hparams`) the object is made with their
+    defaults, and each trial makes it again with its own values."""
+    if not hparams.contains_choices((args, kwargs)):
+        obj = symbol(*args, **kwargs)
+        _record(obj, symbol, args, kwargs)
+        return obj
+    plain_args, plain_kwargs = hparams.with_defaults(args, kwargs)
+    obj = symbol(*plain_args, **plain_kwargs)
+    _record(obj, symbol, args, kwargs)
+    if hparams._recorded_call(obj) is None:
+        raise TypeError(
+            f"{getattr(symbol, '__qualname__', symbol)!r} returned a {type(obj).__name__}, which "
+            "cannot remember its arguments, so the choices among them cannot be searched"
+        )
+    hparams.check_choices(obj)
+    return obj
 
 
 @functools.cache
@@ -92,8 +112,7 @@ def trace(cls_or_func: Callable[..., T]) -> Callable[..., T]:
 
     @functools.wraps(cls_or_func)
     def traced(*args: Any, **kwargs: Any) -> T:
-        out = cls_or_func(*args, **kwargs)
-        _record(out, cls_or_func, args, kwargs)
+        out: T = _traced_call(cls_or_func, args, kwargs)
         return out
 
     traced._nasx_traced = True  # type: ignore[attr-defined]  # a marker on a function object
@@ -113,8 +132,13 @@ class DataLoader(torch.utils.data.DataLoader):
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+        # A choice among the arguments (batch_size=Categorical([32, 64], label='bs')): built with
+        # the defaults; each trial builds a loader with its own value (nasx.evaluator.hparams).
+        plain_args, plain_kwargs = hparams.with_defaults(args, kwargs)
+        super().__init__(*plain_args, **plain_kwargs)
         # torch's DataLoader refuses setting some attributes after init; these are new names
         self.trace_symbol = torch.utils.data.DataLoader
         self.trace_args = list(args)
         self.trace_kwargs = dict(kwargs)
+        if hparams.contains_choices((args, kwargs)):
+            hparams.check_choices(self)

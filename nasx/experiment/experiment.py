@@ -26,6 +26,7 @@ Example (sequential, in a temporary directory):
 from __future__ import annotations
 
 import collections
+import dataclasses
 import datetime
 import io
 import json
@@ -44,9 +45,12 @@ from nasx._checks import check_int
 from nasx._config import describe
 from nasx._contracts import missing_members
 from nasx.evaluator.base import DIRECTIONS, Direction, Metric, ModelEvaluator, direction_of
+from nasx.evaluator.hparams import evaluator_choices
 from nasx.space import (
     InvalidArchError,
+    LabelConflictError,
     ModelSpace,
+    SearchSpace,
     fingerprint_differences,
     search_space,
     space_fingerprint,
@@ -66,7 +70,7 @@ from nasx.trial import (
 
 from .execution import ProcessPoolExecutor, SequentialExecutor
 from .progress import Progress, announce
-from .runner import ModelBuilder, no_model
+from .runner import ModelBuilder, no_model, run_trial
 from .storage import ExperimentDirError, TrialStore, remove_experiment
 from .table import TrialTable
 
@@ -243,6 +247,8 @@ class NasExperiment:
         # finished one lives in the database only (and in the strategy, if it keeps it), so the
         # memory of a run does not grow with its trials.
         self._trials: dict[int, Trial] = {}
+        self._model_labels: frozenset[str] = frozenset()  # set by run(), read by _split
+        self._hparam_labels: frozenset[str] = frozenset()
         # Trials per status, kept up to date as trials change (_add_trial, _set_status), so the
         # limits are checked in constant time per step rather than by recounting every trial.
         self._counts: collections.Counter[str] = collections.Counter()
@@ -281,6 +287,15 @@ class NasExperiment:
         if not self._execution_given:  # max_concurrent_trials may have changed (exp.config)
             self.execution = self._default_execution()
         if self.is_one_shot:
+            hparam_labels = list(evaluator_choices(self.evaluator))
+            if hparam_labels:
+                raise ValueError(
+                    f"the evaluator has choices among its arguments "
+                    f"({', '.join(map(repr, hparam_labels))}), which a one-shot "
+                    f"strategy ({type(self.strategy).__name__}) cannot search: fix them with "
+                    "nasx.evaluator.hparams.freeze_evaluator(evaluator, {label: value, ...}), or "
+                    "search them with a multi-trial strategy"
+                )
             if self.overwrite and not self._opened:
                 remove_experiment(self.workdir)
             self._opened = True
@@ -301,7 +316,8 @@ class NasExperiment:
             _log.info("%s", line)
             if self.progress:
                 announce(line)
-        store = self._open_store(space)
+        hparam_space = evaluator_choices(self.evaluator)
+        store = self._open_store(space, hparam_space)
         executor = None
         try:
             stored = store.trials()
@@ -318,7 +334,11 @@ class NasExperiment:
                 interrupted = []
             self._counts = collections.Counter(t.status for t in stored)
             self._trials = {t.id: t for t in interrupted}
-            self.strategy.setup(space, stored, direction=self.direction)
+            # The strategy sees one space, the model's and the evaluator's choices together, and
+            # trials whose arch is that joint sample (trial.sample); storage keeps them apart.
+            joint = joint_space(space, hparam_space)
+            self._model_labels, self._hparam_labels = frozenset(space), frozenset(hparam_space)
+            self.strategy.setup(joint, [_as_seen(t) for t in stored], direction=self.direction)
             builder = ModelBuilder.from_space(self.model_space)
             self._keeper = self._make_keeper(store, builder, stored)
             # The filter may still build models (on='model'); the trials skip it when asked to.
@@ -326,7 +346,7 @@ class NasExperiment:
             self._progress = self._make_progress(stored)
             del stored  # what the strategy keeps of them, it keeps
             self._loop(
-                space, store, executor, builder, queue=sorted(interrupted, key=lambda t: t.id)
+                joint, store, executor, builder, queue=sorted(interrupted, key=lambda t: t.id)
             )
             self._progress.close(self.stop_reason)
             if self._keeper is not None:
@@ -387,6 +407,55 @@ class NasExperiment:
 
         return kept_weights(self.workdir)
 
+    def export_top_trials(self, top_k: int = 1) -> list[dict[str, Any]]:
+        """The ``top_k`` best trials as ``{'id', 'arch', 'hparams', 'metric', 'metrics'}`` dicts.
+
+        ``arch`` holds the model's labels (``model_context(arch)`` / ``space.freeze(arch)``
+        rebuild the model), ``hparams`` the evaluator's (``freeze_evaluator(evaluator,
+        hparams)`` rebuilds the evaluator; empty when it has no choices): together they are
+        what :meth:`rerun_trial` runs again. JSON-serialisable.
+        """
+        check_int("top_k", top_k, minimum=1, allow_none=False)
+        if self.is_one_shot:
+            raise ValueError(
+                "export_top_trials reads the trials of a multi-trial experiment; a one-shot "
+                "strategy has none: use export_top_models()"
+            )
+        return [
+            {
+                "id": t.id,
+                "arch": t.arch,
+                "hparams": t.hparams,
+                "metric": t.metric,
+                "metrics": t.metrics,
+            }
+            for t in self._best_trials(top_k)
+        ]
+
+    def rerun_trial(self, trial_id: int) -> dict[str, float]:
+        """Run trial ``trial_id`` again in this process, as the experiment ran it; its metrics.
+
+        The model is rebuilt from the trial's ``arch``, the evaluator made again with its
+        ``hparams``, and the random generators seeded as the experiment seeded them (``seed +
+        trial id`` when the experiment has a ``seed``), so a deterministic evaluation gives the
+        stored metric again. Raises RuntimeError with the trial's error when it fails.
+        """
+        matches = [t for t in self._all_trials() if t.id == trial_id]
+        if not matches:
+            raise KeyError(f"no trial {trial_id} in {self.workdir}")
+        trial = matches[0]
+        builder = cast(
+            Callable[[dict], nn.Module],
+            ModelBuilder.from_space(self.model_space) if self.build_model else no_model,
+        )
+        job: dict[str, Any] = {"id": trial.id, "arch": trial.arch, "hparams": trial.hparams}
+        if self.seed is not None:
+            job["seed"] = self.seed + trial.id
+        result = run_trial(builder, self.evaluator, job)
+        if result["status"] != SUCCEEDED:
+            raise RuntimeError(f"trial {trial_id} failed when run again: {result['error']}")
+        return cast(dict[str, float], result["metrics"])
+
     def pareto_front(self, objectives: Any = ("default",)) -> list[Trial]:
         """The trials no other trial beats on every objective (``{'accuracy': 'maximize',
         'latency_ms': 'minimize'}`` or ``['accuracy', '-latency_ms']``); see
@@ -420,8 +489,11 @@ class NasExperiment:
                     if arch is None:
                         self.stop_reason = "the strategy has no more archs to propose"
                         break
-                    arch = self._validate(space, arch)
-                    trial = Trial(store.next_id(), arch, RUNNING, start_time=time.time())
+                    sample = self._validate(space, arch)
+                    arch, hparams = self._split(sample)
+                    trial = Trial(
+                        store.next_id(), arch, RUNNING, start_time=time.time(), hparams=hparams
+                    )
                     try:
                         reason = self._check_constraints(space, arch)
                         if reason is None:
@@ -436,7 +508,7 @@ class NasExperiment:
                         trial.end_time, trial.duration = trial.start_time, 0.0
                         store.add(trial)
                         self._add_trial(trial)
-                        self.strategy.tell(trial)
+                        self.strategy.tell(_as_seen(trial))
                         self._progress.trial_finished(trial)
                         continue
                     if reason is not None:
@@ -444,7 +516,7 @@ class NasExperiment:
                         trial.end_time, trial.duration = trial.start_time, 0.0
                         store.add(trial)
                         self._add_trial(trial)
-                        self.strategy.tell(trial)
+                        self.strategy.tell(_as_seen(trial))
                         rejections_in_a_row += 1
                         patience = self.filter.patience if self.filter is not None else 100
                         if rejections_in_a_row >= patience:
@@ -462,6 +534,8 @@ class NasExperiment:
                     "arch": trial.arch,
                     "log_path": str(store.log_path(trial.id)),
                 }
+                if trial.hparams:
+                    job["hparams"] = trial.hparams
                 if self.seed is not None:
                     job["seed"] = self.seed + trial.id
                 if self._keeper is not None:
@@ -473,7 +547,7 @@ class NasExperiment:
             for result in executor.wait(timeout=1.0):
                 trial = self._finish(store, result)
                 in_flight.discard(trial.id)
-                self.strategy.tell(trial)
+                self.strategy.tell(_as_seen(trial))
                 self._progress.trial_finished(trial)
         _log.info("experiment stopped: %s", self.stop_reason)
 
@@ -613,6 +687,13 @@ class NasExperiment:
             return f"max_duration ({self.max_duration:g} s) reached"
         return None
 
+    def _split(self, sample: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A joint sample as ``(arch, hparams)``: the model's labels, the evaluator's labels (a
+        label both share on purpose goes to both)."""
+        arch = {k: v for k, v in sample.items() if k in self._model_labels}
+        hparams = {k: v for k, v in sample.items() if k in self._hparam_labels}
+        return arch, hparams
+
     def _validate(self, space, arch: Any) -> dict[str, Any]:
         try:
             return space.validate(arch)
@@ -640,7 +721,7 @@ class NasExperiment:
         check_int("seed", self.seed, minimum=0)
         check_int("max_trial_crashes", self.max_trial_crashes, minimum=1)
 
-    def _meta(self, space) -> dict[str, Any]:
+    def _meta(self, space, hparam_space=None) -> dict[str, Any]:
         cls = type(self.model_space)
         meta = {
             "space": cls.__qualname__,  # not the module: a script's __main__ may be resumed from elsewhere
@@ -654,6 +735,8 @@ class NasExperiment:
         }
         if space.constraints:
             meta["constraints"] = [c.label for c in space.constraints]
+        if hparam_space:  # written only when there are any: older experiments compare as before
+            meta["hparam_space"] = {label: repr(c) for label, c in hparam_space.items()}
         return json.loads(json.dumps(meta, default=repr))  # as it reads back (tuples as lists)
 
     def _differences(self, stored: dict[str, Any], meta: dict[str, Any]) -> list[str]:
@@ -664,6 +747,12 @@ class NasExperiment:
             lines.append(f"space class: was {stored.get('space')}, now {meta['space']}")
         key = "fingerprint" if "fingerprint" in stored else "search_space"
         lines += fingerprint_differences(stored.get(key, {}), meta[key])
+        lines += [
+            f"evaluator {line}"
+            for line in fingerprint_differences(
+                stored.get("hparam_space", {}), meta.get("hparam_space", {})
+            )
+        ]
         for key, what in (("strategy_config", "strategy"), ("evaluator_config", "evaluator")):
             if key not in stored or stored[key] == meta[key]:
                 continue
@@ -676,8 +765,8 @@ class NasExperiment:
                 ]
         return lines
 
-    def _open_store(self, space) -> TrialStore:
-        meta = self._meta(space)
+    def _open_store(self, space, hparam_space=None) -> TrialStore:
+        meta = self._meta(space, hparam_space)
         if self.overwrite and not self._opened:
             remove_experiment(self.workdir)
         if not TrialStore.exists(self.workdir):
@@ -856,6 +945,37 @@ def _is_one_shot(strategy: Any) -> bool:
         f"see nasx.strategy.oneshot.base.OneShotStrategy); {type(strategy).__name__} lacks "
         f"{', '.join(multi)} for the first and {', '.join(one_shot)} for the second"
     )
+
+
+def joint_space(space: SearchSpace, hparam_space: SearchSpace) -> SearchSpace:
+    """The model's choices, then the evaluator's: the one space a strategy searches.
+
+    A label in both is one decision only if both choices are the same decision (its value then
+    goes to the model and to the evaluator); otherwise it is refused, naming the label. The
+    space's constraints stay on the joint space (they read the model's labels).
+    """
+    if not hparam_space:
+        return space
+    joint = space.with_constraints()  # a copy that keeps the space's constraints
+    if space.model_fn is not None:  # constraints on the model see the model's labels only
+        build, labels = space.model_fn, frozenset(space)
+        joint.model_fn = lambda arch: build({k: v for k, v in arch.items() if k in labels})
+    for label, c in hparam_space.items():
+        other = joint.setdefault(label, c)
+        if other is not c and not other.same_decision(c):
+            raise LabelConflictError(
+                f"label {label!r} names a model choice ({other!r}) and an evaluator choice "
+                f"({c!r}); give the hyperparameter another label (or the same values to share "
+                "one decision)"
+            )
+    return joint
+
+
+def _as_seen(trial: Trial) -> Trial:
+    """The trial as a strategy sees it: its arch is the joint sample (arch and hparams)."""
+    if not trial.hparams:
+        return trial
+    return dataclasses.replace(trial, arch=trial.sample, hparams={})
 
 
 def _check_evaluator(evaluator: Any) -> None:

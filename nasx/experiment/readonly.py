@@ -117,11 +117,15 @@ def _read_db(path: Path) -> tuple[dict[str, Any], list[Trial]]:
                 "expected 'meta' and 'trials')"
             )
         meta = {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM meta")}
-        rows = db.execute(f"SELECT {', '.join(_COLUMNS)} FROM trials ORDER BY id").fetchall()
+        present = {row[1] for row in db.execute("PRAGMA table_info(trials)")}
+        columns = [c for c in _COLUMNS if c in present or c != "hparams"]  # older: no hparams
+        rows = db.execute(f"SELECT {', '.join(columns)} FROM trials ORDER BY id").fetchall()
         trials = []
         for row in rows:
-            d = dict(zip(_COLUMNS, row, strict=True))
+            d = dict(zip(columns, row, strict=True))
             for c in _JSON_COLUMNS:
+                if c not in d:
+                    continue
                 d[c] = (
                     json.loads(d[c]) if d[c] is not None else ([] if c == "intermediates" else {})
                 )

@@ -32,6 +32,7 @@ from typing import Any
 import torch.nn as nn
 
 from nasx.evaluator.base import ModelEvaluator, accepts_parameter, normalize_metric
+from nasx.evaluator.hparams import freeze_evaluator
 from nasx.evaluator.nni_report import reporting
 from nasx.space import ModelSpace, model_context
 from nasx.space.base import space_record
@@ -131,7 +132,9 @@ def run_trial(
 ) -> dict[str, Any]:
     """Build ``job['arch']``, evaluate it, return the result fields of the trial.
 
-    ``job`` has ``id``, ``arch`` and optionally ``log_path`` (the trial's log file; without one the
+    ``job`` has ``id``, ``arch``, optionally ``hparams`` (values of the evaluator's choices: the
+    evaluator is made again with them, :func:`nasx.evaluator.hparams.freeze_evaluator`),
+    ``log_path`` (the trial's log file; without one the
     log is returned as ``result['log']``, which is how remote Ray workers send it back) and
     ``seed`` (seed torch, numpy and random with it before building the model).
     """
@@ -143,7 +146,10 @@ def run_trial(
     intermediates: list[float] = []
     start = time.time()
     with _trial_log(log_path, buffer) as log:
+        hparams = job.get("hparams") or {}
         log.info("trial %s arch %s", trial_id, arch)
+        if hparams:
+            log.info("trial %s hparams %s", trial_id, hparams)
 
         def report(value: Any) -> None:
             metric, _ = checked_metric(value, trial_id)
@@ -153,7 +159,8 @@ def run_trial(
         kept: dict[str, Any] = {}
         try:
             model = builder(arch)
-            value = call_evaluator(evaluator, model, report, arch=arch)
+            trial_evaluator = freeze_evaluator(evaluator, hparams) if hparams else evaluator
+            value = call_evaluator(trial_evaluator, model, report, arch=arch)
             metric, metrics = checked_metric(value, trial_id)
             status, error = SUCCEEDED, None
             log.info("succeeded: %s", metrics)

@@ -6,6 +6,7 @@ Layout of an experiment directory::
     nasx.lock            held (filelock: flock on POSIX, msvcrt on Windows) while a process runs it
     nasx.lock.pid        the pid of the process holding nasx.lock, for the "locked" message
     trials/<id>/arch.json   the trial's arch, to rebuild or retrain it later
+    trials/<id>/hparams.json   the values of the evaluator's choices, when it has any
     trials/<id>/trial.log   what the trial logged
     weights/<id>.pt, .json  with ``keep_weights``: the trial's trained weights and their manifest
 
@@ -57,7 +58,8 @@ CREATE TABLE IF NOT EXISTS trials (
     start_time REAL,
     end_time REAL,
     duration REAL,
-    error TEXT
+    error TEXT,
+    hparams TEXT NOT NULL DEFAULT '{}'
 );
 -- The ranking of TrialStore.best: the top k of 100k trials read off the index, no scan.
 CREATE INDEX IF NOT EXISTS trials_rank ON trials (status, metric, id);
@@ -73,8 +75,9 @@ _COLUMNS = (
     "end_time",
     "duration",
     "error",
+    "hparams",  # added after the first release: older databases get it when opened for writing
 )
-_JSON_COLUMNS = ("arch", "metrics", "intermediates")
+_JSON_COLUMNS = ("arch", "metrics", "intermediates", "hparams")
 
 
 class ExperimentDirError(RuntimeError):
@@ -105,6 +108,8 @@ class TrialStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
+            if not has_hparams_column(self._db):  # a database written before hparams existed
+                self._db.execute("ALTER TABLE trials ADD COLUMN hparams TEXT NOT NULL DEFAULT '{}'")
         except BaseException:
             self.close()
             raise
@@ -194,9 +199,9 @@ class TrialStore:
         folder = self.trial_dir(trial.id)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "arch.json").write_text(json.dumps(trial.arch, indent=2) + "\n")
-        self._db.execute(
-            f"INSERT INTO trials VALUES ({', '.join('?' * len(_COLUMNS))})", _row(trial)
-        )
+        if trial.hparams:
+            (folder / "hparams.json").write_text(json.dumps(trial.hparams, indent=2) + "\n")
+        self._db.execute(_INSERT, _row(trial))
 
     def update(self, trial: Trial) -> None:
         """Overwrite a trial's row with its new state (one write); its arch, written by
@@ -358,8 +363,9 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False)
 
 
-# Everything of a trial but its id and arch: what a state change rewrites.
-_STATE_COLUMNS = _COLUMNS[2:]
+_INSERT = f"INSERT INTO trials ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
+# Everything of a trial but its id, arch and hparams: what a state change rewrites.
+_STATE_COLUMNS = tuple(c for c in _COLUMNS[2:] if c != "hparams")
 _UPDATE = f"UPDATE trials SET {', '.join(f'{c} = ?' for c in _STATE_COLUMNS)} WHERE id = ?"
 
 
@@ -379,32 +385,40 @@ def _state(trial: Trial) -> tuple:
 
 
 def _row(trial: Trial) -> tuple:
-    return (trial.id, json.dumps(trial.arch), *_state(trial))
+    return (trial.id, json.dumps(trial.arch), *_state(trial), json.dumps(trial.hparams))
+
+
+def has_hparams_column(db: sqlite3.Connection) -> bool:
+    """Whether the trials table has the ``hparams`` column (databases before it do not)."""
+    return any(row[1] == "hparams" for row in db.execute("PRAGMA table_info(trials)"))
 
 
 # The scalar columns as stored, then the JSON ones joined by SQLite into one array per row.
 _READ = (
     "SELECT id, status, metric, start_time, end_time, duration, error, "
-    "'[' || arch || ',' || metrics || ',' || intermediates || ']' FROM trials"
+    "'[' || arch || ',' || metrics || ',' || intermediates || ',' || {hparams} || ']' FROM trials"
 )
 
 
 def _read_trials(db: sqlite3.Connection, clause: str) -> list[Trial]:
     """The trials ``SELECT ... FROM trials <clause>`` finds. All their JSON is decoded in one
     ``json.loads`` (three calls per trial took most of the time to reopen 100k trials)."""
+    # a read-only database written before the hparams column existed reads as empty hparams
+    read = _READ.format(hparams="hparams" if has_hparams_column(db) else "'{}'")
     # The cyclic garbage collector would walk the young objects again and again while millions
     # are created (a third of the time): none of them can form a cycle, so it waits.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        rows = db.execute(f"{_READ} {clause}").fetchall()
+        rows = db.execute(f"{read} {clause}").fetchall()
         decoded = json.loads("[" + ",".join([row[7] for row in rows]) + "]")
         return [
-            Trial(i, arch, status, metric, metrics, intermediates, start, end, duration, error)
+            Trial(i, arch, status, metric, metrics, intermediates, start, end, duration, error, hp)
             for (i, status, metric, start, end, duration, error, _), (
                 arch,
                 metrics,
                 intermediates,
+                hp,
             ) in zip(rows, decoded, strict=True)
         ]
     finally:

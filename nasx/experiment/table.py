@@ -30,8 +30,14 @@ HEADERS = (
 class TrialTable(list):
     """A list of :class:`~nasx.trial.Trial` with a text rendering and CSV export."""
 
+    def has_hparams(self) -> bool:
+        """Whether any trial has hyperparameters (the evaluator's choices): the text table, CSV
+        and DataFrame then show an ``hparams`` column beside ``arch``."""
+        return any(t.hparams for t in self)
+
     def rows(self) -> list[dict[str, Any]]:
-        """One dict per trial: id, status, metric, metrics, duration, arch, error (first line)."""
+        """One dict per trial: id, status, metric, metrics, duration, arch, hparams, error (first
+        line)."""
         return [
             {
                 "id": t.id,
@@ -40,6 +46,7 @@ class TrialTable(list):
                 "metrics": t.metrics,
                 "duration": t.duration,
                 "arch": t.arch,
+                "hparams": t.hparams,
                 "error": (t.error or "").splitlines()[0] if t.error else None,
             }
             for t in self
@@ -60,6 +67,7 @@ class TrialTable(list):
                     "end_time",
                     "arch",
                     "error",
+                    "hparams",
                 ]
             )
             for t in self:
@@ -74,6 +82,7 @@ class TrialTable(list):
                         t.end_time,
                         json.dumps(t.arch),
                         t.error or "",
+                        json.dumps(t.hparams),
                     ]
                 )
 
@@ -106,12 +115,16 @@ class TrialTable(list):
                 "error": t.error,
             }
             row.update({f"metric_{k}": (t.metrics or {}).get(k) for k in extra})
+            row["hparams"] = t.hparams
             records.append(row)
         columns = ["id", "status", "metric", "duration", "start_time", "end_time", "arch", "error"]
+        if self.has_hparams():
+            columns.insert(columns.index("arch") + 1, "hparams")
         return pd.DataFrame.from_records(records, columns=columns + [f"metric_{k}" for k in extra])
 
     def __str__(self) -> str:
-        cells = [list(HEADERS)]
+        hparams = self.has_hparams()
+        cells = [list(HEADERS[:5]) + (["hparams"] if hparams else []) + [HEADERS[5]]]
         for r in self.rows():
             cells.append(
                 [
@@ -120,10 +133,11 @@ class TrialTable(list):
                     _num(r["metric"]),
                     _num(r["duration"]),
                     json.dumps(r["arch"]),
+                    *([json.dumps(r["hparams"])] if hparams else []),
                     _clip(r["error"] or "", 60),
                 ]
             )
-        widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
+        widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
         lines = []
         for row in cells:
             first = row[0].rjust(widths[0]) if row is not cells[0] else row[0].ljust(widths[0])

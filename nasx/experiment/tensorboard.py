@@ -70,7 +70,7 @@ class TrialWriter:
             finals = {k: v for k, v in (trial.metrics or {}).items() if _number(v)}
             for name, value in finals.items():
                 w.add_scalar(f"metric/{name}", value, last)
-            hparams = {label: hparam_value(v) for label, v in trial.arch.items()}
+            hparams = {label: hparam_value(v) for label, v in trial.sample.items()}
             hparams["status"] = trial.status
             results = {f"hparam/{k}": float(v) for k, v in finals.items()}
             if trial.status != SUCCEEDED or not results:

@@ -149,7 +149,8 @@ class Numerical(Choice):
             raise ValueError(
                 f"Numerical {self.label!r} is continuous, so it has no list of values for grid "
                 "search or for strategies that choose among listed values. Give it quantize= "
-                "(with finite bounds), use a sampling strategy (Random, RegularizedEvolution, "
+                "(with finite bounds: nasx.quniform, Numerical(..., quantize=q)) or list the "
+                "values (Categorical), use a sampling strategy (Random, RegularizedEvolution, "
                 "TPE), or call grid(granularity=n) for 2**n - 1 quantile points"
             )
         if granularity < 1:
