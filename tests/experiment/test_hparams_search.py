@@ -198,3 +198,21 @@ def test_hparams_reach_trials_in_worker_processes(tmp_path):
         with model_context(t.arch):
             model = SmallNet()
         assert t.metric == score(model, **t.hparams)
+
+
+@pytest.mark.parametrize("make", [lambda: Random(seed=0), lambda: TPE(n_startup_trials=3, seed=0)])
+def test_the_space_constraints_hold_in_a_joint_search(tmp_path, make):
+    from nasx.experiment.filters import CostFilter
+    from nasx.space import add_constraint
+
+    net = SmallNet()
+    add_constraint(net, lambda arch: arch["width"] != 8, label="not 8")
+    # a rule that builds the model (on the meta device): width 2 has 13 parameters
+    add_constraint(net, CostFilter((4,), params=(20, None)), label="params >= 20")
+    exp = NasExperiment(
+        net, joint_evaluator(), make(), workdir=tmp_path, max_trials=6, progress=False
+    )
+    exp.run()
+    trials = exp.trials()
+    assert len(trials) == 6 and all(t.status == "succeeded" for t in trials)
+    assert all(t.arch["width"] == 4 and set(t.hparams) == {"lr", "bs"} for t in trials)
