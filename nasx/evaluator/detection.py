@@ -174,13 +174,23 @@ def build_detector(
     if num_classes < 1:
         raise ValueError(f"num_classes must be >= 1, got {num_classes}")
     levels = tuple(int(level) for level in levels)
-    options: dict[str, Any] = {"min_size": image_size, "max_size": image_size, **detector_kwargs}
+    options: dict[str, Any] = {
+        "min_size": image_size,
+        "max_size": image_size,
+        "detections_per_img": 100,  # what COCO's mAP reads (torchvision's default is 300)
+        **detector_kwargs,
+    }
     if detector == "retinanet":
         sizes = tuple(
             tuple(anchor_scale * 2**level * 2 ** (k / 3) for k in range(3)) for level in levels
         )
         anchors = AnchorGenerator(sizes, ((0.5, 1.0, 2.0),) * len(levels))
         return RetinaNet(backbone, num_classes, anchor_generator=anchors, **options)
+    if backbone.out_channels % 32:  # type: ignore[operator]  # an int, checked above
+        raise ValueError(
+            f"FCOS's head normalises with GroupNorm(32, channels): the backbone's out_channels "
+            f"must be a multiple of 32, got {backbone.out_channels}"
+        )
     # FCOS: one anchor (a point with the level's stride as size) per location, as torchvision's
     anchors = AnchorGenerator(tuple((2**level,) for level in levels), ((1.0,),) * len(levels))
     return FCOS(backbone, num_classes, anchor_generator=anchors, **options)
