@@ -297,23 +297,10 @@ class Detection(Lightning):
     ``evaluate(model)`` returns the metrics dict of the module docstring (``'default'`` is mAP);
     each validation run's mAP goes to ``report``.
 
-    Example:
-        >>> from torch.utils.data import DataLoader
-        >>> from nasx.datasets.detection import PastedObjects, load_objects, detection_collate
-        >>> from nasx.hub import SpineNet, SPINENET_49
-        >>> from nasx.space import model_context
-        >>> data = PastedObjects(load_objects('digits', limit=50), num_images=4, canvas=64)
-        >>> loader = DataLoader(data, batch_size=2, collate_fn=detection_collate)
-        >>> ev = Detection(num_classes=10, image_size=64, anchor_scale=2.0, train_dataloaders=loader,
-        ...                val_dataloaders=loader, max_epochs=1, accelerator='cpu',
-        ...                latency_options={'repeats': 2, 'warmup': 0})
-        >>> with model_context(SPINENET_49):
-        ...     backbone = SpineNet('49S', filter_size_scale=0.125, endpoints_num_filters=8,
-        ...                         stem_filters=8)
-        >>> metrics = ev.evaluate(backbone)
-        >>> sorted(metrics)  # doctest: +NORMALIZE_WHITESPACE
-        ['backbone_params', 'default', 'flops', 'latency_ms', 'macs', 'map', 'map_50', 'map_75',
-         'params']
+    Example (``tutorials/spinenet_detection.py`` runs it in a search; the tests train with it):
+        >>> ev = Detection(num_classes=10, image_size=64, max_epochs=1, accelerator='cpu')
+        >>> ev.metric, ev.direction, ev.input_shape
+        ('val_map', 'maximize', (3, 64, 64))
     """
 
     def __init__(
@@ -372,6 +359,7 @@ class Detection(Lightning):
         for key in ("map_50", "map_75"):
             metrics[key] = float(trainer.callback_metrics[f"val_{key}"])
         detector = trainer.lightning_module.model
+        assert isinstance(detector, nn.Module)  # set by DetectionModule.set_model
         metrics.update(self.cost(detector))
         return metrics
 

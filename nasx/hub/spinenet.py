@@ -191,11 +191,13 @@ class SpineNet(ModelSpace):
         if scaling not in SCALINGS:
             raise ValueError(f"scaling must be one of {sorted(SCALINGS)}, got {scaling!r}")
         self.scaling = scaling
-        given = (endpoints_num_filters, filter_size_scale, resample_alpha, block_repeats)
-        endpoint_filters, scale, alpha, repeats = (
-            value if value is not None else default
-            for value, default in zip(given, SCALINGS[scaling], strict=True)
+        default_endpoints, default_scale, default_alpha, default_repeats = SCALINGS[scaling]
+        endpoint_filters = int(
+            endpoints_num_filters if endpoints_num_filters is not None else default_endpoints
         )
+        scale = float(filter_size_scale if filter_size_scale is not None else default_scale)
+        alpha = float(resample_alpha if resample_alpha is not None else default_alpha)
+        repeats = int(block_repeats if block_repeats is not None else default_repeats)
         _check_widths(endpoint_filters, scale, alpha, repeats, stem_filters)
         self.out_channels = endpoint_filters
 
