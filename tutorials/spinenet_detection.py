@@ -2,9 +2,9 @@
 with the published SpineNet-49 arch trained the same way.
 
 Run it with ``python tutorials/spinenet_detection.py`` on a GPU (``--help`` lists the knobs;
-``--search-minutes`` caps the search), or ``NASX_FAST=1`` for a CPU smoke run of seconds whose numbers mean
-nothing. Objects come from Fashion-MNIST (Debian ``dataset-fashion-mnist``), else scikit-learn's
-digits.
+``--search-minutes`` caps the search), or ``NASX_FAST=1`` for a CPU smoke run of seconds whose
+numbers mean nothing. Objects come from Fashion-MNIST (Debian ``dataset-fashion-mnist``), else CIFAR-10
+(``../shared/data`` or ``$NASX_DATA_DIR``), else scikit-learn's digits.
 """
 # %% [markdown]
 # # Searching SpineNet for detection
@@ -77,23 +77,27 @@ print("FAST smoke run: the numbers below mean nothing" if FAST else "full run")
 # Each canvas (128x128 by default) gets 1 to 3 real Fashion-MNIST objects (training objects for
 # the training set, test objects for the validation set), each resized to 20-50% of the canvas
 # side, coloured, and pasted where it overlaps no other; its box is the tight box of its pixels
-# and its label the Fashion-MNIST class. Everything is drawn from a seed (the module docstring of
-# `nasx.datasets.detection` gives the exact recipe). The sets are written in the TFRecord
-# detection layout (`image/object/bbox/*`) and read back from it, as a Vertex AI NAS job reads
-# its data.
+# and its label the Fashion-MNIST class (CIFAR-10 photos, the fallback, are pasted whole).
+# Everything is drawn from a seed (the module docstring of `nasx.datasets.detection` gives the
+# exact recipe). The sets are written in the TFRecord detection layout (`image/object/bbox/*`)
+# and read back from it, as a Vertex AI NAS job reads its data.
+
 
 # %%
-try:
-    train_objects, val_objects = (
-        load_objects("fashion_mnist"),
-        load_objects("fashion_mnist", "test"),
-    )
-    source = "Fashion-MNIST"
-except DataNotFoundError:  # scikit-learn's digits: first 1,500 to train, the rest to validate
-    digits = load_objects("digits")
-    train_objects = ObjectImages(digits.images[:1500], digits.labels[:1500], digits.classes, True)
-    val_objects = ObjectImages(digits.images[1500:], digits.labels[1500:], digits.classes, True)
-    source = "digits"
+def objects() -> tuple[ObjectImages, ObjectImages, str]:
+    """Training and validation objects: Fashion-MNIST, else CIFAR-10 photos, else digits."""
+    for name, title in (("fashion_mnist", "Fashion-MNIST"), ("cifar10", "CIFAR-10")):
+        try:
+            return load_objects(name), load_objects(name, "test"), title
+        except DataNotFoundError:
+            pass
+    # scikit-learn's digits: the first 1,500 to train, the rest to validate
+    d = load_objects("digits")
+    train = ObjectImages(d.images[:1500], d.labels[:1500], d.classes, masked=True)
+    return train, ObjectImages(d.images[1500:], d.labels[1500:], d.classes, masked=True), "digits"
+
+
+train_objects, val_objects, source = objects()
 num_classes = train_objects.num_classes
 train_set = PastedObjects(train_objects, args.train_images, canvas=args.canvas, seed=0)
 val_set = PastedObjects(val_objects, args.val_images, canvas=args.canvas, seed=1)

@@ -46,7 +46,7 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data import Dataset
 
-from .tfrecord import write_record
+from .tfrecord import decode_example, encode_example, write_record
 from .tfrecord_images import encode_image, image_example
 
 __all__ = [
@@ -381,9 +381,7 @@ def write_detection_shards(
             record = image_example(
                 data, h, w, image_format=image_format, boxes=relative, box_labels=labels
             )
-            if class_names is not None:
-                from .tfrecord import decode_example, encode_example
-
+            if class_names is not None:  # image_example has no field for the boxes' class names
                 features = decode_example(record)
                 features["image/object/class/text"] = [class_names[c].encode() for c in labels]
                 record = encode_example(features)

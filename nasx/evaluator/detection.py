@@ -37,7 +37,7 @@ import torch
 import torch.nn as nn
 
 from .base import Report
-from .lightning import Lightning, LightningModule
+from .lightning import Lightning, LightningModule, _has_val_dataloader
 from .supervised import OptimizerFactory, _split_trainer_kwargs
 
 __all__ = [
@@ -349,9 +349,10 @@ class Detection(Lightning):
         self, model: nn.Module, report: Report | None = None
     ) -> dict[str, Any]:
         """Fit a detector around ``model``; return mAP, mAP@50, mAP@75 and its cost."""
-        if self.val_dataloaders is None and self.datamodule is None:
+        if self.val_dataloaders is None and not _has_val_dataloader(self.datamodule):
             raise ValueError(
-                "Detection needs validation data to compute mAP: pass val_dataloaders=..."
+                "Detection needs validation data to compute mAP: pass val_dataloaders=..., or a "
+                "datamodule with val_dataloader()"
             )
         trainer = self._fit(model, report)
         value = self._final_metric(trainer)

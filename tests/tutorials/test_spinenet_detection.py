@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_spinenet_detection_fast_mode(tmp_path):
-    # Fashion-MNIST objects when installed, else scikit-learn's digits (a dev dependency)
+    # Fashion-MNIST objects when installed, else CIFAR-10, else scikit-learn's digits (a dev
+    # dependency): the tutorial always has data
     env = {
         **os.environ,
         "NASX_FAST": "1",
@@ -30,7 +31,9 @@ def test_spinenet_detection_fast_mode(tmp_path):
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     text = out.stdout
     assert "FAST smoke run" in text
-    assert re.search(r"data: (Fashion-MNIST|digits) objects on 64x64 canvases, 8 training", text)
+    assert re.search(
+        r"data: (Fashion-MNIST|CIFAR-10|digits) objects on 64x64 canvases, 8 training", text
+    )
     assert "space: 41 choices" in text
     assert "search: max_trials (2) reached" in text
     trials = re.findall(r"trial \d: mAP ([0-9.]+) mAP@50 ([0-9.]+)", text)
