@@ -30,6 +30,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "ray": ("ray",),
     "tfrecord": ("crc32c",),
     "onnx": ("onnx", "onnxruntime"),
+    "detection": ("pycocotools",),
 }
 
 

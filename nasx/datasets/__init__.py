@@ -8,7 +8,8 @@ read from IDX gzip files (Debian ``dataset-fashion-mnist``).
 ``python -m nasx.datasets`` prints what would be used. Modules: ``locate`` (locations),
 ``files`` (file helpers), ``arrays`` (ArrayImageDataset), ``cifar`` (CIFAR-10), ``fashion``
 (Fashion-MNIST), ``tfrecord`` (TFRecord files and ``tf.train.Example`` without TensorFlow),
-``tfrecord_images`` (image datasets in TFRecord shards, read and written), ``__main__`` (that
+``tfrecord_images`` (image datasets in TFRecord shards, read and written), ``detection`` (a
+detection set of real objects pasted on canvases, and its TFRecord writer), ``__main__`` (that
 printout).
 """
 

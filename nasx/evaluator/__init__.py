@@ -30,6 +30,8 @@ _LAZY_NAMES = {
     "Classification": "nasx.evaluator.supervised",
     "Regression": "nasx.evaluator.supervised",
     "NasBench201Evaluator": "nasx.evaluator.nasbench201",
+    "Detection": "nasx.evaluator.detection",
+    "DetectionModule": "nasx.evaluator.detection",
     "DataLoader": "nasx.evaluator.tracing",  # NNI's traced DataLoader (a torch DataLoader)
     "trace": "nasx.evaluator.tracing",
     "report_intermediate_result": "nasx.evaluator.nni_report",  # NNI's nni.report_* calls
@@ -53,6 +55,8 @@ if TYPE_CHECKING:
     from nasx.evaluator.augment import RandomCropFlip as RandomCropFlip
     from nasx.evaluator.augment import darts_train_transform as darts_train_transform
     from nasx.evaluator.cuda_graphs import CudaGraphTraining as CudaGraphTraining
+    from nasx.evaluator.detection import Detection as Detection
+    from nasx.evaluator.detection import DetectionModule as DetectionModule
     from nasx.evaluator.lightning import Lightning as Lightning
     from nasx.evaluator.lightning import LightningModule as LightningModule
     from nasx.evaluator.lightning import Trainer as Trainer

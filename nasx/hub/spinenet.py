@@ -131,12 +131,33 @@ class Resample(nn.Module):
         return self.expand(x)
 
 
+def _check_widths(
+    endpoint_filters: int, scale: float, alpha: float, repeats: int, stem_filters: int
+) -> None:
+    """Refuse widths that would build a layer with no channels (named, with what is allowed)."""
+    if int(endpoint_filters) < 1 or int(stem_filters) < 1 or int(repeats) < 1:
+        raise ValueError(
+            "endpoints_num_filters, stem_filters and block_repeats must be >= 1, got "
+            f"{endpoint_filters}, {stem_filters}, {repeats}"
+        )
+    # the narrowest layer is a resampling 1x1 conv: int(int(64 * scale) * alpha) channels
+    if int(int(min(FILTERS.values()) * scale) * alpha) < 1:
+        raise ValueError(
+            f"filter_size_scale={scale} with resample_alpha={alpha} leaves a resampling layer "
+            f"with no channels: need int(int(64 * scale) * alpha) >= 1"
+        )
+
+
 class SpineNet(ModelSpace):
     """The SpineNet search space; a multi-level detection backbone.
 
     Args:
         scaling: ``'49S'``, ``'49'``, ``'96'`` or ``'143'``: endpoint width, filter scale,
             resampling ratio and block repeats of the published models (the arch is the same).
+        endpoints_num_filters, filter_size_scale, resample_alpha, block_repeats: override one
+            of the scaling's four values (the TF Model Garden's names), e.g. a narrow
+            ``filter_size_scale=0.125, endpoints_num_filters=16`` for a CPU smoke run.
+        stem_filters: channels of the stem's 7x7 convolution (64 in every published model).
 
     Attributes:
         out_channels: channels of every output level (what torchvision's detectors read).
@@ -156,12 +177,28 @@ class SpineNet(ModelSpace):
     block_extras: list[list[int]]
     output_blocks: dict[int, int]
 
-    def __init__(self, scaling: str = "49"):
+    def __init__(
+        self,
+        scaling: str = "49",
+        *,
+        endpoints_num_filters: int | None = None,
+        filter_size_scale: float | None = None,
+        resample_alpha: float | None = None,
+        block_repeats: int | None = None,
+        stem_filters: int = 64,
+    ):
         super().__init__()
         if scaling not in SCALINGS:
             raise ValueError(f"scaling must be one of {sorted(SCALINGS)}, got {scaling!r}")
         self.scaling = scaling
-        endpoint_filters, scale, alpha, repeats = SCALINGS[scaling]
+        default_endpoints, default_scale, default_alpha, default_repeats = SCALINGS[scaling]
+        endpoint_filters = int(
+            endpoints_num_filters if endpoints_num_filters is not None else default_endpoints
+        )
+        scale = float(filter_size_scale if filter_size_scale is not None else default_scale)
+        alpha = float(resample_alpha if resample_alpha is not None else default_alpha)
+        repeats = int(block_repeats if block_repeats is not None else default_repeats)
+        _check_widths(endpoint_filters, scale, alpha, repeats, stem_filters)
         self.out_channels = endpoint_filters
 
         def filters(level: int) -> int:
@@ -169,12 +206,14 @@ class SpineNet(ModelSpace):
 
         # 7x7 stride 2 then max pool: level 2 (input / 4); two level-2 bottleneck groups.
         self.stem = nn.Sequential(
-            nn.Conv2d(3, 64, 7, 2, 3, bias=False),
-            nn.BatchNorm2d(64),
+            nn.Conv2d(3, stem_filters, 7, 2, 3, bias=False),
+            nn.BatchNorm2d(stem_filters),
             nn.ReLU(inplace=True),
             nn.MaxPool2d(3, 2, 1),
         )
-        self.stem_blocks = nn.ModuleList([block_group(64, filters(2), "bottleneck", repeats)])
+        self.stem_blocks = nn.ModuleList(
+            [block_group(stem_filters, filters(2), "bottleneck", repeats)]
+        )
         self.stem_blocks.append(block_group(4 * filters(2), filters(2), "bottleneck", repeats))
         # Per feature map (stem blocks first): level, channels, base filters, times read.
         levels, channels, bases = [2, 2], [4 * filters(2)] * 2, [filters(2)] * 2
