@@ -7,6 +7,29 @@ oldest member dies when a child joins). Each proposal after the random warm-up p
 (not every trial), and replaying the stored trials rebuilds it, so a resumed search has exactly
 the population it had when it stopped.
 
+Mutation. A label with listed values (``Categorical``, layer and input choices) changes to
+another of its values, drawn uniformly. A numerical choice (``uniform``, ``loguniform``,
+``normal``, their quantised variants: hyperparameters such as a learning rate) takes a local
+step instead, so a good learning rate is refined rather than forgotten:
+
+1. its value ``x`` goes to the choice's distribution coordinate ``u = F(x)`` in ``[0, 1]``, where
+   ``F`` is the choice's cumulative distribution: ``(x - low) / (high - low)`` for a uniform range,
+   the same in ``log x`` for a log-uniform one, the normal CDF for ``normal`` (of ``log x`` when
+   log-normal);
+2. ``u' = u + N(0, numeric_mutation_scale)``, reflected at 0 and 1 back into ``[0, 1]`` (a step
+   that would leave the range bounces off its end: the child stays in bounds without piling up
+   on them);
+3. ``x' = F^-1(u')``, then rounded to a multiple of ``quantize`` and clipped to the bounds (as
+   every value of the choice is); a quantised step that rounds back to ``x`` moves to the
+   neighbouring value in the step's direction, so the label does change.
+
+So with the default ``numeric_mutation_scale=0.15`` a uniform or log-uniform child lies within
+about 15 % of the range (in log space for log-uniform) of its parent, two thirds of the time.
+NNI's ``RegularizedEvolution`` does not do this: its mutation re-samples the label from the whole
+search space (``random.choice`` over its values in NNI 2.x's strategy), so a numerical value
+jumps anywhere in its range. ``numeric_mutation_scale=None`` keeps that behaviour: a fresh draw
+from the choice's own distribution.
+
     >>> from nasx.space import Categorical, SearchSpace
     >>> space = SearchSpace({f'x{i}': Categorical([0, 1], label=f'x{i}') for i in range(6)})
     >>> s = RegularizedEvolution(population_size=4, sample_size=2, seed=0); s.setup(space)
@@ -21,10 +44,13 @@ the population it had when it stopped.
 from __future__ import annotations
 
 import collections
+import math
 import random
+from statistics import NormalDist
 from typing import Any
 
 from nasx._checks import check_int, check_number
+from nasx.space import Numerical
 from nasx.trial import SUCCEEDED, Trial
 
 from .base import Strategy
@@ -38,6 +64,9 @@ class RegularizedEvolution(Strategy):
         sample_size: tournament size (members compared to choose a parent).
         mutation_prob: chance that each label of the parent is resampled (to a different value);
             at least one label always changes.
+        numeric_mutation_scale: the standard deviation of a numerical choice's mutation step, as a
+            fraction of its range in its distribution coordinate (see the module docstring); None
+            re-draws the value from the choice's distribution (NNI's behaviour).
         crossover: NNI's option: the child starts from a crossover of the winners of two
             tournaments (each label taken from either with probability 1/2) before mutation.
         dedup: never propose an arch twice; a mutation that repeats one is retried, then a random
@@ -56,9 +85,18 @@ class RegularizedEvolution(Strategy):
         dedup: bool = True,
         seed: int | None = None,
         crossover: bool = False,
+        numeric_mutation_scale: float | None = 0.15,
     ):
         super().__init__(dedup=dedup, seed=seed)
         self.crossover = bool(crossover)
+        if numeric_mutation_scale is not None:
+            check_number("numeric_mutation_scale", numeric_mutation_scale, minimum=0)
+            if not 0 < numeric_mutation_scale <= 1:
+                raise ValueError(
+                    "numeric_mutation_scale must be a number in (0, 1] (a fraction of the range) "
+                    f"or None to re-draw numerical values, got {numeric_mutation_scale!r}"
+                )
+        self.numeric_mutation_scale = numeric_mutation_scale
         check_int("population_size", population_size, minimum=1, allow_none=False)
         check_int("sample_size", sample_size, minimum=1, maximum=population_size, allow_none=False)
         check_number("mutation_prob", mutation_prob, minimum=0, maximum=1)
@@ -97,7 +135,8 @@ class RegularizedEvolution(Strategy):
         return max(contenders, key=self.score).arch
 
     def mutate(self, arch: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-        """A copy of ``arch`` with each label resampled with probability ``mutation_prob``."""
+        """A copy of ``arch`` with each label resampled with probability ``mutation_prob``
+        (numerical choices step from their value: see the module docstring)."""
         space = self.need_space()
         mutable = [label for label, c in space.items() if not c.finite or len(c) > 1]
         if not mutable:
@@ -107,9 +146,72 @@ class RegularizedEvolution(Strategy):
             changed = [rng.choice(mutable)]
         child = dict(arch)
         for label in changed:
-            if not space[label].finite:  # a continuous Numerical: draw afresh from its distribution
-                child[label] = space[label].sample(rng)
+            choice = space[label]
+            if isinstance(choice, Numerical):
+                if self.numeric_mutation_scale is None:  # NNI's way: a fresh draw
+                    child[label] = choice.sample(rng)
+                else:
+                    child[label] = numeric_step(
+                        choice, arch[label], self.numeric_mutation_scale, rng
+                    )
+                continue
+            if not choice.finite:  # another kind of continuous choice: draw afresh
+                child[label] = choice.sample(rng)
                 continue
             options = [v for v in space[label].grid() if v != arch[label]]
             child[label] = rng.choice(options)
         return child
+
+
+# The CDF coordinate is kept this far from 0 and 1, where a normal's inverse CDF is infinite.
+_EDGE = 1e-12
+
+
+def numeric_step(choice: Numerical, value: float, scale: float, rng: random.Random) -> float:
+    """``value`` moved by one Gaussian step of ``scale`` in ``choice``'s distribution coordinate,
+    reflected into the range, quantised and clipped (the rule is in the module docstring).
+
+    >>> import random
+    >>> lr = Numerical(1e-4, 1e-1, log_distributed=True, label='lr')
+    >>> child = numeric_step(lr, 1e-3, 0.1, random.Random(0))
+    >>> 1e-4 <= child <= 1e-1 and child != 1e-3
+    True
+    >>> numeric_step(Numerical(0, 10, quantize=5, label='q'), 5.0, 0.01, random.Random(0))
+    10.0
+    """
+    u = _to_unit(choice, value)
+    stepped = u + rng.gauss(0.0, scale)
+    stepped = stepped % 2.0  # reflect at 0 and 1: a triangle wave of period 2
+    if stepped > 1.0:
+        stepped = 2.0 - stepped
+    child = choice.qclip(_from_unit(choice, stepped))
+    if child == value and choice.quantize is not None:
+        # Rounded back to the parent: move to the neighbouring value in the step's direction
+        # (the other way at a bound), so that the mutated label changes.
+        direction = 1.0 if stepped >= u else -1.0
+        for d in (direction, -direction):
+            neighbour = choice.qclip(value + d * choice.quantize)
+            if neighbour != value:
+                return neighbour
+    return child
+
+
+def _to_unit(choice: Numerical, x: float) -> float:
+    """``F(x)``: the choice's cumulative distribution at ``x`` (before quantisation)."""
+    if choice.mu is not None and choice.sigma is not None:
+        z = math.log(max(x, 1e-300)) if choice.log_distributed else x
+        return NormalDist(choice.mu, choice.sigma).cdf(z)
+    low, high = choice.low, choice.high
+    if choice.log_distributed:
+        x, low, high = math.log(x), math.log(low), math.log(high)
+    return (x - low) / (high - low)
+
+
+def _from_unit(choice: Numerical, u: float) -> float:
+    """``F^-1(u)``, the inverse of :func:`_to_unit`."""
+    if choice.mu is not None and choice.sigma is not None:
+        z = NormalDist(choice.mu, choice.sigma).inv_cdf(min(max(u, _EDGE), 1.0 - _EDGE))
+        return math.exp(z) if choice.log_distributed else z
+    if choice.log_distributed:
+        return math.exp(math.log(choice.low) + u * (math.log(choice.high) - math.log(choice.low)))
+    return choice.low + u * (choice.high - choice.low)
