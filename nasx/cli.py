@@ -150,8 +150,16 @@ def cmd_show(args: argparse.Namespace) -> int:
     best = exp.best(args.top)
     if best:
         print(f"\nbest {len(best)}:")
-        rows = [["id", "metric", "arch"]] + [
-            [str(t.id), _fmt(t.metric), json.dumps(t.arch)] for t in best
+        # The evaluator's choices (hyperparameters) get their own column, after the arch's.
+        hparams = any(t.hparams for t in best)
+        rows = [["id", "metric", "arch", *(["hparams"] if hparams else [])]] + [
+            [
+                str(t.id),
+                _fmt(t.metric),
+                json.dumps(t.arch),
+                *([json.dumps(t.hparams)] if hparams else []),
+            ]
+            for t in best
         ]
         print(_table(rows))
     if exp.trials and not args.brief:
@@ -172,19 +180,33 @@ def cmd_export(args: argparse.Namespace) -> int:
     best = exp.best(args.top)
     if not best:
         raise CliError(f"{exp.directory} has no succeeded trial to export yet")
-    if args.format == "json":
-        out = json.dumps(
-            [{"id": t.id, "metric": t.metric, "metrics": t.metrics, "arch": t.arch} for t in best],
-            indent=2,
+    if args.format == "json":  # the shape of NasExperiment.export_top_trials, plus metrics
+        out = json.dumps([_exported(t) for t in best], indent=2)
+    else:  # a trial's hyperparameters go on a line of their own, so arch lines stay as they were
+        out = "\n".join(
+            f"#{t.id}  {_fmt(t.metric)}  {json.dumps(t.arch)}"
+            + (f"\n    hparams {json.dumps(t.hparams)}" if t.hparams else "")
+            for t in best
         )
-    else:
-        out = "\n".join(f"#{t.id}  {_fmt(t.metric)}  {json.dumps(t.arch)}" for t in best)
     if args.output:
         Path(args.output).write_text(out + "\n")
         print(f"wrote {len(best)} arch(s) to {args.output}")
     else:
         print(out)
     return 0
+
+
+def _exported(t: Any) -> dict[str, Any]:
+    """One trial in ``nasx export --format json``: ``arch`` in NNI's format (the model's labels)
+    and ``hparams`` beside it (the evaluator's labels; ``{}`` when it has no choices), as in
+    :meth:`nasx.experiment.NasExperiment.export_top_trials`."""
+    return {
+        "id": t.id,
+        "metric": t.metric,
+        "metrics": t.metrics,
+        "arch": t.arch,
+        "hparams": t.hparams,
+    }
 
 
 def cmd_model(args: argparse.Namespace) -> int:
@@ -213,10 +235,18 @@ def cmd_model(args: argparse.Namespace) -> int:
         content = model_file(exp.directory, trial, arch=arch)
     except (WeightsError, ValueError, KeyError) as e:
         raise CliError(str(e)) from None
+    if content["trial"] is not None:  # what trains it again: the evaluator's choices
+        record = next((t for t in exp.trials if t.id == content["trial"]), None)
+        content["hparams"] = dict(record.hparams) if record is not None else {}
+    else:  # a one-shot subnet: one-shot search refuses evaluator choices
+        content["hparams"] = {}
     out = Path(args.output)
     torch.save(content, out)
     what = "the subnet" if content["trial"] is None else f"trial {content['trial']}"
     print(f"wrote the trained model of {what} to {out} ({out.stat().st_size / 2**20:.2f} MiB)")
+    print(f"arch     {json.dumps(content['arch'])}")
+    if content.get("hparams"):
+        print(f"hparams  {json.dumps(content['hparams'])}")
     return 0
 
 
@@ -393,7 +423,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--brief", action="store_true", help="leave out the full trial table")
     p.set_defaults(func=cmd_show)
 
-    p = sub.add_parser("export", help="print the best archs", description="Export the best archs.")
+    p = sub.add_parser(
+        "export",
+        help="print the best archs (and their hyperparameters)",
+        description="Export the best archs. json: a list of {id, metric, metrics, arch, hparams} "
+        "('arch' in NNI's format, 'hparams' the evaluator's choices, {} when none). text: one "
+        "'#ID  METRIC  ARCH-JSON' line per trial, followed by an indented 'hparams JSON' line when "
+        "the trial has hyperparameters.",
+    )
     p.add_argument("exp", help="experiment directory")
     p.add_argument("--top", type=int, default=1, help="how many archs (default 1)")
     p.add_argument(
@@ -407,7 +444,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="write a kept trial's trained model (state dict, arch, space) to a file",
         description="Write the trained model of a trial kept with keep_weights (or a one-shot "
         "subnet with its inherited weights) to a file: torch.load(FILE, weights_only=True) gives "
-        "{'state_dict', 'arch', 'space', ...}; nasx.experiment.load_model reads the experiment itself.",
+        "{'state_dict', 'arch', 'hparams', 'space', ...}; nasx.experiment.load_model reads the "
+        "experiment itself.",
     )
     p.add_argument("exp", help="experiment directory")
     p.add_argument("--trial", default="best", help="trial id or 'best' (default best)")

@@ -211,3 +211,105 @@ def test_one_shot_directories_plot_arch_weights_and_refuse_export(tmp_path, caps
     assert (tmp_path / "p" / "arch_weights.png").exists()
     assert cli.main(["export", str(exp)]) == 1
     assert "one-shot run" in capsys.readouterr().err
+
+
+# -- hyperparameters (the evaluator's choices) beside the arch -----------------------------------
+
+
+def scored_with_lr(model, report, lr):
+    return model.width / 100 + lr
+
+
+@pytest.fixture(scope="module")
+def hparam_experiment(tmp_path_factory):
+    from nasx.evaluator import FunctionalEvaluator
+    from nasx.experiment import NasExperiment
+    from nasx.space import Numerical
+    from nasx.strategy import Random
+
+    from .toy_experiment import ToyCells
+
+    evaluator = FunctionalEvaluator(
+        scored_with_lr, lr=Numerical(1e-3, 1e-1, log_distributed=True, label="lr")
+    )
+    exp = NasExperiment(
+        ToyCells(),
+        evaluator,
+        Random(seed=0),
+        workdir=tmp_path_factory.mktemp("hp") / "exp",
+        max_trials=4,
+        keep_weights="all",
+        progress=False,
+    )
+    exp.run()
+    return exp
+
+
+def test_show_gives_the_best_trials_an_hparams_column(hparam_experiment, capsys):
+    assert cli.main(["show", str(hparam_experiment.workdir), "--top", "2", "--brief"]) == 0
+    lines = capsys.readouterr().out.split("best 2:\n")[1].splitlines()
+    assert lines[0].split() == ["id", "metric", "arch", "hparams"]
+    top = hparam_experiment.export_top_trials(2)
+    for line, trial in zip(lines[1:], top, strict=True):
+        assert line.startswith(f"{trial['id']} ")
+        assert line.endswith(json.dumps(trial["hparams"]))  # {"lr": ...}, after the arch
+
+
+def test_show_has_no_hparams_column_without_choices_in_the_evaluator(experiment, capsys):
+    assert cli.main(["show", str(experiment.workdir), "--brief"]) == 0
+    out = capsys.readouterr().out
+    assert out.split("best 5:\n")[1].splitlines()[0].split() == ["id", "metric", "arch"]
+
+
+def test_export_writes_hparams_beside_the_arch_as_export_top_trials_does(
+    hparam_experiment, experiment, capsys
+):
+    workdir = str(hparam_experiment.workdir)
+    assert cli.main(["export", workdir, "--top", "3", "--format", "json"]) == 0
+    exported = json.loads(capsys.readouterr().out)
+    expected = hparam_experiment.export_top_trials(3)
+    assert [{k: e[k] for k in t} for e, t in zip(exported, expected, strict=True)] == expected
+    assert all(set(e["hparams"]) == {"lr"} and "lr" not in e["arch"] for e in exported)
+    # The arch stays NNI's dict of model labels, for readers of the old export.
+    assert [e["arch"] for e in exported] == hparam_experiment.export_top_models(top_k=3)
+    # Text: the arch line as before, then the trial's hyperparameters on an indented line.
+    assert cli.main(["export", workdir, "--top", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"#{expected[0]['id']}  {cli._fmt(expected[0]['metric'])}  " + json.dumps(
+        expected[0]["arch"]
+    )
+    assert lines[1] == "    hparams " + json.dumps(expected[0]["hparams"])
+    assert lines[2].startswith(f"#{expected[1]['id']}  ") and len(lines) == 4
+    # Without choices in the evaluator: the old text lines, and "hparams": {} in JSON.
+    assert cli.main(["export", str(experiment.workdir), "--top", "2"]) == 0
+    assert all(line.startswith("#") for line in capsys.readouterr().out.splitlines())
+    assert cli.main(["export", str(experiment.workdir), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["hparams"] == {}
+
+
+def test_model_prints_and_stores_the_trials_hparams(hparam_experiment, capsys, tmp_path):
+    import torch
+
+    (best,) = hparam_experiment.export_top_trials(1)
+    out = tmp_path / "model.pt"
+    assert cli.main(["model", str(hparam_experiment.workdir), "-o", str(out)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[1] == "arch     " + json.dumps(best["arch"])
+    assert printed[2] == "hparams  " + json.dumps(best["hparams"])
+    content = torch.load(out, weights_only=True)
+    assert content["trial"] == best["id"] and content["hparams"] == best["hparams"]
+
+
+def test_reading_hparams_never_writes_the_database(hparam_experiment, tmp_path):
+    workdir = hparam_experiment.workdir
+    before = {p.name: p.read_bytes() for p in workdir.glob("nasx.db*")}
+    for args in (
+        ["show", str(workdir)],
+        ["export", str(workdir), "--top", "2", "--format", "json"],
+        ["model", str(workdir), "--trial", "best", "-o", str(tmp_path / "m.pt")],
+    ):
+        assert cli.main(args) == 0
+    after = {p.name: p.read_bytes() for p in workdir.glob("nasx.db*")}
+    assert after["nasx.db"] == before["nasx.db"]
+    assert set(after) - set(before) <= {"nasx.db-shm", "nasx.db-wal"}
+    assert after.get("nasx.db-wal", b"") == before.get("nasx.db-wal", b"")
