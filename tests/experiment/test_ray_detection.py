@@ -1,0 +1,33 @@
+"""The Detection evaluator in Ray trials, on the tests' Ray cluster (tests/experiment/conftest.py):
+each trial trains its detector on a worker node and sends back mAP and the cost."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from nasx.experiment import NasExperiment
+from nasx.strategy import Random
+
+from .detection_helpers import check_detection_trials, tiny_detection, tiny_spinenet
+
+pytest.importorskip("ray", reason="Ray is not installed (pip install 'nasx[ray]')")
+pytest.importorskip("pycocotools", reason="Detection's mAP needs pycocotools (nasx[detection])")
+
+
+def test_a_detection_search_runs_on_ray(tmp_path, ray_cluster):
+    exp = NasExperiment(
+        tiny_spinenet(),
+        tiny_detection(),
+        Random(seed=0),
+        workdir=tmp_path,
+        max_trials=2,
+        max_concurrent_trials=2,
+        execution="ray",
+        progress=False,
+    )
+    exp.run()
+    trials = exp.trials()
+    assert len(trials) == 2
+    check_detection_trials(trials, os.getpid())
