@@ -1,6 +1,6 @@
 """Weight sharing over AutoFormer's embed_dim (class token, position embedding, and the sliced
 Linear/LayerNorm/Conv2d layers): paths equal the rebuilt subnets with inherited weights,
-RandomOneShot searches the space, mixtures are refused by name."""
+RandomOneShot, Proxyless and ENAS search the space, mixtures are refused by name."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from torch.utils.data import DataLoader, TensorDataset
 from nasx.hub import AutoFormer
 from nasx.hub.registry import space_entry
 from nasx.space import Categorical, ModelSpace, model_context, mutable_layer
-from nasx.strategy import DARTS, RandomOneShot
+from nasx.strategy import DARTS, ENAS, Proxyless, RandomOneShot
 from nasx.strategy.oneshot import Supernet, inherit_weights
 from nasx.strategy.oneshot.mixed_params import MixedSlicedParameters
 
@@ -94,3 +94,53 @@ def test_a_declaration_over_two_arguments_is_refused():
 
     with pytest.raises(ValueError, match="_TwoArgs: nasx_sliced_parameters must size"):
         Supernet(Net(), mode="path", alphas=False)
+
+
+# Proxyless and ENAS on AutoFormer: Proxyless's binary gates and ENAS's controller pick paths
+# through the same sliced weights (embed_dim, num_heads, mlp_ratio, depth) as RandomOneShot.
+
+
+def _subnet_equals_the_supernet_path(strategy, arch, x):
+    assert strategy.supernet.search_space.validate(arch) == arch
+    sub = strategy.subnet(arch).eval()
+    strategy.supernet.eval().use_arch(arch)
+    with torch.no_grad():
+        torch.testing.assert_close(sub(x), strategy.supernet(x), rtol=1e-4, atol=1e-4)
+
+
+def _remembering_its_start(cls):
+    """``cls`` keeping a copy of what its arch steps train (alphas, or ENAS's controller), as
+    built, so a test can tell that the search moved it."""
+
+    class Remembering(cls):
+        def build_supernet(self, model_space):
+            supernet = super().build_supernet(model_space)
+            learned = getattr(self, "controller", None) or supernet.arch_params
+            self.start = {k: v.detach().clone() for k, v in learned.state_dict().items()}
+            return supernet
+
+    return Remembering
+
+
+def _moved(start, module):
+    now = module.state_dict()
+    return [k for k in start if not torch.equal(start[k], now[k])]
+
+
+@pytest.mark.parametrize("name", ["proxyless", "enas"])
+def test_proxyless_and_enas_search_autoformer(name):
+    space, entry = _small()
+    evaluator, x = _evaluator(entry)
+    strategy = _remembering_its_start({"proxyless": Proxyless, "enas": ENAS}[name])()
+    torch.manual_seed(0)
+    strategy.run(space, evaluator)
+    if name == "proxyless":  # binary gates over the labels, alphas trained by the arch steps
+        learned = strategy.supernet.arch_params
+        assert {"embed_dim", "depth", "num_head_0", "mlp_ratio_0"} <= set(
+            strategy.supernet.alphas()
+        )
+    else:  # the controller's policy gradient
+        learned = strategy.controller
+    assert _moved(strategy.start, learned)
+    (arch,) = strategy.export_top_models(top_k=1)
+    _subnet_equals_the_supernet_path(strategy, arch, x)
