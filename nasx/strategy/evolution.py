@@ -23,8 +23,11 @@ step instead, so a good learning rate is refined rather than forgotten:
    every value of the choice is); a quantised step that rounds back to ``x`` moves to the
    neighbouring value in the step's direction, so the label does change.
 
-So with the default ``numeric_mutation_scale=0.15`` a uniform or log-uniform child lies within
-about 15 % of the range (in log space for log-uniform) of its parent, two thirds of the time.
+So with the default ``numeric_mutation_scale=0.1`` a uniform or log-uniform child lies within
+10 % of the range (in log space for log-uniform) of its parent two thirds of the time: 0.3
+decades for a learning rate in ``[1e-4, 1e-1]``. On a smooth synthetic objective over such a
+space, this step left 0.29x the regret of a fresh draw after 100 trials, 0.12x after 200
+(``benchmarks/evolution_numeric.py``; 0.15 gave 0.44x / 0.27x, 0.3 gave 0.73x / 0.67x).
 NNI's ``RegularizedEvolution`` does not do this: its mutation re-samples the label from the whole
 search space (``random.choice`` over its values in NNI 2.x's strategy), so a numerical value
 jumps anywhere in its range. ``numeric_mutation_scale=None`` keeps that behaviour: a fresh draw
@@ -85,7 +88,7 @@ class RegularizedEvolution(Strategy):
         dedup: bool = True,
         seed: int | None = None,
         crossover: bool = False,
-        numeric_mutation_scale: float | None = 0.15,
+        numeric_mutation_scale: float | None = 0.1,
     ):
         super().__init__(dedup=dedup, seed=seed)
         self.crossover = bool(crossover)
