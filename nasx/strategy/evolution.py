@@ -191,7 +191,14 @@ def numeric_step(choice: Numerical, value: float, scale: float, rng: random.Rand
     if child == value and choice.quantize is not None:
         # Rounded back to the parent: move to the neighbouring value in the step's direction
         # (the other way at a bound), so that the mutated label changes.
-        direction = 1.0 if stepped >= u else -1.0
+        direction = 1 if stepped >= u else -1
+        values = choice.grid() if choice.finite else []
+        if value in values:  # the listed values: a bound need not be a multiple of quantize
+            i = values.index(value)
+            for j in (i + direction, i - direction):
+                if 0 <= j < len(values):
+                    return float(values[j])
+            return child
         for d in (direction, -direction):
             neighbour = choice.qclip(value + d * choice.quantize)
             if neighbour != value:

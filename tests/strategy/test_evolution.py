@@ -135,6 +135,12 @@ def test_a_coarse_quantised_step_moves_to_the_neighbour():
     rng = random.Random(0)
     children = {numeric_step(q, 5.0, 0.01, rng) for _ in range(50)}
     assert children == {2.5, 7.5}  # tiny steps round back to 5.0, so they take a neighbour
+    # A bound that is not a multiple of quantize can be a value (NNI's clip(round(x / q) * q)):
+    # the neighbours are the listed values next to it, and a bound steps inwards.
+    odd = Numerical(0.2, 2.0, quantize=0.5, label="odd")
+    assert odd.grid() == [0.2, 0.5, 1.0, 1.5, 2.0]
+    assert {numeric_step(odd, 0.2, 0.01, rng) for _ in range(20)} == {0.5}
+    assert {numeric_step(odd, 2.0, 0.01, rng) for _ in range(20)} == {1.5}
 
 
 def test_evolution_refines_a_numerical_label_and_can_redraw_like_nni():
