@@ -116,8 +116,11 @@ def json_text(trial: Trial, name: str) -> str:
     >>> json_text(Trial(0, {'k': 3}), 'arch')
     '{"k": 3}'
     """
-    raw = trial.__dict__.get(_RAW[name])
-    return raw if raw is not None else json.dumps(getattr(trial, name))
+    d = trial.__dict__
+    raw = d.get(_RAW[name])
+    if raw is None or name in d:  # a plain Trial, a NULL column, or decoded (or set) since
+        return json.dumps(getattr(trial, name))
+    return raw
 
 
 def has_value(trial: Trial, name: str) -> bool:
@@ -126,7 +129,8 @@ def has_value(trial: Trial, name: str) -> bool:
     >>> has_value(stored_trial(0, 'failed', *[None] * 5, '{}', '{}', '[]', '{}'), 'hparams')
     False
     """
-    if trial.__dict__.get(_RAW[name]) in ("{}", "[]"):
+    d = trial.__dict__
+    if name not in d and d.get(_RAW[name]) in ("{}", "[]"):
         return False  # what nasx writes for an empty field: no need to decode it
     return bool(getattr(trial, name))
 
@@ -152,7 +156,7 @@ def decode(trials: Iterable[Trial], names: Iterable[str]) -> None:
 def _decode(trials: list[Trial], names: Iterable[str]) -> None:
     for name in names:
         raw = _RAW[name]
-        todo = [t for t in trials if t.__dict__.get(raw) is not None]
+        todo = [t for t in trials if name not in t.__dict__ and t.__dict__.get(raw) is not None]
         if not todo:
             continue
         texts = [t.__dict__.pop(raw) for t in todo]
