@@ -40,7 +40,7 @@ from filelock import FileLock, Timeout
 
 from nasx.trial import Trial
 
-from .stored import stored_trial
+from .stored import gc_paused, stored_trial
 
 DB_NAME = "nasx.db"
 LOCK_NAME = "nasx.lock"
@@ -444,10 +444,5 @@ _READ_LAZY = (
 def _read_lazy(db: sqlite3.Connection, clause: str) -> list[Trial]:
     """The trials ``SELECT ... FROM trials <clause>`` finds, their JSON kept as text until read."""
     read = _READ_LAZY.format(hparams="hparams" if has_hparams_column(db) else "'{}'")
-    enabled = gc.isenabled()
-    gc.disable()  # as in _read_trials: 100k new objects, no cycles among them
-    try:
+    with gc_paused():
         return list(itertools.starmap(stored_trial, db.execute(f"{read} {clause}").fetchall()))
-    finally:
-        if enabled:
-            gc.enable()

@@ -15,7 +15,7 @@ import csv
 import os
 from typing import Any
 
-from .stored import decode, has_value, json_text
+from .stored import decode, gc_paused, has_value, json_text
 
 COLUMNS = ("id", "status", "metric", "duration", "arch", "error")
 HEADERS = (
@@ -55,7 +55,7 @@ class TrialTable(list):
 
     def to_csv(self, path: str | os.PathLike) -> None:
         """Write every trial (full error text, JSON arch and metrics) to a CSV file."""
-        with open(path, "w", newline="") as f:
+        with open(path, "w", newline="") as f, gc_paused():
             writer = csv.writer(f)
             writer.writerow(
                 [
@@ -105,27 +105,32 @@ class TrialTable(list):
         pd = optional_import("pandas", "pandas", "TrialTable.to_pandas()")
         decode(self, ("arch", "metrics", "hparams"))  # every row's, in one pass per field
         extra = sorted({k for t in self for k in (t.metrics or {}) if k != "default"})
-        records = []
-        for t in self:
-            row = {
-                "id": t.id,
-                "status": t.status,
-                "metric": t.metric,
-                "duration": t.duration,
-                "start_time": t.start_time,
-                "end_time": t.end_time,
-                "arch": t.arch,
-                "error": t.error,
-            }
-            row.update({f"metric_{k}": (t.metrics or {}).get(k) for k in extra})
-            row["hparams"] = t.hparams
-            records.append(row)
+        with gc_paused():  # one dict per row: many objects, no cycles
+            records = []
+            for t in self:
+                row = {
+                    "id": t.id,
+                    "status": t.status,
+                    "metric": t.metric,
+                    "duration": t.duration,
+                    "start_time": t.start_time,
+                    "end_time": t.end_time,
+                    "arch": t.arch,
+                    "error": t.error,
+                }
+                row.update({f"metric_{k}": (t.metrics or {}).get(k) for k in extra})
+                row["hparams"] = t.hparams
+                records.append(row)
         columns = ["id", "status", "metric", "duration", "start_time", "end_time", "arch", "error"]
         if self.has_hparams():
             columns.insert(columns.index("arch") + 1, "hparams")
         return pd.DataFrame.from_records(records, columns=columns + [f"metric_{k}" for k in extra])
 
     def __str__(self) -> str:
+        with gc_paused():
+            return self._text()
+
+    def _text(self) -> str:
         # Built column by column (100k rows in a fraction of a second); archs a stored trial never
         # decoded are shown from their stored text, which is what json.dumps would write.
         trials: list = list(self)
