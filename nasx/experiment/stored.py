@@ -59,10 +59,15 @@ class StoredTrial(Trial):
     """A :class:`~nasx.trial.Trial` from the database whose JSON fields are decoded when first
     read. Built by :func:`stored_trial`; ``Trial``'s constructor builds an eager one."""
 
-    arch = _Decoded()  # type: ignore[assignment]  # a lazily filled dataclass field
-    metrics = _Decoded()  # type: ignore[assignment]
-    intermediates = _Decoded()  # type: ignore[assignment]
-    hparams = _Decoded()  # type: ignore[assignment]
+    arch = _Decoded()  # lazily filled dataclass fields
+    metrics = _Decoded()
+    intermediates = _Decoded()
+    hparams = _Decoded()
+    # the JSON texts not decoded yet (instance attributes only; the class is no dataclass)
+    _arch_json: str | None
+    _metrics_json: str | None
+    _intermediates_json: str | None
+    _hparams_json: str | None
 
     def _values(self) -> tuple:
         return tuple(getattr(self, name) for name in _FIELDS)
@@ -117,7 +122,7 @@ def stored_trial(
     if status not in STATUSES:
         raise ValueError(f"trial status must be one of {STATUSES}, got {status!r}")
     t = _new(StoredTrial)
-    t.id, t.status, t.metric, t.error = id, status, metric, error  # type: ignore[assignment]
+    t.id, t.status, t.metric, t.error = id, status, metric, error
     t.start_time, t.end_time, t.duration = start_time, end_time, duration
     t._arch_json, t._metrics_json = arch, metrics
     t._intermediates_json, t._hparams_json = intermediates, hparams
