@@ -21,6 +21,13 @@ throughput scaling with the number of workers; per-trial cost at 1k-100k trials.
    finished workdir (open, check, reload, strategy replay: target < 5 s at 100k), the trial table
    and the export of the top 10 (target < 1 s each at 100k).
 
+5. Table (``--sections table``): a database of ``--table-trials`` trials of that space (default
+   100k) written directly in ``TrialStore``'s row format, then, each ``--repeats`` times in wall
+   and CPU time: ``exp.trial_table()``, printing it (``str``), ``to_csv``, ``to_pandas``,
+   ``nasx show`` (stdout discarded), the top-10 export and a resume (target < 0.3 s for the
+   table, < 5 s for the resume); the reference is the eager read (every JSON field decoded at
+   once, as tables read trials before).
+
 With ``--ray``, sections 1 and 2 add the same trivial trials on a local Ray instance (started once,
 ``--workers`` CPUs), so the three executors' per-trial overheads come from one run.
 
@@ -294,6 +301,142 @@ def scale(args) -> None:
             )
 
 
+def write_database(directory: str, n_trials: int) -> None:
+    """``n_trials`` trials of :class:`WideSpace` in ``directory``, written in ``TrialStore``'s
+    row format in one transaction (what a finished sequential scale run leaves, in seconds):
+    succeeded with metrics, every 10th failed with a two-line error, every 25th rejected."""
+    import random
+
+    from nasx.experiment.storage import _INSERT, TrialStore, _row
+    from nasx.trial import Trial
+
+    exp = NasExperiment(
+        WideSpace(),
+        trivial,
+        Random(dedup=False, seed=0),
+        workdir=directory,
+        max_trials=1,
+        progress=False,
+    )
+    exp.run()  # the meta data a resume checks
+    store = TrialStore(directory)
+    rng = random.Random(0)
+    rows = []
+    for i in range(1, n_trials):
+        arch = {"width": rng.choice([2, 4, 8, 16]), "act": rng.choice([0, 1])}
+        arch.update({f"k{j}": rng.choice([0, 1, 2]) for j in range(10)})
+        metric = rng.random()
+        t = Trial(
+            i, arch, "succeeded", metric, {"default": metric}, [], 1e9 + i, 1e9 + i + 0.01, 0.01
+        )
+        if i % 10 == 0:
+            t.status, t.metric, t.metrics, t.error = (
+                "failed",
+                None,
+                {},
+                "ValueError: bad\ntraceback",
+            )
+        elif i % 25 == 0:
+            t.status, t.metric, t.metrics, t.error = "rejected", None, {}, "FilterError: too big"
+        rows.append(_row(t))
+    store._db.execute("BEGIN")
+    store._db.executemany(_INSERT, rows)
+    store._db.execute("COMMIT")
+    store.close()
+
+
+def timed(fn, repeats: int) -> tuple[float, float, object]:
+    """(median wall s, median CPU s, last result) of ``repeats`` calls."""
+    walls, cpus, out = [], [], None
+    for _ in range(repeats):
+        out = None  # the previous result is freed before the clock starts
+        t, c = time.perf_counter(), time.process_time()
+        out = fn()
+        walls.append(time.perf_counter() - t)
+        cpus.append(time.process_time() - c)
+    return median(walls), median(cpus), out
+
+
+def table(args) -> None:
+    import contextlib
+    import io
+
+    from nasx.cli import main as cli
+    from nasx.experiment.storage import TrialStore
+    from nasx.experiment.table import TrialTable
+
+    n, r = args.table_trials, args.repeats
+    d = tempfile.mkdtemp(prefix="nasx-table-")
+    try:
+        write_database(d, n)
+        exp = NasExperiment(
+            WideSpace(),
+            trivial,
+            Random(dedup=False, seed=0),
+            workdir=d,
+            max_trials=n,
+            progress=False,
+            resume=True,
+        )
+
+        def eager():
+            store = TrialStore(d, read_only=True)
+            try:
+                return TrialTable(store.trials())
+            finally:
+                store.close()
+
+        def show():
+            with contextlib.redirect_stdout(io.StringIO()):
+                assert cli(["show", d]) == 0
+
+        ref = timed(eager, r)
+        line = f"table of {n} trials: medians of {r}, wall / CPU"
+        line += (
+            f"\n  reference, eager read (every JSON field decoded): {ref[0]:.3f} / {ref[1]:.3f} s"
+        )
+        tab = timed(exp.trial_table, r)
+        assert len(tab[2]) == n
+        line += (
+            f"\n  exp.trial_table(): {tab[0]:.3f} / {tab[1]:.3f} s (target <= 0.3 s), "
+            f"{tab[0] / ref[0]:.2f}x the reference"
+        )
+        cases = [
+            ("trial_table() + str()", lambda: str(exp.trial_table())),
+            (
+                "trial_table() + to_csv()",
+                lambda: exp.trial_table().to_csv(os.path.join(d, "t.csv")),
+            ),
+            ("`nasx show`", show),
+            ("export_top_models(10)", lambda: exp.export_top_models(10)),
+        ]
+        try:
+            import pandas  # noqa: F401  (imported once, outside the timing)
+
+            cases.insert(2, ("trial_table() + to_pandas()", lambda: exp.trial_table().to_pandas()))
+        except ImportError:
+            pass
+        for name, fn in cases:
+            w, c, _ = timed(fn, r)
+            line += f"\n  {name}: {w:.3f} / {c:.3f} s"
+        w, c, _ = timed(
+            lambda: NasExperiment(
+                WideSpace(),
+                trivial,
+                Random(dedup=False, seed=0),
+                workdir=d,
+                max_trials=n,
+                progress=False,
+                resume=True,
+            ).run(),
+            r,
+        )
+        line += f"\n  resume (reopen, reload every trial, strategy replay): {w:.3f} / {c:.3f} s"
+        print(line, flush=True)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def ray_overhead(args, seq: float) -> None:
     """Sections 1-2 on a local Ray instance (``--workers`` CPUs), started once."""
     import ray
@@ -330,7 +473,7 @@ def main() -> None:
     parser.add_argument(
         "--sections",
         default="overhead,scaling",
-        help="comma-separated: overhead (1-2), scaling (3), scale (4)",
+        help="comma-separated: overhead (1-2), scaling (3), scale (4), table (5)",
     )
     parser.add_argument(
         "--scale",
@@ -339,6 +482,7 @@ def main() -> None:
         help="trial counts of section 4",
     )
     parser.add_argument("--scale-repeats", type=int, default=3)
+    parser.add_argument("--table-trials", type=int, default=100_000, help="trials of section 5")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -355,6 +499,8 @@ def main() -> None:
         scaling(args)
     if "scale" in sections:
         scale(args)
+    if "table" in sections:
+        table(args)
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from nasx.trial import Trial, best_trials, status_counts
 
-from .storage import _COLUMNS, _JSON_COLUMNS, DB_NAME, TRIALS_DIR
+from .storage import DB_NAME, TRIALS_DIR, _read_lazy
 
 
 class ExperimentReadError(Exception):
@@ -117,22 +117,12 @@ def _read_db(path: Path) -> tuple[dict[str, Any], list[Trial]]:
                 "expected 'meta' and 'trials')"
             )
         meta = {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM meta")}
-        present = {row[1] for row in db.execute("PRAGMA table_info(trials)")}
-        columns = [c for c in _COLUMNS if c in present or c != "hparams"]  # older: no hparams
-        rows = db.execute(f"SELECT {', '.join(columns)} FROM trials ORDER BY id").fetchall()
-        trials = []
-        for row in rows:
-            d = dict(zip(columns, row, strict=True))
-            for c in _JSON_COLUMNS:
-                if c not in d:
-                    continue
-                d[c] = (
-                    json.loads(d[c]) if d[c] is not None else ([] if c == "intermediates" else {})
-                )
-            trials.append(Trial(**d))
+        # Each trial decodes its JSON fields when first read: `nasx show` of 100k trials prints
+        # archs from their stored text and decodes only the best few.
+        trials = _read_lazy(db, "ORDER BY id")
     except sqlite3.DatabaseError as e:
         raise ExperimentReadError(f"{path} is corrupted or not a nasx database: {e}") from None
-    except (ValueError, TypeError) as e:  # bad JSON or an unknown status
+    except (ValueError, TypeError) as e:  # bad meta JSON or an unknown status
         raise ExperimentReadError(f"{path} holds a malformed trial row: {e}") from None
     finally:
         db.close()

@@ -12,9 +12,10 @@ id  status     metric  duration (s)  arch      error
 from __future__ import annotations
 
 import csv
-import json
 import os
 from typing import Any
+
+from .stored import decode, gc_paused, has_value, json_text
 
 COLUMNS = ("id", "status", "metric", "duration", "arch", "error")
 HEADERS = (
@@ -33,7 +34,7 @@ class TrialTable(list):
     def has_hparams(self) -> bool:
         """Whether any trial has hyperparameters (the evaluator's choices): the text table, CSV
         and DataFrame then show an ``hparams`` column beside ``arch``."""
-        return any(t.hparams for t in self)
+        return any(has_value(t, "hparams") for t in self)
 
     def rows(self) -> list[dict[str, Any]]:
         """One dict per trial: id, status, metric, metrics, duration, arch, hparams, error (first
@@ -54,7 +55,7 @@ class TrialTable(list):
 
     def to_csv(self, path: str | os.PathLike) -> None:
         """Write every trial (full error text, JSON arch and metrics) to a CSV file."""
-        with open(path, "w", newline="") as f:
+        with open(path, "w", newline="") as f, gc_paused():
             writer = csv.writer(f)
             writer.writerow(
                 [
@@ -70,21 +71,22 @@ class TrialTable(list):
                     "hparams",
                 ]
             )
-            for t in self:
-                writer.writerow(
-                    [
-                        t.id,
-                        t.status,
-                        t.metric,
-                        json.dumps(t.metrics),
-                        t.duration,
-                        t.start_time,
-                        t.end_time,
-                        json.dumps(t.arch),
-                        t.error or "",
-                        json.dumps(t.hparams),
-                    ]
-                )
+            # JSON fields a stored trial never decoded are written from their stored text
+            writer.writerows(
+                [
+                    t.id,
+                    t.status,
+                    t.metric,
+                    json_text(t, "metrics"),
+                    t.duration,
+                    t.start_time,
+                    t.end_time,
+                    json_text(t, "arch"),
+                    t.error or "",
+                    json_text(t, "hparams"),
+                ]
+                for t in self
+            )
 
     def _repr_html_(self) -> str:
         """The table in a notebook (escaped HTML; the first rows of a long table)."""
@@ -101,52 +103,56 @@ class TrialTable(list):
         from nasx._optional import optional_import
 
         pd = optional_import("pandas", "pandas", "TrialTable.to_pandas()")
+        decode(self, ("arch", "metrics", "hparams"))  # every row's, in one pass per field
         extra = sorted({k for t in self for k in (t.metrics or {}) if k != "default"})
-        records = []
-        for t in self:
-            row = {
-                "id": t.id,
-                "status": t.status,
-                "metric": t.metric,
-                "duration": t.duration,
-                "start_time": t.start_time,
-                "end_time": t.end_time,
-                "arch": t.arch,
-                "error": t.error,
-            }
-            row.update({f"metric_{k}": (t.metrics or {}).get(k) for k in extra})
-            row["hparams"] = t.hparams
-            records.append(row)
+        with gc_paused():  # one dict per row: many objects, no cycles
+            records = []
+            for t in self:
+                row = {
+                    "id": t.id,
+                    "status": t.status,
+                    "metric": t.metric,
+                    "duration": t.duration,
+                    "start_time": t.start_time,
+                    "end_time": t.end_time,
+                    "arch": t.arch,
+                    "error": t.error,
+                }
+                row.update({f"metric_{k}": (t.metrics or {}).get(k) for k in extra})
+                row["hparams"] = t.hparams
+                records.append(row)
         columns = ["id", "status", "metric", "duration", "start_time", "end_time", "arch", "error"]
         if self.has_hparams():
             columns.insert(columns.index("arch") + 1, "hparams")
         return pd.DataFrame.from_records(records, columns=columns + [f"metric_{k}" for k in extra])
 
     def __str__(self) -> str:
-        hparams = self.has_hparams()
-        cells = [list(HEADERS[:5]) + (["hparams"] if hparams else []) + [HEADERS[5]]]
-        for r in self.rows():
-            cells.append(
-                [
-                    str(r["id"]),
-                    r["status"],
-                    _num(r["metric"]),
-                    _num(r["duration"]),
-                    json.dumps(r["arch"]),
-                    *([json.dumps(r["hparams"])] if hparams else []),
-                    _clip(r["error"] or "", 60),
-                ]
-            )
-        widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
-        lines = []
-        for row in cells:
-            first = row[0].rjust(widths[0]) if row is not cells[0] else row[0].ljust(widths[0])
-            lines.append(
-                "  ".join(
-                    [first] + [c.ljust(w) for c, w in zip(row[1:], widths[1:], strict=True)]
-                ).rstrip()
-            )
-        return "\n".join(lines)
+        with gc_paused():
+            return self._text()
+
+    def _text(self) -> str:
+        # Built column by column (100k rows in a fraction of a second); archs a stored trial never
+        # decoded are shown from their stored text, which is what json.dumps would write.
+        trials: list = list(self)
+        columns = [
+            [str(t.id) for t in trials],
+            [t.status for t in trials],
+            [_num(t.metric) for t in trials],
+            [_num(t.duration) for t in trials],
+            [json_text(t, "arch") for t in trials],
+        ]
+        headers = list(HEADERS[:5])
+        if self.has_hparams():
+            columns.append([json_text(t, "hparams") for t in trials])
+            headers.append("hparams")
+        columns.append([_clip(t.error.splitlines()[0], 60) if t.error else "" for t in trials])
+        headers.append(HEADERS[5])
+        widths = [max(len(h), max(map(len, c), default=0)) for h, c in zip(headers, columns)]
+        head = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()
+        padded = [[c.rjust(widths[0]) for c in columns[0]]] + [
+            [c.ljust(w) for c in column] for column, w in zip(columns[1:], widths[1:], strict=True)
+        ]
+        return "\n".join([head, *("  ".join(cells).rstrip() for cells in zip(*padded))])
 
 
 def _num(x: float | None) -> str:
