@@ -538,9 +538,11 @@ def main(argv: list[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    from nasx.experiment.stored import DamagedTrialError
+
     try:
         return args.func(args)
-    except CliError as e:
+    except (CliError, DamagedTrialError) as e:
         print(f"{PROG} {args.command}: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -38,6 +38,21 @@ _FIELDS = tuple(f.name for f in dataclasses.fields(Trial))
 _RAW = {name: f"_{name}_json" for name in JSON_FIELDS}
 
 
+class DamagedTrialError(ValueError):
+    """A stored trial's JSON field does not decode: its database row was damaged (a hand edit,
+    a disk error). Raised when the field is first read, naming the trial and the field."""
+
+
+def _loads(text: str, trial_id: int, name: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise DamagedTrialError(
+            f"trial {trial_id}'s stored {name} is not valid JSON ({e}): its database row is "
+            f"damaged; the other trials read as usual"
+        ) from None
+
+
 class _Decoded:
     """A JSON field read from its text the first time it is used, then kept as an ordinary
     instance attribute (a non-data descriptor: the instance's value wins once it is set)."""
@@ -50,7 +65,7 @@ class _Decoded:
             return self
         d = obj.__dict__
         text = d.pop(self.raw, None)
-        value = self.empty() if text is None else json.loads(text)
+        value = self.empty() if text is None else _loads(text, obj.id, self.name)
         d[self.name] = value
         return value
 
@@ -173,6 +188,11 @@ def _decode(trials: list[Trial], names: Iterable[str]) -> None:
         todo = [t for t in trials if name not in t.__dict__ and t.__dict__.get(raw) is not None]
         if not todo:
             continue
-        texts = [t.__dict__.pop(raw) for t in todo]
-        for t, value in zip(todo, json.loads("[" + ",".join(texts) + "]"), strict=True):
+        texts = [t.__dict__[raw] for t in todo]
+        try:
+            values = json.loads("[" + ",".join(texts) + "]")
+        except json.JSONDecodeError:
+            values = [_loads(text, t.id, name) for t, text in zip(todo, texts, strict=True)]
+        for t, value in zip(todo, values, strict=True):
+            del t.__dict__[raw]
             t.__dict__[name] = value

@@ -174,3 +174,30 @@ def test_null_json_columns_read_as_empty_and_unknown_statuses_are_refused():
     assert (t.arch, t.metrics, t.intermediates, t.hparams) == ({}, {}, [], {})
     with pytest.raises(ValueError, match="trial status must be one of"):
         stored_trial(0, "done", None, None, None, None, None, "{}", "{}", "[]", "{}")
+
+
+def test_a_damaged_json_field_names_the_trial_and_field_when_read(tmp_path, capsys):
+    import sqlite3
+
+    from nasx import cli
+    from nasx.experiment.stored import DamagedTrialError, decode
+
+    store = TrialStore.create(tmp_path, {"space": "Net", "direction": "maximize"})
+    for i in range(3):
+        store.add(Trial(i, {"k": i}, "succeeded", metric=float(i)))
+    store.close()
+    db = sqlite3.connect(tmp_path / "nasx.db")
+    with db:
+        db.execute("UPDATE trials SET arch = '{\"k\": ' WHERE id = 1")  # a torn write
+    db.close()
+
+    trials = read_experiment(tmp_path).trials  # reading the table itself still works
+    assert [t.id for t in trials] == [0, 1, 2] and trials[0].arch == {"k": 0}
+    with pytest.raises(DamagedTrialError, match=r"trial 1's stored arch is not valid JSON"):
+        _ = trials[1].arch
+    fresh = read_experiment(tmp_path).trials
+    with pytest.raises(DamagedTrialError, match=r"trial 1's stored arch"):
+        decode(fresh, ["arch"])  # the one-call batch decode names the same row
+    assert cli.main(["show", str(tmp_path)]) == 1  # it prints the best trials, trial 1 among them
+    err = capsys.readouterr().err
+    assert err.startswith("nasx show: error: trial 1's stored arch") and err.count("\n") == 1
