@@ -3,6 +3,10 @@ memory, nasx's DARTS against a hand-written plain-PyTorch first-order DARTS of t
 
     PYTHONPATH=. python benchmarks/darts_step.py [--space hub|local --steps 5 --repeats 5]
         [--width 8 --cells 5 --batch 16 --size 32]
+    PYTHONPATH=. python benchmarks/darts_step.py --variants oneshot --ref "sampled 4 archs"
+
+The second form times the path strategies (RandomOneShot, Proxyless with its two-path and
+all-paths architecture updates) against plain models of the archs they sample.
 
 ``--space hub`` (the default) searches ``nasx.hub.DARTS(width, num_cells)``: NNI's DARTS space,
 7 ops per edge, 4 nodes per cell. ``--space local`` searches the tutorials' small DARTS-like
@@ -286,22 +290,32 @@ def nasx_stepper(args, device, strategy_class="DARTS", precision="auto", **optio
     return step
 
 
-def sampled_model_stepper(args, device):
+def sampled_model_stepper(args, device, archs=1, passes=1):
     """Reference for path-sampling strategies: one weight step of a plain model rebuilt from a
-    random arch of the same space (what a step of RandomOneShot should cost)."""
+    random arch of the same space (what a step of RandomOneShot should cost). ``archs`` > 1
+    cycles through that many random archs, one per step (a path strategy's archs vary in cost
+    too); ``passes=2`` takes a step on both batches (a path strategy with an architecture step
+    on the validation batch, Proxyless, does two forward-backward passes per step at best)."""
+    import random
+
     from nasx.space import model_context, search_space
 
     space = SPACES[args.space].nasx_space(args)
-    arch = search_space(space).sample(__import__("random").Random(0))
-    with model_context(arch):
-        net = type(space)(width=args.width, num_cells=args.cells).to(device)
-    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    nets, opts = [], []
+    for k in range(archs):
+        arch = search_space(space).sample(random.Random(k))
+        with model_context(arch):
+            nets.append(type(space)(width=args.width, num_cells=args.cells).to(device))
+        opts.append(torch.optim.Adam(nets[-1].parameters(), lr=1e-3))
+    turn = [0]
 
     def step(train, val):
-        (x, y) = train
-        opt.zero_grad()
-        F.cross_entropy(net(x), y).backward()
-        opt.step()
+        k = turn[0] % archs
+        turn[0] += 1
+        for x, y in (train, val)[:passes]:
+            opts[k].zero_grad()
+            F.cross_entropy(nets[k](x), y).backward()
+            opts[k].step()
 
     return step
 
@@ -325,8 +339,15 @@ VARIANTS = {
     "ENAS": lambda a, d: nasx_stepper(a, d, "ENAS"),
     "RandomOneShot": lambda a, d: nasx_stepper(a, d, "RandomOneShot"),
     "Proxyless": lambda a, d: nasx_stepper(a, d, "Proxyless"),
+    "Proxyless all-paths": lambda a, d: nasx_stepper(a, d, "Proxyless", arch_paths="all"),
     "sampled plain model": sampled_model_stepper,
+    "sampled 4 archs": lambda a, d: sampled_model_stepper(a, d, archs=4),
+    "sampled 4 archs x2": lambda a, d: sampled_model_stepper(a, d, archs=4, passes=2),
 }
+# Path strategies beside the models they sample (--variants oneshot --ref "sampled 4 archs").
+ONESHOT_VARIANTS = ",".join(
+    ["sampled 4 archs", "sampled 4 archs x2", "RandomOneShot", "Proxyless", "Proxyless all-paths"]
+)
 CPU_VARIANTS = ",".join(
     ["plain", "plain+channels_last", "nasx (defaults)", "nasx channels_last=False"]
     + ["nasx edge by edge"]
@@ -496,7 +517,10 @@ def main():
     p.add_argument("--batch", type=int, default=None, help="default: 16 (hub), 32 (local)")
     p.add_argument("--size", type=int, default=32, help="image height and width")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (1: CPU time = work)")
-    p.add_argument("--variants", default=None, help="comma-separated; default: per device")
+    p.add_argument(
+        "--variants", default=None, help="comma-separated, or 'oneshot'; default: per device"
+    )
+    p.add_argument("--ref", default="plain", help="the variant the ratio column divides by")
     p.add_argument("--device", choices=("cpu", "cuda"), default=None, help="default: cuda if any")
     p.add_argument("--no-memory", action="store_true")
     p.add_argument("--memory-of", default=None, help=argparse.SUPPRESS)
@@ -512,6 +536,8 @@ def main():
         return _measure_memory(args, args.memory_of, device)
     if args.variants is None:
         args.variants = GPU_VARIANTS if device.type == "cuda" else CPU_VARIANTS
+    elif args.variants == "oneshot":
+        args.variants = ONESHOT_VARIANTS
     print(
         f"space={args.space} device={device} threads={torch.get_num_threads()} width={args.width} "
         f"cells={args.cells} nodes={args.nodes} batch={args.batch} size={args.size}; "
@@ -534,10 +560,11 @@ def main():
         else:
             names.append(n)
     wall, cpu, first, ready, kernels = time_variants(args, device, names)
-    ref = "plain" if "plain" in names else None
+    ref = args.ref if args.ref in names else None
+    print(f"ratio: {'CPU time' if device.type == 'cpu' else 'time'} / that of {ref!r}")
     gpu = device.type == "cuda"
     print(
-        f"{'variant':24s} {'ms/step':>8s} {'img/s':>7s} {'vs plain':>8s} {'cpu ms':>7s} "
+        f"{'variant':24s} {'ms/step':>8s} {'img/s':>7s} {'vs ref':>8s} {'cpu ms':>7s} "
         f"{'first s':>7s} {'ready s':>7s} {'peak MiB':>9s}"
         + (f" {'kernels':>8s} {'busy':>5s}" if gpu else "")
     )

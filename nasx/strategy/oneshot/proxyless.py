@@ -1,12 +1,13 @@
 """ProxylessNAS (Cai et al., ICLR 2019): binarised paths, so only the sampled path is computed and
-memory stays near that of one model; architecture gradients come from binary gates."""
+memory stays near that of one model; architecture gradients come from binary gates, over two
+sampled paths per choice (the paper's Sec. 3.2.1) or over every alternative."""
 
 from __future__ import annotations
 
 import functools
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import torch
 
@@ -20,8 +21,24 @@ from .topk import prob_key
 
 
 class Proxyless(BaseOneShotStrategy):
-    """Sample one path per step from softmax(alpha) per label; the arch step passes the gradient
-    ``<dL/d out, out_k>`` of every alternative k to the alphas (recomputed one at a time).
+    """Sample one path per step from softmax(alpha) per label; the arch step passes the binary-gate
+    gradient ``<dL/d out, out_k>`` of the alternatives k to the alphas.
+
+    ``arch_paths='two'`` (the default; the paper's Sec. 3.2.1, "training binarized architecture
+    parameters"): per label, two paths are drawn from the multinomial over its values (without
+    replacement) and the others are masked out as if they did not exist: the two get the
+    probabilities ``softmax(alpha_a, alpha_b)``, the path that runs is drawn from those, and
+    only the other one is recomputed in backward. So an arch step costs about two sampled paths
+    per choice. Only the two alphas move, and after the optimizer step they are shifted together
+    so that ``exp(alpha_a) + exp(alpha_b)`` is what it was: every unsampled path keeps its
+    probability exactly. The cost penalty sees the same two-path probabilities (zero outside the
+    pair). This holds for every kind of choice (layer, input, repeat depth, value choices in
+    sliced layers and attention heads), which all score alternatives by grid index; a label with
+    one value has nothing to learn and is not gated.
+
+    ``arch_paths='all'`` (NNI's and the earlier behaviour): every alternative is scored against
+    the full softmax, recomputing each in backward (the chosen one too): an arch step costs
+    about ``1 + n`` paths per choice of ``n`` values.
 
     Args:
         arc_learning_rate: Adam learning rate of the alphas.
@@ -30,14 +47,15 @@ class Proxyless(BaseOneShotStrategy):
         cost_fn: ``(probs: dict[label, Tensor]) -> Tensor``, a custom differentiable penalty
             (a profiler's estimate); added like ``cost``.
         penalty_weight: weight of the penalty.
+        arch_paths: ``'two'`` or ``'all'``: which alternatives the arch step scores (above).
         log_prob_every_n_step: NNI's name for ``log_arch_every``.
         nni_penalty: NNI's ``penalty=`` (a profiler-based penalty), refused naming ``cost=`` /
             ``cost_fn=`` (``penalty`` is this class's method for the expected cost).
 
     Example:
         >>> from nasx.strategy import Proxyless
-        >>> Proxyless(cost={'op': {'big': 3.0, 'small': 1.0}}, penalty_weight=0.1).is_one_shot
-        True
+        >>> Proxyless(cost={'op': {'big': 3.0, 'small': 1.0}}, penalty_weight=0.1).arch_paths
+        'two'
     """
 
     supernet_mode = "path"
@@ -51,14 +69,21 @@ class Proxyless(BaseOneShotStrategy):
         penalty_weight: float = 0.0,
         gradient_clip_val: float | None = 5.0,
         log_prob_every_n_step: int | None = None,
+        arch_paths: Literal["two", "all"] = "two",
         **kwargs: Any,
     ):
+        if arch_paths not in ("two", "all"):
+            raise ValueError(
+                f"Proxyless(arch_paths={arch_paths!r}): allowed are 'two' (two sampled paths per "
+                "choice, the paper's update) and 'all' (every alternative, NNI's)"
+            )
         # NNI's penalty= arrives in kwargs (the name is this class's method)
         refuse_nni_penalty(kwargs.pop("penalty", None), "Proxyless", "cost=... or cost_fn=...")
         apply_log_prob_every_n_step(log_prob_every_n_step, kwargs, "Proxyless")
         super().__init__(gradient_clip_val=gradient_clip_val, **kwargs)
         self.arc_learning_rate, self.arc_weight_decay = arc_learning_rate, arc_weight_decay
         self.cost, self.cost_fn, self.penalty_weight = cost or {}, cost_fn, penalty_weight
+        self.arch_paths = arch_paths
 
     def configure_arch_optimizer(self, module: Any) -> torch.optim.Optimizer:
         return torch.optim.Adam(
@@ -99,13 +124,52 @@ class Proxyless(BaseOneShotStrategy):
             terms.append(self.cost_fn(probs))
         return functools.reduce(operator.add, terms) if terms else None
 
+    def _sample_two(
+        self, supernet: Any, gen: torch.Generator
+    ) -> tuple[dict[str, Any], dict[str, torch.Tensor], dict[str, tuple[int, int]]]:
+        """(arch, gate probabilities, {label: (chosen, other)}) of the two-path update.
+
+        Per label of two or more values: a pair drawn from softmax(alpha) without replacement,
+        the chosen path drawn from the pair's own softmax; the gate probabilities are that
+        softmax scattered into zeros (differentiable in the pair's alphas only).
+        """
+        space, alphas = supernet.search_space, supernet.alphas()
+        gates: dict[str, torch.Tensor] = {}
+        pairs: dict[str, tuple[int, int]] = {}
+
+        def draw() -> dict[str, Any]:
+            arch: dict[str, Any] = {}
+            for label in space:
+                grid, alpha = space[label].grid(), alphas[label]
+                p = alpha.detach().float().softmax(-1).cpu()
+                if len(grid) < 2:
+                    arch[label], gates[label] = grid[0], alpha.softmax(-1)
+                    pairs.pop(label, None)
+                    continue
+                pair = torch.multinomial(p, 2, replacement=False, generator=gen)  # [2]
+                p2 = alpha[pair.to(alpha.device)].softmax(-1)  # [2], grad to the pair's alphas
+                c = int(torch.multinomial(p2.detach().float().cpu(), 1, generator=gen))
+                chosen, other = int(pair[c]), int(pair[1 - c])
+                arch[label], pairs[label] = grid[chosen], (chosen, other)
+                gates[label] = torch.zeros_like(alpha).index_put((pair.to(alpha.device),), p2)
+            return arch
+
+        arch = sample_valid_path(space, draw)  # redrawn until within the space's constraints
+        return arch, gates, pairs
+
     def arch_step(self, module: Any, train_batch: Any, val_batch: Any, arch_optimizer: Any) -> None:
         supernet, step = module.supernet, self._step(module)
         arch_optimizer.zero_grad()
-        probs = self._probs(supernet)
-        supernet.use_arch(
-            self._sample(supernet, probs, step_generator(self.seed, step, 1)), gates=probs
-        )
+        gen = step_generator(self.seed, step, 1)
+        pairs: dict[str, tuple[int, int]] = {}
+        if self.arch_paths == "two":
+            arch, probs, pairs = self._sample_two(supernet, gen)
+        else:
+            probs = self._probs(supernet)
+            arch = self._sample(supernet, probs, gen)
+        # (in 'two' mode a label of one value has no pair: nothing to learn, no gate)
+        gates = {k: p for k, p in probs.items() if k in pairs} if pairs else probs
+        supernet.use_arch(arch, gates=gates, gate_paths=pairs)
         loss = module.loss(val_batch)
         extra = self.penalty(probs)
         if extra is not None and self.penalty_weight:
@@ -113,7 +177,10 @@ class Proxyless(BaseOneShotStrategy):
         alphas = supernet.arch_parameters()
         module.run_backward(loss, inputs=alphas)
         average_across_ranks([a.grad for a in alphas])
+        before = {label: supernet.alphas()[label].detach().clone() for label in pairs}
         arch_optimizer.step()
+        if pairs:
+            rescale_pairs(supernet.alphas(), before, pairs)
         supernet.use_arch(supernet.state.arch)  # drop the gates
 
     def _step(self, module: Any) -> int:
@@ -137,3 +204,28 @@ class Proxyless(BaseOneShotStrategy):
 
         supernet = self._need_supernet()
         return top_k_archs(supernet.export(), supernet.export_probs(), supernet.search_space, top_k)
+
+
+@torch.no_grad()
+def rescale_pairs(
+    alphas: dict[str, torch.Tensor],
+    before: dict[str, torch.Tensor],
+    pairs: dict[str, tuple[int, int]],
+) -> None:
+    """After a two-path update: keep the pair's new alphas up to a common shift that restores
+    ``logsumexp`` over the pair, and every other alpha as it was (an optimizer's weight decay
+    would have moved it), so the unsampled paths keep their probabilities.
+
+    Example:
+        >>> a = {'op': torch.tensor([0.0, 1.5, -0.5])}  # after the step: 1 and 2 moved
+        >>> rescale_pairs(a, {'op': torch.tensor([0.0, 1.0, 0.0])}, {'op': (1, 2)})
+        >>> round(float(torch.softmax(a['op'], -1)[0]), 4)  # 1 / (1 + e + 1), as before
+        0.2119
+    """
+    for label, pair in pairs.items():
+        alpha, old = alphas[label], before[label]
+        idx = torch.tensor(pair, device=alpha.device)
+        new = alpha[idx]
+        offset = torch.logsumexp(new.float(), 0) - torch.logsumexp(old[idx].float(), 0)
+        alpha.copy_(old)
+        alpha[idx] = (new.float() - offset).to(alpha.dtype)

@@ -7,6 +7,8 @@ A supernet runs in one of two ways, set by its strategy before each forward:
 - path (ENAS, RandomOneShot, Proxyless): ``arch`` is a full arch dict; only the chosen candidate of
   every choice runs. ``gates[label]`` (Proxyless) is a probability vector over the label's
   ``grid()`` values through which the chosen path passes a binary-gate gradient.
+  ``gate_paths[label]`` (Proxyless's two-path update) names the grid indices scored in backward,
+  the chosen one first (its output is reused); a gated label without it scores every index.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ class ArchState:
         self.weights: dict[str, torch.Tensor] = {}
         self.arch: dict[str, Any] | None = None
         self.gates: dict[str, torch.Tensor] = {}
+        self.gate_paths: dict[str, tuple[int, ...]] = {}
         # Recompute mixed candidates in backward instead of storing their activations.
         self.checkpoint: bool = False
 
@@ -49,20 +52,31 @@ class ArchState:
 
 
 class _GateGrad(torch.autograd.Function):
-    """Zero output whose backward gives ``d loss / d gate_k = <grad_out, out_k>`` for every k.
+    """Zero output whose backward gives ``d loss / d gate_k = <grad_out, out_k>`` for the scored k.
 
     ProxylessNAS's binary-gate estimator: the forward computed only the chosen path; the backward
-    recomputes each alternative's output without grad (one at a time, so memory stays that of one
-    path) to score it against the incoming gradient.
+    recomputes the alternatives' outputs without grad (one at a time, so memory stays that of one
+    path) to score them against the incoming gradient. ``paths=None`` scores every alternative,
+    recomputing each (the chosen one too); ``paths=(chosen, *others)`` scores only those, the
+    chosen one from the output already computed, so two paths cost one extra forward.
     """
 
     @staticmethod
     def forward(
-        ctx, probs: torch.Tensor, out: torch.Tensor, alternatives: Callable[[int], torch.Tensor]
+        ctx,
+        probs: torch.Tensor,
+        out: torch.Tensor,
+        alternatives: Callable[[int], torch.Tensor],
+        paths: tuple[int, ...] | None,
     ):
         ctx.alternatives = alternatives
         ctx.n = probs.numel()
         ctx.probs_meta = (probs.dtype, probs.device)
+        ctx.paths = paths
+        # A plain attribute, not save_for_backward: an identity candidate's output is its input,
+        # and the version check would refuse it if a later layer changed that input in place
+        # (the thunks of the alternatives hold their inputs the same way).
+        ctx.out = out if paths is not None else None
         return torch.zeros_like(out)
 
     @staticmethod
@@ -70,11 +84,17 @@ class _GateGrad(torch.autograd.Function):
         dtype, device = ctx.probs_meta
         grads = torch.zeros(ctx.n, dtype=dtype, device=device)
         with torch.no_grad():
-            for k in range(ctx.n):
-                alt = ctx.alternatives(k)
-                if alt is not None:
-                    grads[k] = (grad_out * alt).sum().to(dtype)
-        return grads, None, None
+            if ctx.paths is None:
+                for k in range(ctx.n):
+                    alt = ctx.alternatives(k)
+                    if alt is not None:
+                        grads[k] = (grad_out * alt).sum().to(dtype)
+            else:
+                for i, k in enumerate(ctx.paths):
+                    alt = ctx.out if i == 0 else ctx.alternatives(k)
+                    if alt is not None:
+                        grads[k] = (grad_out * alt).sum().to(dtype)
+        return grads, None, None, None
 
 
 def gated(
@@ -83,9 +103,11 @@ def gated(
     """``out`` plus (in Proxyless's arch step) a zero term carrying the binary-gate gradient.
 
     ``alternatives(k)`` returns the output the k-th grid value would have produced (or None when
-    that value cannot apply, e.g. a shape mismatch).
+    that value cannot apply, e.g. a shape mismatch). Only the indices in
+    ``state.gate_paths[label]`` are scored when it is set (``out`` standing for the first).
     """
     probs = state.gates.get(label)
     if probs is None or not torch.is_tensor(out) or not torch.is_grad_enabled():
         return out
-    return out + _GateGrad.apply(probs, out.detach(), alternatives)
+    paths = state.gate_paths.get(label)
+    return out + _GateGrad.apply(probs, out.detach(), alternatives, paths)

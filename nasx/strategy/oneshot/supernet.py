@@ -198,11 +198,19 @@ class Supernet(nn.Module):
             self.weight_fn = weight_fn
         self.state.arch = None
         self.state.gates = {}
+        self.state.gate_paths = {}
 
-    def use_arch(self, arch: dict[str, Any], gates: dict[str, torch.Tensor] | None = None) -> None:
-        """Run only the paths ``arch`` picks (validated); ``gates`` carry Proxyless gradients."""
+    def use_arch(
+        self,
+        arch: dict[str, Any],
+        gates: dict[str, torch.Tensor] | None = None,
+        gate_paths: dict[str, tuple[int, ...]] | None = None,
+    ) -> None:
+        """Run only the paths ``arch`` picks (validated); ``gates`` carry Proxyless gradients,
+        scored in backward over ``gate_paths[label]`` (chosen index first) or every value."""
         self.state.arch = self.search_space.validate(arch)
         self.state.gates = dict(gates or {})
+        self.state.gate_paths = dict(gate_paths or {})
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         if not self.state.path_mode:

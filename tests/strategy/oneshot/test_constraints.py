@@ -51,9 +51,9 @@ def test_paths_and_exports_satisfy_the_constraints(name):
         supernet = build(model_space)
         original = supernet.use_arch
 
-        def use_arch(arch, gates=None):
+        def use_arch(arch, gates=None, **kw):
             used.append(dict(arch))
-            return original(arch, gates)
+            return original(arch, gates, **kw)
 
         supernet.use_arch = use_arch
         return supernet

@@ -41,7 +41,10 @@ def test_filter_keeps_refused_paths_out_of_training_and_scoring():
     s.run(ToySpace(), toy_evaluator(epochs=1, limit_train_batches=4, limit_val_batches=1))
     supernet = s._need_supernet()
     original = supernet.use_arch
-    supernet.use_arch = lambda arch, gates=None: (used.append(arch), original(arch, gates))[1]
+    supernet.use_arch = lambda arch, gates=None, **kw: (
+        used.append(arch),
+        original(arch, gates, **kw),
+    )[1]
     s.search(num_samples=5)
     assert used and all(a["op"] != "noise" for a in used)
     assert all(a["op"] != "noise" for _, a in s.results)
