@@ -171,16 +171,24 @@ class Numerical(Choice):
             raise self._invalid(value, allowed)
         if not self.low <= value <= self.high or math.isnan(value):
             raise self._invalid(value, allowed)
-        if self.quantize is not None and value not in (self.low, self.high):
-            ratio = value / self.quantize
-            if abs(ratio - round(ratio)) > 1e-6:
-                raise self._invalid(value, allowed)
+        # A quantised value is one qclip can produce: a multiple of quantize, or a bound that
+        # values near it round past (so clipping lands on it). A bound qclip rounds away from
+        # (0.94 when quantize is 0.1: 0.94 rounds to 0.9) is never sampled, nor in grid().
+        if self.quantize is not None and not math.isclose(
+            self.qclip(value), value, rel_tol=1e-9, abs_tol=1e-6 * self.quantize
+        ):
+            raise self._invalid(value, allowed)
         return float(value)
 
     def _allowed(self) -> str:
         text = f"a number in [{self.low:g}, {self.high:g}]"
         if self.quantize is not None:
             text += f", a multiple of {self.quantize:g}"
+            q = self.quantize
+            ends = [b for b in (self.low, self.high) if math.isfinite(b)]
+            bounds = [b for b in ends if b == self.qclip(b) and b % q]
+            if bounds:  # reachable bounds that are not multiples
+                text += " or " + " or ".join(f"{b:g}" for b in bounds)
         return text
 
     def _signature(self) -> Any:

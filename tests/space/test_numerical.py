@@ -86,6 +86,19 @@ def test_quantised_validation_refuses_values_off_the_grid():
         Numerical(0, 10, quantize=2.5, label="q").validate(3.0)
 
 
+def test_a_quantised_bound_is_valid_only_when_sampling_can_reach_it():
+    # low 0.05 is reached (values below 0.1 round to 0, then clip to 0.05); high 0.94 is not
+    # (values up to 0.94 round to 0.9): validate agrees with grid() and sample()
+    x = Numerical(0.05, 0.94, quantize=0.1, label="q")
+    assert x.grid()[0] == 0.05 and x.grid()[-1] == pytest.approx(0.9) and 0.94 not in x.grid()
+    rng = random.Random(0)
+    assert 0.94 not in {x.sample(rng) for _ in range(2000)}
+    assert x.validate(0.05) == 0.05 and x.validate(0.3) == 0.3 and x.validate(0.9) == 0.9
+    with pytest.raises(InvalidArchError, match=r"invalid value 0.94 .* a multiple of 0.1 or 0.05$"):
+        x.validate(0.94)
+    assert Numerical(2, 10, quantize=5, label="b").validate(2) == 2.0  # NNI's quniform(2, 10, 5)
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [
