@@ -235,11 +235,10 @@ def cmd_model(args: argparse.Namespace) -> int:
         content = model_file(exp.directory, trial, arch=arch)
     except (WeightsError, ValueError, KeyError) as e:
         raise CliError(str(e)) from None
-    if content["trial"] is not None:  # what trains it again: the evaluator's choices
+    if content["trial"] is not None and not content.get("hparams"):
+        # weights written before the files carried the evaluator's choices: from the trial's row
         record = next((t for t in exp.trials if t.id == content["trial"]), None)
         content["hparams"] = dict(record.hparams) if record is not None else {}
-    else:  # a one-shot subnet: one-shot search refuses evaluator choices
-        content["hparams"] = {}
     out = Path(args.output)
     torch.save(content, out)
     what = "the subnet" if content["trial"] is None else f"trial {content['trial']}"

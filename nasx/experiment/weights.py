@@ -5,8 +5,10 @@ the ``k`` best (``k`` or ``'top-k'``, ``'best'`` = 1) or of none (``'none'``, th
 the process has exited, :func:`load_model` returns such a model, in any process, without
 retraining::
 
-    workdir/weights/<id>.pt     torch.save of {state_dict, arch, space reference, trial, metric}
-    workdir/weights/<id>.json   its manifest: size, sha256, metric, arch: written last, so that a
+    workdir/weights/<id>.pt     torch.save of {state_dict, arch, hparams, space reference, trial,
+                                metric}: ``hparams`` are the evaluator's choices the trial trained
+                                with ({} without any; files written before they existed read as {})
+    workdir/weights/<id>.json   its manifest: size, sha256, metric, arch, hparams: written last, so that a
                                 trial's weights exist exactly when its manifest does
     workdir/oneshot.json        a one-shot run: the space reference and how the supernet is built
                                 (its weights are the search checkpoint, checkpoints/last.ckpt)
@@ -225,8 +227,9 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 def encode(model: nn.Module, arch: dict[str, Any], space: dict[str, Any] | None, trial: int,
-           metric: float | None) -> bytes:  # fmt: skip
-    """The weights file's bytes: the model's state dict on the CPU, with what rebuilds it."""
+           metric: float | None, hparams: dict[str, Any] | None = None) -> bytes:  # fmt: skip
+    """The weights file's bytes: the model's state dict on the CPU, with what rebuilds it and
+    the evaluator's choices (``hparams``) that trained it."""
     state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
     buffer = io.BytesIO()
     torch.save(
@@ -236,6 +239,7 @@ def encode(model: nn.Module, arch: dict[str, Any], space: dict[str, Any] | None,
             "trial": trial,
             "metric": metric,
             "arch": arch,
+            "hparams": dict(hparams or {}),
             "space": space,
             "state_dict": state,
         },
@@ -244,7 +248,14 @@ def encode(model: nn.Module, arch: dict[str, Any], space: dict[str, Any] | None,
     return buffer.getvalue()
 
 
-def commit(directory: Path, trial: int, payload: bytes, arch: Any, metric: float | None) -> dict:
+def commit(
+    directory: Path,
+    trial: int,
+    payload: bytes,
+    arch: Any,
+    metric: float | None,
+    hparams: dict[str, Any] | None = None,
+) -> dict:
     """Write a trial's weights, then its manifest (the commit record); returns the manifest."""
     folder = Path(directory) / WEIGHTS_DIR
     atomic_write(folder / f"{trial}.pt", payload)
@@ -255,6 +266,7 @@ def commit(directory: Path, trial: int, payload: bytes, arch: Any, metric: float
         "sha256": hashlib.sha256(payload).hexdigest(),
         "metric": metric,
         "arch": arch,
+        "hparams": dict(hparams or {}),
         "written": time.time(),
     }
     atomic_write(folder / f"{trial}.json", (json.dumps(manifest, indent=1) + "\n").encode())
@@ -278,10 +290,11 @@ def save_in_trial(model: nn.Module | None, job: dict[str, Any], metric: float) -
         return {}  # it cannot enter the k best: nothing to write
     if model is None:
         return {"weights_error": "no model was built (build_model=False): no weights to keep"}
-    payload = encode(model, job["arch"], spec.get("space"), job["id"], metric)
+    hparams = job.get("hparams") or {}
+    payload = encode(model, job["arch"], spec.get("space"), job["id"], metric, hparams)
     if spec.get("dir") is None:
         return {"weights_payload": payload}
-    manifest = commit(Path(spec["dir"]), job["id"], payload, job["arch"], metric)
+    manifest = commit(Path(spec["dir"]), job["id"], payload, job["arch"], metric, hparams)
     return {"weights_bytes": manifest["bytes"]}
 
 
@@ -402,7 +415,7 @@ class WeightKeeper:
         payload = result.get("weights_payload")
         if payload is not None:  # from a Ray worker: written here, then dropped from memory
             result["weights_bytes"] = commit(
-                self.workdir, trial.id, payload, trial.arch, trial.metric
+                self.workdir, trial.id, payload, trial.arch, trial.metric, trial.hparams
             )["bytes"]
             del result["weights_payload"]
         if "weights_bytes" in result and trial.metric is not None:
@@ -500,6 +513,7 @@ def read_weights(workdir: str | os.PathLike[str], trial: int) -> dict[str, Any]:
         ) from None
     if not isinstance(content, dict) or content.get("format") != FORMAT:
         raise CorruptWeightsError(f"{path} is not a nasx trial weights file")
+    content.setdefault("hparams", {})  # written before weights files carried them
     return content
 
 
@@ -556,7 +570,8 @@ def _is_one_shot(workdir: Path) -> bool:
 
 def trial_weights(workdir: str | os.PathLike[str], trial: int | str | None = "best") -> dict:
     """The verified weights file of a trial (an id or ``'best'``): ``{'state_dict', 'arch',
-    'space', 'trial', 'metric', ...}``; the errors of :func:`load_model`. Needs no space."""
+    'hparams', 'space', 'trial', 'metric', ...}``; the errors of :func:`load_model`. Needs no
+    space."""
     workdir = Path(workdir)
     best_only = trial is None or trial == "best"
     meta, trials = _meta_and_trials(workdir, best_only)
@@ -605,6 +620,7 @@ def model_file(
         "trial": None,
         "metric": None,
         "arch": arch,
+        "hparams": {},  # one-shot search refuses evaluator choices
         "space": _oneshot_info(workdir).get("space"),
         "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
     }

@@ -311,3 +311,59 @@ def test_the_docs_example_runs(tmp_path, monkeypatch, capsys):
     line, code = python_blocks(text)[0]
     exec(compile(code, f"docs/trained_models.md:{line}", "exec"), {"__name__": "docs_example"})
     assert len(json.loads(capsys.readouterr().out.strip().replace("(", "[").replace(")", "]"))) == 2
+
+
+def score_is_lr(model, report, lr):
+    return lr
+
+
+def test_each_weights_file_and_manifest_carry_the_trials_hparams(tmp_path):
+    from nasx.evaluator import FunctionalEvaluator
+    from nasx.space import Numerical
+    from nasx.strategy import Random
+
+    evaluator = FunctionalEvaluator(score_is_lr, lr=Numerical(0.01, 0.1, label="lr"))
+    exp = NasExperiment(
+        SmallNet(),
+        evaluator,
+        Random(seed=0),
+        workdir=tmp_path / "exp",
+        max_trials=3,
+        keep_weights="all",
+        progress=False,
+    )
+    exp.run()
+    for trial in exp.trials():
+        assert set(trial.hparams) == {"lr"}
+        assert W.read_weights(exp.workdir, trial.id)["hparams"] == trial.hparams
+        manifest = json.loads((exp.workdir / "weights" / f"{trial.id}.json").read_text())
+        assert manifest["hparams"] == trial.hparams
+    # Ray's path: the payload comes back and the experiment commits it with the trial's hparams.
+    keeper = W.WeightKeeper(tmp_path / "ray", W.KeepWeights.parse("all"), "maximize", None, set())
+    payload = W.encode(SmallNet().freeze({"width": 4, "act": 0}), {}, None, 0, 0.5, {"lr": 0.05})
+    keeper.finished(
+        Trial(0, {}, "succeeded", metric=0.5, hparams={"lr": 0.05}), {"weights_payload": payload}
+    )
+    manifest = json.loads((tmp_path / "ray" / "weights" / "0.json").read_text())
+    assert manifest["hparams"] == W.read_weights(tmp_path / "ray", 0)["hparams"] == {"lr": 0.05}
+
+
+def test_weights_written_before_hparams_were_kept_read_as_empty_hparams(tmp_path):
+    import io
+
+    buffer = io.BytesIO()  # the previous format: no 'hparams' key
+    model = SmallNet().freeze({"width": 4, "act": 0})
+    torch.save(
+        {
+            "format": W.FORMAT,
+            "version": W.VERSION,
+            "trial": 0,
+            "metric": 1.0,
+            "arch": {"width": 4, "act": 0},
+            "space": None,
+            "state_dict": model.state_dict(),
+        },
+        buffer,
+    )
+    W.commit(tmp_path, 0, buffer.getvalue(), {"width": 4, "act": 0}, 1.0)
+    assert W.read_weights(tmp_path, 0)["hparams"] == {}
