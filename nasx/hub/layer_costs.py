@@ -21,6 +21,17 @@ Cost = tuple[int, int]
 """``(params, MACs)``."""
 
 
+def input_size(input_shape: tuple[int, ...], space: str) -> tuple[int, int]:
+    """``(H, W)`` of a ``(3, H, W)`` input shape; an error names ``space`` and the shape otherwise.
+
+    >>> input_size((3, 33, 50), "MnasNet")
+    (33, 50)
+    """
+    if len(input_shape) != 3 or input_shape[0] != 3:
+        raise ValueError(f"{space} takes (3, H, W) inputs, got {tuple(input_shape)}")
+    return int(input_shape[1]), int(input_shape[2])
+
+
 def conv_out(size: int, kernel: int, stride: int) -> int:
     """Output size of a same-padded (``kernel // 2``) convolution.
 

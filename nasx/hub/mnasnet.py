@@ -42,7 +42,14 @@ from ..space import (
 )
 from ..space.derived import derived
 from ..space.value_switch import ValueSwitch
-from .layer_costs import conv_bn, conv_out, inverted_residual, linear, squeeze_excite
+from .layer_costs import (
+    conv_bn,
+    conv_out,
+    input_size,
+    inverted_residual,
+    linear,
+    squeeze_excite,
+)
 
 STRIDES = (1, 2, 2, 2, 1, 2, 1)
 BASE_REPEATS = (1, 2, 3, 4, 3, 3, 1)  # MobileNetV2's layers per block, the centre of each choice
@@ -295,9 +302,8 @@ class MnasNet(ModelSpace):
         >>> MnasNet().analytic_cost(MNASNET_A1, (3, 224, 224))    # 3.9 M, 312 M in the paper
         (3887038, 311579072)
         """
-        if len(input_shape) != 3 or input_shape[0] != 3:
-            raise ValueError(f"MnasNet takes (3, H, W) inputs, got {tuple(input_shape)}")
-        h, w = conv_out(int(input_shape[1]), 3, 2), conv_out(int(input_shape[2]), 3, 2)
+        h, w = input_size(input_shape, "MnasNet")
+        h, w = conv_out(h, 3, 2), conv_out(w, 3, 2)
         params, macs = conv_bn(3, STEM_CHANNELS, 3, h, w)
         c_in = STEM_CHANNELS
         for b, stride in enumerate(STRIDES, start=1):
