@@ -117,9 +117,10 @@ def arch_cost(
     """Cost of ``arch`` of ``space`` for one input of ``input_shape`` (no batch dimension).
 
     A space with an ``analytic_cost(arch, input_shape) -> (params, macs)`` method (the hub's
-    MnasNet) is priced by it, without building a model, when no latency is asked on ``meta``:
-    tens of thousands of archs per minute instead of about a thousand (``benchmarks/arch_cost.py``;
-    the tests check both give the same counts).
+    MnasNet, ProxylessNAS and MobileNetV3Space, from :mod:`nasx.hub.layer_costs`) is priced by
+    it, without building a model, when no latency is asked on ``meta``: hundreds of thousands of
+    archs per CPU-minute instead of about a thousand (``benchmarks/arch_cost.py``; the tests
+    check both give the same counts).
 
     Args:
         space: a :class:`~nasx.space.ModelSpace` instance (its construction arguments are reused).

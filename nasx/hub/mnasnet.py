@@ -42,6 +42,14 @@ from ..space import (
 )
 from ..space.derived import derived
 from ..space.value_switch import ValueSwitch
+from .layer_costs import (
+    conv_bn,
+    conv_out,
+    input_size,
+    inverted_residual,
+    linear,
+    squeeze_excite,
+)
 
 STRIDES = (1, 2, 2, 2, 1, 2, 1)
 BASE_REPEATS = (1, 2, 3, 4, 3, 3, 1)  # MobileNetV2's layers per block, the centre of each choice
@@ -294,11 +302,9 @@ class MnasNet(ModelSpace):
         >>> MnasNet().analytic_cost(MNASNET_A1, (3, 224, 224))    # 3.9 M, 312 M in the paper
         (3887038, 311579072)
         """
-        if len(input_shape) != 3 or input_shape[0] != 3:
-            raise ValueError(f"MnasNet takes (3, H, W) inputs, got {tuple(input_shape)}")
-        h, w = _conv_out(int(input_shape[1]), 3, 2), _conv_out(int(input_shape[2]), 3, 2)
-        params = 3 * STEM_CHANNELS * 9 + 2 * STEM_CHANNELS
-        macs = STEM_CHANNELS * h * w * 27
+        h, w = input_size(input_shape, "MnasNet")
+        h, w = conv_out(h, 3, 2), conv_out(w, 3, 2)
+        params, macs = conv_bn(3, STEM_CHANNELS, 3, h, w)
         c_in = STEM_CHANNELS
         for b, stride in enumerate(STRIDES, start=1):
             c_out = arch[f"block{b}/filters"]
@@ -309,14 +315,9 @@ class MnasNet(ModelSpace):
                 )
                 params, macs = params + p, macs + m
             c_in = c_out
-        classes = self.classifier.out_features
-        params += c_in * HEAD_CHANNELS + 2 * HEAD_CHANNELS + HEAD_CHANNELS * classes + classes
-        macs += HEAD_CHANNELS * h * w * c_in + HEAD_CHANNELS * classes
-        return params, macs
-
-
-def _conv_out(size: int, kernel: int, stride: int) -> int:
-    return (size + 2 * (kernel // 2) - kernel) // stride + 1
+        head = conv_bn(c_in, HEAD_CHANNELS, 1, h, w)
+        classifier = linear(HEAD_CHANNELS, self.classifier.out_features)
+        return params + head[0] + classifier[0], macs + head[1] + classifier[1]
 
 
 @functools.lru_cache(maxsize=65536)
@@ -333,24 +334,15 @@ def _layer_cost(
     skip: str,
 ) -> tuple[int, int, int, int]:
     """``(params, MACs, H', W')`` of one :class:`MnasLayer` (cached by its choices and input)."""
-    ho, wo = _conv_out(h, kernel, stride), _conv_out(w, kernel, stride)
-    kk = kernel * kernel
+    squeeze = _se_width(c_in, se) if se else 0
     if conv == "mbconv":
         mid = _times(c_in, expand)
-        params = macs = 0
-        if expand != 1:  # 1x1 expansion + BN
-            params, macs = c_in * mid + 2 * mid, mid * h * w * c_in
-        params += mid * kk + 2 * mid + mid * c_out + 2 * c_out  # depthwise, BN, projection, BN
-        macs += mid * ho * wo * kk + c_out * ho * wo * mid
-        gated = mid
-    else:
-        params = c_in * c_out * kk + 2 * c_out
-        macs = c_out * ho * wo * c_in * kk
-        gated = c_out
-    if se:  # two 1x1 convs with bias on the pooled [gated, 1, 1] vector
-        red = _se_width(c_in, se)
-        params += 2 * gated * red + red + gated
-        macs += 2 * gated * red
+        return inverted_residual(c_in, mid, c_out, kernel, stride, h, w, expand != 1, squeeze)
+    ho, wo = conv_out(h, kernel, stride), conv_out(w, kernel, stride)
+    params, macs = conv_bn(c_in, c_out, kernel, ho, wo)
+    if squeeze:
+        p, m = squeeze_excite(c_out, squeeze)
+        params, macs = params + p, macs + m
     return params, macs, ho, wo
 
 

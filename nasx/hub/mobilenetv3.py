@@ -18,12 +18,13 @@ layer ``j``: ``s<i>_<j>/kernel`` (3, 5, 7) and ``s<i>_<j>/expand``, the expansio
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 import torch.nn as nn
 
 from ..space import Categorical, ModelSpace, MutableLinear, Repeat
+from . import layer_costs as lc
 from .mobile_blocks import InvertedResidual, activation, conv_bn, make_divisible
 
 STEM = 16
@@ -99,6 +100,7 @@ class MobileNetV3Space(ModelSpace):
             raise ValueError(
                 f"MobileNetV3Space skeleton must be one of {list(SKELETONS)}, got {skeleton!r}"
             )
+        self.skeleton = skeleton
         stages, head = SKELETONS[skeleton]
         self.stem = nn.Sequential(*conv_bn(3, STEM, 3, 2), activation("hswish"))
         c_in: int | Categorical = STEM
@@ -132,6 +134,39 @@ class MobileNetV3Space(ModelSpace):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.head(self.blocks(self.stem(x))).mean((2, 3))  # [N, head[0]]
         return self.classifier(self.dropout(self.pre_classifier(x)))
+
+    def analytic_cost(self, arch: dict[str, Any], input_shape: tuple[int, ...]) -> tuple[int, int]:
+        """``(params, MACs)`` of ``arch`` for one ``(3, H, W)`` input, from per-layer formulas
+        (:mod:`nasx.hub.layer_costs`, each layer cached by its choices and input size), no model
+        built: what :func:`nasx.hardware.cost.arch_cost` uses for this space. MACs count conv and
+        linear layers, as :func:`nasx.profiler.count_macs` does (activations and gates: none).
+
+        >>> MobileNetV3Space().analytic_cost(MOBILENETV3_LARGE, (3, 224, 224))  # 5.4M, 219M
+        (5483032, 216589760)
+        """
+        h, w = lc.input_size(input_shape, "MobileNetV3Space")
+        stages, head = SKELETONS[self.skeleton]
+        h, w = lc.conv_out(h, 3, 2), lc.conv_out(w, 3, 2)
+        params, macs = lc.conv_bn(3, STEM, 3, h, w)
+        c_in = STEM
+        for i, stage in enumerate(stages, start=1):
+            c_out, se = STEM if i == 1 else arch[f"s{i}/width"], arch[f"s{i}/se"]
+            for j in range(arch[f"s{i}/depth"]):
+                expand = arch[f"s{i}_{j}/expand"]
+                mid = make_divisible(c_in * expand)
+                p, m, h, w = lc.inverted_residual(
+                    c_in, mid, c_out, arch[f"s{i}_{j}/kernel"], stage.stride if j == 0 else 1,
+                    h, w, expand != 1, make_divisible(mid // 4) if se else 0,
+                )  # fmt: skip
+                params, macs, c_in = params + p, macs + m, c_out
+        parts = (
+            lc.conv_bn(c_in, head[0], 1, h, w),
+            lc.linear(head[0], head[1]),
+            lc.linear(head[1], self.classifier.out_features),
+        )
+        for p, m in parts:
+            params, macs = params + p, macs + m
+        return params, macs
 
 
 def _arch(stages: tuple[Stage, ...], rows: list[tuple[bool, str, list[tuple[int, float]]]]) -> dict:

@@ -22,10 +22,13 @@ ProxylessNAS-Mobile and -GPU are archs of this space (:data:`PROXYLESSNAS_MOBILE
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 import torch.nn as nn
 
 from ..space import Categorical, ModelSpace, Repeat
+from . import layer_costs as lc
 from .mobile_blocks import InvertedResidual, activation, conv_bn
 
 # stem, first layer, the six stages, the last conv
@@ -65,6 +68,7 @@ class ProxylessNAS(ModelSpace):
             raise ValueError(
                 f"ProxylessNAS widths: 9 values (stem, first, 6 stages, last), got {widths}"
             )
+        self.widths = tuple(widths)
         stem, first, *stages, last = widths
         self.stem = nn.Sequential(*conv_bn(3, stem, 3, 2), activation("relu6"))
         # MobileNetV2's first layer: depthwise 3x3 then projection, no expansion
@@ -98,6 +102,42 @@ class ProxylessNAS(ModelSpace):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.head(self.blocks(self.first(self.stem(x))))  # [N, last, H/32, W/32]
         return self.classifier(self.dropout(x.mean((2, 3))))
+
+    def analytic_cost(self, arch: dict[str, Any], input_shape: tuple[int, ...]) -> tuple[int, int]:
+        """``(params, MACs)`` of ``arch`` for one ``(3, H, W)`` input, from per-layer formulas
+        (:mod:`nasx.hub.layer_costs`, each layer cached by its choices and input size), no model
+        built: what :func:`nasx.hardware.cost.arch_cost` uses for this space. MACs count conv and
+        linear layers, as :func:`nasx.profiler.count_macs` does.
+
+        >>> ProxylessNAS().analytic_cost(PROXYLESSNAS_MOBILE, (3, 224, 224))  # 4.1M, 320M
+        (4080512, 320427584)
+        """
+        h, w = lc.input_size(input_shape, "ProxylessNAS")
+        stem, first, *stages, last = self.widths
+        h, w = lc.conv_out(h, 3, 2), lc.conv_out(w, 3, 2)
+        params, macs = lc.conv_bn(3, stem, 3, h, w)
+        for p, m in (
+            lc.conv_bn(stem, stem, 3, h, w, groups=stem),
+            lc.conv_bn(stem, first, 1, h, w),
+        ):
+            params, macs = params + p, macs + m
+        c_in = first
+        for i, (c_out, stride, max_depth) in enumerate(
+            zip(stages, STRIDES, MAX_DEPTHS, strict=True), start=1
+        ):
+            for j in range(arch[f"s{i}/depth"] if max_depth > 1 else 1):
+                expand = arch[f"s{i}_{j}/expand"]
+                p, m, h, w = lc.inverted_residual(
+                    c_in, round(c_in * expand), c_out, arch[f"s{i}_{j}/kernel"],
+                    stride if j == 0 else 1, h, w, expand != 1, 0,
+                )  # fmt: skip
+                params, macs, c_in = params + p, macs + m, c_out
+        for p, m in (
+            lc.conv_bn(c_in, last, 1, h, w),
+            lc.linear(last, self.classifier.out_features),
+        ):
+            params, macs = params + p, macs + m
+        return params, macs
 
 
 def _arch(stages: list[list[tuple[int, int]]]) -> dict:
