@@ -53,6 +53,7 @@ __all__ = [
     "OBJECT_SOURCES",
     "ObjectImages",
     "PastedObjects",
+    "PastedSegmentation",
     "detection_collate",
     "load_objects",
     "write_detection_shards",
@@ -178,10 +179,12 @@ class PastedObjects(Dataset):
         objects_per_image: ``(min, max)`` objects per canvas, both inclusive.
         object_size: ``(min, max)`` side of an object as a fraction of the canvas side.
         seed: the set's seed (canvas ``i`` uses ``default_rng([seed, i])``).
+        masks: add ``target['mask']``, the canvas's class mask (see :meth:`render`).
 
     Items: ``image`` is a ``[3, canvas, canvas]`` float tensor in [0, 1]; ``target['boxes']`` is
     ``[N, 4]`` float32 and ``target['labels']`` ``[N]`` int64. ``layout(i)`` returns the
-    :class:`Placement` of each object of canvas ``i``.
+    :class:`Placement` of each object of canvas ``i``; :class:`PastedSegmentation` gives the
+    same canvases as ``(image, mask)`` pairs.
     """
 
     def __init__(
@@ -192,6 +195,7 @@ class PastedObjects(Dataset):
         objects_per_image: tuple[int, int] = (1, 3),
         object_size: tuple[float, float] = (0.2, 0.5),
         seed: int = 0,
+        masks: bool = False,
     ) -> None:
         lo, hi = objects_per_image
         if not 1 <= lo <= hi:
@@ -215,6 +219,7 @@ class PastedObjects(Dataset):
         self.objects_per_image = (lo, hi)
         self.object_size = (smin, smax)
         self.seed = seed
+        self.masks = masks
         self.classes = objects.classes
         self.num_classes = objects.num_classes
         self._layouts: dict[int, tuple[tuple[float, float, float], list[Placement]]] = {}
@@ -273,28 +278,75 @@ class PastedObjects(Dataset):
         """A masked object's alpha ``[side, side]`` (its intensity; the channel mean)."""
         return self._resized(index, side).mean(0)
 
-    def __getitem__(self, i: int) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    def render(self, i: int) -> tuple[torch.Tensor, torch.Tensor, list[Placement]]:
+        """Canvas ``i`` as ``(image, mask, placements)``: ``mask`` is ``[canvas, canvas]`` int64,
+        0 for background and ``label + 1`` on each object's pixels (its alpha above
+        ``ALPHA_THRESHOLD`` for masked sources, its whole square for photographs; objects never
+        overlap, and were they to, the one pasted last would win)."""
         background, placements = self._draw(self._index(i))
         image = torch.tensor(background, dtype=torch.float32).view(3, 1, 1)
         image = image.expand(3, self.canvas, self.canvas).clone()
+        mask = torch.zeros(self.canvas, self.canvas, dtype=torch.int64)
         for p in placements:
             obj = self._resized(p.index, p.side)
             region = image[:, p.y : p.y + p.side, p.x : p.x + p.side]
+            mask_region = mask[p.y : p.y + p.side, p.x : p.x + p.side]
             if self.objects.masked:
                 alpha = obj.mean(0, keepdim=True)  # [1, side, side]
                 color = torch.tensor(p.color).view(3, 1, 1)
                 region.mul_(1 - alpha).add_(alpha * color)
+                mask_region[alpha[0] > ALPHA_THRESHOLD] = p.label + 1
             else:
                 region.copy_(obj.expand(3, -1, -1))
+                mask_region.fill_(p.label + 1)
+        return image, mask, placements
+
+    def mask(self, i: int) -> torch.Tensor:
+        """The ``[canvas, canvas]`` int64 class mask of canvas ``i`` (see :meth:`render`)."""
+        return self.render(i)[1]
+
+    def __getitem__(self, i: int) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        image, mask, placements = self.render(i)
         boxes = torch.tensor([p.box for p in placements], dtype=torch.float32).reshape(-1, 4)
         labels = torch.tensor([p.label for p in placements], dtype=torch.int64)
-        return image, {"boxes": boxes, "labels": labels}
+        target = {"boxes": boxes, "labels": labels}
+        if self.masks:
+            target["mask"] = mask
+        return image, target
 
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(n={self.num_images}, canvas={self.canvas}, "
             f"classes={self.num_classes}, source={self.objects.origin!r})"
         )
+
+
+class PastedSegmentation(PastedObjects):
+    """The canvases of :class:`PastedObjects` for semantic segmentation: ``(image, mask)`` items.
+
+    ``mask`` is ``[canvas, canvas]`` int64 with ``num_classes + 1`` values: 0 is the background
+    and ``label + 1`` an object of class ``label`` (see :meth:`PastedObjects.render`). Items
+    stack, so torch's default ``DataLoader`` collate makes ``([B, 3, H, W], [B, H, W])``
+    batches. Same arguments as :class:`PastedObjects` (``masks`` does not apply).
+
+        >>> import numpy as np
+        >>> squares = ObjectImages(np.full((2, 1, 4, 4), 255, np.uint8), np.array([0, 1]),
+        ...                        masked=True)
+        >>> ds = PastedSegmentation(squares, num_images=3, canvas=16, objects_per_image=(1, 1),
+        ...                         object_size=(0.25, 0.25), seed=0)
+        >>> image, mask = ds[0]
+        >>> mask.shape, int((mask > 0).sum()), ds.num_segmentation_classes
+        (torch.Size([16, 16]), 16, 3)
+    """
+
+    @property
+    def num_segmentation_classes(self) -> int:
+        """Classes of the masks: the objects' classes plus the background."""
+        return self.num_classes + 1
+
+    def __getitem__(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:  # type: ignore[override]
+        image, mask, _ = self.render(i)
+        return image, mask
 
 
 def _rgb(values: np.ndarray) -> tuple[float, float, float]:
@@ -350,7 +402,8 @@ def write_detection_shards(
 
     Boxes (pixels, xyxy) are stored relative to the image size in ``image/object/bbox/xmin``...,
     labels in ``image/object/class/label`` (and their names in ``image/object/class/text`` when
-    ``class_names`` is given), round-robin into ``<prefix>-0000i-of-0000n.tfrecord``. PNG (the
+    ``class_names`` is given), a ``target['mask']`` (``PastedObjects(masks=True)``) as a PNG in
+    TF-vision's ``image/segmentation/class/encoded``, round-robin into ``<prefix>-0000i-of-0000n.tfrecord``. PNG (the
     default) keeps the pixels exact. Returns the shard paths.
 
     Example:
@@ -379,7 +432,13 @@ def write_detection_shards(
             relative = (boxes / torch.tensor([w, h, w, h], dtype=torch.float64)).tolist()
             labels = [int(v) for v in torch.as_tensor(target["labels"]).tolist()]
             record = image_example(
-                data, h, w, image_format=image_format, boxes=relative, box_labels=labels
+                data,
+                h,
+                w,
+                image_format=image_format,
+                boxes=relative,
+                box_labels=labels,
+                mask=target.get("mask"),
             )
             if class_names is not None:  # image_example has no field for the boxes' class names
                 features = decode_example(record)

@@ -8,7 +8,8 @@ Fields read:
 
 - ``image/encoded`` (JPEG or PNG bytes), ``image/class/label`` (int64);
 - detection: ``image/object/bbox/xmin|ymin|xmax|ymax`` (floats, relative to the image size),
-  ``image/object/class/label`` (int64 per box).
+  ``image/object/class/label`` (int64 per box);
+- segmentation: ``image/segmentation/class/encoded`` (a PNG class mask, TF-vision's field).
 
 Writing: :func:`write_shards` writes ``(image, label)`` pairs from any dataset (a torchvision
 dataset of PIL images or tensors, :class:`~nasx.datasets.ArrayImageDataset`) and
@@ -48,7 +49,8 @@ from .tfrecord import (
     write_record,
 )
 
-TASKS = ("classification", "detection")
+TASKS = ("classification", "detection", "segmentation")
+MASK_KEY = "image/segmentation/class/encoded"  # TF-vision's class mask: a PNG, one class id a pixel
 BOX_KEYS = tuple(f"image/object/bbox/{k}" for k in ("xmin", "ymin", "xmax", "ymax"))
 
 
@@ -79,7 +81,9 @@ class TFRecordImageDataset(IterableDataset):
         files: a glob pattern, a directory, a path or a list of them.
         task: ``'classification'`` (``(image, label)``) or ``'detection'`` (``(image, target)``
             with ``target = {'boxes': [N, 4] float (xmin, ymin, xmax, ymax in pixels),
-            'labels': [N] int64}``).
+            'labels': [N] int64}``, plus ``'mask'`` when the record has one) or
+            ``'segmentation'`` (``(image, mask)``, ``mask`` a ``[H, W]`` int64 class mask read
+            from ``image/segmentation/class/encoded``, TF-vision's field).
         transform: applied to the image (a ``[C, H, W]`` float tensor in [0, 1], or the PIL
             image with ``decode='pil'``). Detection boxes are not transformed.
         decode: ``'tensor'`` or ``'pil'``.
@@ -186,6 +190,10 @@ class TFRecordImageDataset(IterableDataset):
                     f"a record has no 'image/class/label' feature; it has {sorted(example)}"
                 )
             return image, int(example["image/class/label"][0]) + self.label_offset
+        if self.task == "segmentation":
+            if MASK_KEY not in example:
+                raise KeyError(f"a record has no {MASK_KEY!r} feature; it has {sorted(example)}")
+            return image, decode_mask(example[MASK_KEY][0])
         return image, self._target(example, image)
 
     def _target(self, example: dict[str, Any], image: Any) -> dict[str, torch.Tensor]:
@@ -200,7 +208,10 @@ class TFRecordImageDataset(IterableDataset):
         boxes = torch.tensor(list(zip(*cols)), dtype=torch.float32).reshape(n, 4)
         boxes *= torch.tensor([w, h, w, h], dtype=torch.float32)
         labels = torch.tensor(example.get("image/object/class/label", []), dtype=torch.int64)
-        return {"boxes": boxes, "labels": labels + self.label_offset}
+        target = {"boxes": boxes, "labels": labels + self.label_offset}
+        if MASK_KEY in example:
+            target["mask"] = decode_mask(example[MASK_KEY][0])
+        return target
 
 
 def _height_width(image: Any) -> tuple[int, int]:
@@ -217,6 +228,37 @@ def decode_image(data: bytes, decode: str = "tensor") -> Any:
     if decode == "pil":
         return img
     return torch.from_numpy(np.asarray(img).copy()).permute(2, 0, 1).float().div_(255)
+
+
+def encode_mask(mask: Any) -> bytes:
+    """A ``[H, W]`` class mask (ids 0..255) as 8-bit grayscale PNG bytes, TF-vision's layout of
+    ``image/segmentation/class/encoded`` (lossless, so the ids come back exactly).
+
+    >>> decode_mask(encode_mask(torch.tensor([[0, 3], [255, 1]]))).tolist()
+    [[0, 3], [255, 1]]
+    """
+    from PIL import Image
+
+    arr = np.asarray(mask.detach().cpu() if torch.is_tensor(mask) else mask)
+    if arr.ndim != 2:
+        raise ValueError(f"a class mask must be [H, W], got shape {arr.shape}")
+    if arr.size and (arr.min() < 0 or arr.max() > 255):
+        raise ValueError(
+            f"a PNG class mask holds ids 0..255, got {int(arr.min())}..{int(arr.max())}"
+        )
+    buf = io.BytesIO()
+    Image.fromarray(arr.astype(np.uint8)).save(buf, format="PNG")  # 2-d uint8: mode L
+    return buf.getvalue()
+
+
+def decode_mask(data: bytes) -> torch.Tensor:
+    """PNG bytes of a class mask to a ``[H, W]`` int64 tensor (see :func:`encode_mask`)."""
+    from PIL import Image
+
+    img = Image.open(io.BytesIO(data))
+    if img.mode not in ("L", "P", "I", "I;16"):
+        raise ValueError(f"a class mask PNG must be single-channel, got mode {img.mode!r}")
+    return torch.from_numpy(np.asarray(img).astype(np.int64))
 
 
 def encode_image(
@@ -258,6 +300,7 @@ def image_example(
     boxes: Sequence[Sequence[float]] | None = None,
     box_labels: Sequence[int] | None = None,
     filename: str | None = None,
+    mask: Any = None,
 ) -> bytes:
     """A serialised ``tf.train.Example`` in the Vertex / TF-vision layout (boxes relative)."""
     feats: dict[str, Any] = {
@@ -277,6 +320,9 @@ def image_example(
         for key, col in zip(BOX_KEYS, cols):
             feats[key] = [float(v) for v in col]
         feats["image/object/class/label"] = [int(v) for v in (box_labels or [])]
+    if mask is not None:
+        feats[MASK_KEY] = [encode_mask(mask)]
+        feats["image/segmentation/class/format"] = [b"png"]
     return encode_example(feats)
 
 

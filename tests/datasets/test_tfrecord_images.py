@@ -134,7 +134,7 @@ def test_corrupt_shard_and_bad_arguments(tmp_path):
     with pytest.raises(FileNotFoundError, match="no TFRecord files match"):
         TFRecordImageDataset(tmp_path / "nothing-*")
     with pytest.raises(ValueError, match="task must be one of"):
-        TFRecordImageDataset(path, task="segmentation")
+        TFRecordImageDataset(path, task="keypoints")
 
 
 def test_gzip_shards_round_trip_and_mix_with_plain_ones(tmp_path):
