@@ -32,6 +32,8 @@ _LAZY_NAMES = {
     "NasBench201Evaluator": "nasx.evaluator.nasbench201",
     "Detection": "nasx.evaluator.detection",
     "DetectionModule": "nasx.evaluator.detection",
+    "Segmentation": "nasx.evaluator.segmentation",
+    "SegmentationModule": "nasx.evaluator.segmentation",
     "DataLoader": "nasx.evaluator.tracing",  # NNI's traced DataLoader (a torch DataLoader)
     "trace": "nasx.evaluator.tracing",
     "report_intermediate_result": "nasx.evaluator.nni_report",  # NNI's nni.report_* calls
@@ -66,6 +68,8 @@ if TYPE_CHECKING:
     from nasx.evaluator.recipes import DartsRecipe as DartsRecipe
     from nasx.evaluator.recipes import DartsRetrainModule as DartsRetrainModule
     from nasx.evaluator.recipes import darts_retrain_evaluator as darts_retrain_evaluator
+    from nasx.evaluator.segmentation import Segmentation as Segmentation
+    from nasx.evaluator.segmentation import SegmentationModule as SegmentationModule
     from nasx.evaluator.supervised import Classification as Classification
     from nasx.evaluator.supervised import ClassificationModule as ClassificationModule
     from nasx.evaluator.supervised import Regression as Regression

@@ -37,7 +37,8 @@ import torch
 import torch.nn as nn
 
 from .base import Report
-from .lightning import Lightning, LightningModule, _has_val_dataloader
+from .dense import DenseLightning
+from .lightning import LightningModule
 from .supervised import OptimizerFactory, _split_trainer_kwargs
 
 __all__ = [
@@ -279,7 +280,7 @@ class DetectionModule(LightningModule):
         )
 
 
-class Detection(Lightning):
+class Detection(DenseLightning):
     """Train a detector around the searched backbone; the metric is COCO mAP (``val_map``).
 
     Args:
@@ -321,10 +322,7 @@ class Detection(Lightning):
         latency_options: dict[str, Any] | None = None,
         **trainer_kwargs: Any,
     ) -> None:
-        if not (latency is None or latency == "measure" or callable(latency)):
-            raise ValueError(
-                f"latency must be 'measure', None or fn(detector, input_shape) -> ms, got {latency!r}"
-            )
+        self.check_latency(latency)
         module = DetectionModule(
             num_classes,
             detector,
@@ -339,9 +337,7 @@ class Detection(Lightning):
         loaders = {"train_dataloaders": train_dataloaders, "val_dataloaders": val_dataloaders}
         trainer, fit_kwargs = _split_trainer_kwargs(trainer_kwargs, loaders)
         super().__init__(module, trainer, datamodule=datamodule, fit_kwargs=fit_kwargs, **loaders)
-        self.input_shape = (3, image_size, image_size)
-        self.latency = latency
-        self.latency_options = {"warmup": 2, "repeats": 10, **(latency_options or {})}
+        self._set_cost_options(image_size, latency, latency_options)
 
     # Returns the metrics dict rather than Lightning's single float: the experiment keeps all of
     # them in the trial and ranks by 'default'.
@@ -349,11 +345,7 @@ class Detection(Lightning):
         self, model: nn.Module, report: Report | None = None
     ) -> dict[str, Any]:
         """Fit a detector around ``model``; return mAP, mAP@50, mAP@75 and its cost."""
-        if self.val_dataloaders is None and not _has_val_dataloader(self.datamodule):
-            raise ValueError(
-                "Detection needs validation data to compute mAP: pass val_dataloaders=..., or a "
-                "datamodule with val_dataloader()"
-            )
+        self.require_validation_data("mAP")
         trainer = self._fit(model, report)
         value = self._final_metric(trainer)
         metrics: dict[str, Any] = {"default": value, "map": value}
@@ -363,22 +355,3 @@ class Detection(Lightning):
         assert isinstance(detector, nn.Module)  # set by DetectionModule.set_model
         metrics.update(self.cost(detector))
         return metrics
-
-    def cost(self, detector: nn.Module) -> dict[str, Any]:
-        """``{'params', 'backbone_params', 'macs', 'flops'[, 'latency_ms']}`` of a detector."""
-        from nasx.hardware.latency import measure_latency
-        from nasx.profiler import count_flops, count_parameters
-
-        flops = count_flops(detector, self.input_shape)
-        cost: dict[str, Any] = {
-            "params": count_parameters(detector),
-            "backbone_params": count_parameters(getattr(detector, "backbone", detector)),
-            "macs": flops // 2,
-            "flops": flops,
-        }
-        if self.latency == "measure":
-            result = measure_latency(detector, self.input_shape, **self.latency_options)
-            cost["latency_ms"] = result.median_ms
-        elif self.latency is not None:
-            cost["latency_ms"] = float(self.latency(detector, self.input_shape))
-        return cost
