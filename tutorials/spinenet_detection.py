@@ -26,12 +26,11 @@ from pathlib import Path
 import torch
 from torch.utils.data import DataLoader
 
-from nasx.datasets import DataNotFoundError, TFRecordImageDataset
+from nasx.datasets import TFRecordImageDataset
 from nasx.datasets.detection import (
-    ObjectImages,
     PastedObjects,
     detection_collate,
-    load_objects,
+    training_and_validation_objects,
     write_detection_shards,
 )
 from nasx.evaluator import Detection
@@ -84,20 +83,7 @@ print("FAST smoke run: the numbers below mean nothing" if FAST else "full run")
 
 
 # %%
-def objects() -> tuple[ObjectImages, ObjectImages, str]:
-    """Training and validation objects: Fashion-MNIST, else CIFAR-10 photos, else digits."""
-    for name, title in (("fashion_mnist", "Fashion-MNIST"), ("cifar10", "CIFAR-10")):
-        try:
-            return load_objects(name), load_objects(name, "test"), title
-        except DataNotFoundError:
-            pass
-    # scikit-learn's digits: the first 1,500 to train, the rest to validate
-    d = load_objects("digits")
-    train = ObjectImages(d.images[:1500], d.labels[:1500], d.classes, masked=True)
-    return train, ObjectImages(d.images[1500:], d.labels[1500:], d.classes, masked=True), "digits"
-
-
-train_objects, val_objects, source = objects()
+train_objects, val_objects, source = training_and_validation_objects()
 num_classes = train_objects.num_classes
 train_set = PastedObjects(train_objects, args.train_images, canvas=args.canvas, seed=0)
 val_set = PastedObjects(val_objects, args.val_images, canvas=args.canvas, seed=1)

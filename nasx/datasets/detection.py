@@ -56,6 +56,7 @@ __all__ = [
     "PastedSegmentation",
     "detection_collate",
     "load_objects",
+    "training_and_validation_objects",
     "write_detection_shards",
 ]
 
@@ -151,6 +152,24 @@ def load_objects(name: str, split: str = "train", limit: int | None = None) -> O
     else:
         raise ValueError(f"object source must be one of {OBJECT_SOURCES}, got {name!r}")
     return objects
+
+
+def training_and_validation_objects() -> tuple[ObjectImages, ObjectImages, str]:
+    """Real objects to train and to validate on, from the first source found locally:
+    Fashion-MNIST (train/test splits), else CIFAR-10 photos (train/test), else scikit-learn's
+    digits (the first 1,500 to train, the other 297 to validate). Returns both and the
+    source's title (``'Fashion-MNIST'``, ``'CIFAR-10'`` or ``'digits'``)."""
+    from .locate import DataNotFoundError
+
+    for name, title in (("fashion_mnist", "Fashion-MNIST"), ("cifar10", "CIFAR-10")):
+        try:
+            return load_objects(name), load_objects(name, "test"), title
+        except DataNotFoundError:
+            pass
+    d = load_objects("digits")
+    train = ObjectImages(d.images[:1500], d.labels[:1500], d.classes, masked=True, origin=d.origin)
+    val = ObjectImages(d.images[1500:], d.labels[1500:], d.classes, masked=True, origin=d.origin)
+    return train, val, "digits"
 
 
 @dataclass(frozen=True)
@@ -403,8 +422,9 @@ def write_detection_shards(
     Boxes (pixels, xyxy) are stored relative to the image size in ``image/object/bbox/xmin``...,
     labels in ``image/object/class/label`` (and their names in ``image/object/class/text`` when
     ``class_names`` is given), a ``target['mask']`` (``PastedObjects(masks=True)``) as a PNG in
-    TF-vision's ``image/segmentation/class/encoded``, round-robin into ``<prefix>-0000i-of-0000n.tfrecord``. PNG (the
-    default) keeps the pixels exact. Returns the shard paths.
+    TF-vision's ``image/segmentation/class/encoded``, round-robin into
+    ``<prefix>-0000i-of-0000n.tfrecord``. PNG (the default) keeps the pixels exact. Returns the
+    shard paths.
 
     Example:
         >>> import tempfile

@@ -85,7 +85,8 @@ class TFRecordImageDataset(IterableDataset):
             ``'segmentation'`` (``(image, mask)``, ``mask`` a ``[H, W]`` int64 class mask read
             from ``image/segmentation/class/encoded``, TF-vision's field).
         transform: applied to the image (a ``[C, H, W]`` float tensor in [0, 1], or the PIL
-            image with ``decode='pil'``). Detection boxes are not transformed.
+            image with ``decode='pil'``). Detection boxes and class masks are not
+            transformed (use a photometric transform, or transform the pairs yourself).
         decode: ``'tensor'`` or ``'pil'``.
         shuffle_buffer: records held to shuffle from (0: file order); shards are shuffled too.
         seed: the shuffle's seed; the epoch (``set_epoch``) is added, so epochs differ.

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytorch_lightning as pl
 import torch.nn as nn
 
-from .lightning import Lightning, _has_val_dataloader
+from .base import Report
+from .lightning import Lightning, LightningModule, _has_val_dataloader
+from .supervised import _split_trainer_kwargs
 
 
 def model_cost_metrics(
@@ -49,15 +52,40 @@ def model_cost_metrics(
 
 
 class DenseLightning(Lightning):
-    """A :class:`Lightning` evaluator over images of ``input_shape`` that reports its model's cost.
+    """A :class:`Lightning` evaluator over images of ``(3, image_size, image_size)`` whose
+    ``evaluate`` returns a metrics dict: the validation metric (``'default'`` and
+    ``metric_key``), the ``extra_metrics`` its module logs as ``val_<key>``, and the trained
+    model's cost (:func:`model_cost_metrics`).
 
-    Subclasses set ``input_shape``, ``latency`` and ``latency_options`` (through
-    :meth:`_set_cost_options`) and call :meth:`require_validation_data` before fitting.
+    Subclasses build their LightningModule (its ``model`` attribute is what gets priced) and pass
+    it to ``__init__`` with the data, the cost options and the trainer's keyword arguments; they
+    set ``metric_key``, ``metric_title`` (for the error when validation data is missing) and
+    ``extra_metrics``.
     """
 
-    input_shape: tuple[int, ...]
-    latency: Any
-    latency_options: dict[str, Any]
+    metric_key: str = "metric"
+    metric_title: str = "its metric"
+    extra_metrics: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        module: LightningModule,
+        image_size: int,
+        latency: Any,
+        latency_options: dict[str, Any] | None,
+        train_dataloaders: Any,
+        val_dataloaders: Any,
+        datamodule: pl.LightningDataModule | None,
+        trainer_kwargs: dict[str, Any],
+    ) -> None:
+        self.check_latency(latency)
+        loaders = {"train_dataloaders": train_dataloaders, "val_dataloaders": val_dataloaders}
+        trainer, fit_kwargs = _split_trainer_kwargs(trainer_kwargs, loaders)
+        super().__init__(module, trainer, datamodule=datamodule, fit_kwargs=fit_kwargs, **loaders)
+        self.input_shape = (3, image_size, image_size)
+        self.latency = latency
+        # 2 warm-up and 10 timed runs, one thread: enough for a ranking, cheap per trial
+        self.latency_options = {"warmup": 2, "repeats": 10, **(latency_options or {})}
 
     @staticmethod
     def check_latency(latency: Any) -> None:
@@ -67,22 +95,30 @@ class DenseLightning(Lightning):
                 f"latency must be 'measure', None or fn(model, input_shape) -> ms, got {latency!r}"
             )
 
-    def _set_cost_options(
-        self, image_size: int, latency: Any, latency_options: dict[str, Any] | None
-    ) -> None:
-        self.check_latency(latency)
-        self.input_shape = (3, image_size, image_size)
-        self.latency = latency
-        # 2 warm-up and 10 timed runs, one thread: enough for a ranking, cheap per trial
-        self.latency_options = {"warmup": 2, "repeats": 10, **(latency_options or {})}
-
-    def require_validation_data(self, metric: str) -> None:
+    def require_validation_data(self) -> None:
         """Raise a ``ValueError`` when neither ``val_dataloaders`` nor the datamodule gives any."""
         if self.val_dataloaders is None and not _has_val_dataloader(self.datamodule):
             raise ValueError(
-                f"{type(self).__name__} needs validation data to compute {metric}: pass "
-                "val_dataloaders=..., or a datamodule with val_dataloader()"
+                f"{type(self).__name__} needs validation data to compute {self.metric_title}: "
+                "pass val_dataloaders=..., or a datamodule with val_dataloader()"
             )
+
+    # Returns the metrics dict rather than Lightning's single float: the experiment keeps all of
+    # them in the trial and ranks by 'default'.
+    def evaluate(  # type: ignore[override]
+        self, model: nn.Module, report: Report | None = None
+    ) -> dict[str, Any]:
+        """Fit the module around ``model``; return the metric, the extra metrics and the cost."""
+        self.require_validation_data()
+        trainer = self._fit(model, report)
+        value = self._final_metric(trainer)
+        metrics: dict[str, Any] = {"default": value, self.metric_key: value}
+        for key in self.extra_metrics:
+            metrics[key] = float(trainer.callback_metrics[f"val_{key}"])
+        trained = trainer.lightning_module.model
+        assert isinstance(trained, nn.Module)  # set by the module's set_model
+        metrics.update(self.cost(trained))
+        return metrics
 
     def cost(self, model: nn.Module) -> dict[str, Any]:
         """``{'params', 'backbone_params', 'macs', 'flops'[, 'latency_ms']}`` of a trained model."""

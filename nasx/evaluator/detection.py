@@ -36,10 +36,9 @@ import pytorch_lightning as pl
 import torch
 import torch.nn as nn
 
-from .base import Report
 from .dense import DenseLightning
 from .lightning import LightningModule
-from .supervised import OptimizerFactory, _split_trainer_kwargs
+from .supervised import OptimizerFactory
 
 __all__ = [
     "DETECTORS",
@@ -208,6 +207,10 @@ class DetectionModule(LightningModule):
     metric_name = "val_map"
     direction = "maximize"
 
+    metric_key = "map"
+    metric_title = "mAP"
+    extra_metrics = ("map_50", "map_75")
+
     def __init__(
         self,
         num_classes: int,
@@ -304,6 +307,10 @@ class Detection(DenseLightning):
         ('val_map', 'maximize', (3, 64, 64))
     """
 
+    metric_key = "map"
+    metric_title = "mAP"
+    extra_metrics = ("map_50", "map_75")
+
     def __init__(
         self,
         num_classes: int,
@@ -322,7 +329,6 @@ class Detection(DenseLightning):
         latency_options: dict[str, Any] | None = None,
         **trainer_kwargs: Any,
     ) -> None:
-        self.check_latency(latency)
         module = DetectionModule(
             num_classes,
             detector,
@@ -334,24 +340,13 @@ class Detection(DenseLightning):
             levels,
             detector_kwargs,
         )
-        loaders = {"train_dataloaders": train_dataloaders, "val_dataloaders": val_dataloaders}
-        trainer, fit_kwargs = _split_trainer_kwargs(trainer_kwargs, loaders)
-        super().__init__(module, trainer, datamodule=datamodule, fit_kwargs=fit_kwargs, **loaders)
-        self._set_cost_options(image_size, latency, latency_options)
-
-    # Returns the metrics dict rather than Lightning's single float: the experiment keeps all of
-    # them in the trial and ranks by 'default'.
-    def evaluate(  # type: ignore[override]
-        self, model: nn.Module, report: Report | None = None
-    ) -> dict[str, Any]:
-        """Fit a detector around ``model``; return mAP, mAP@50, mAP@75 and its cost."""
-        self.require_validation_data("mAP")
-        trainer = self._fit(model, report)
-        value = self._final_metric(trainer)
-        metrics: dict[str, Any] = {"default": value, "map": value}
-        for key in ("map_50", "map_75"):
-            metrics[key] = float(trainer.callback_metrics[f"val_{key}"])
-        detector = trainer.lightning_module.model
-        assert isinstance(detector, nn.Module)  # set by DetectionModule.set_model
-        metrics.update(self.cost(detector))
-        return metrics
+        super().__init__(
+            module,
+            image_size,
+            latency,
+            latency_options,
+            train_dataloaders,
+            val_dataloaders,
+            datamodule,
+            trainer_kwargs,
+        )

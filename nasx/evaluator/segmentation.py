@@ -33,10 +33,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .base import Report
 from .dense import DenseLightning
+from .hparams import searchable
 from .lightning import LightningModule
-from .supervised import OptimizerFactory, _split_trainer_kwargs
+from .supervised import OptimizerFactory
 
 __all__ = [
     "HEADS",
@@ -268,6 +268,11 @@ class Segmentation(DenseLightning):
         ('val_miou', 'maximize', (3, 64, 64))
     """
 
+    metric_key = "miou"
+    metric_title = "mIoU"
+    extra_metrics = ("pixel_accuracy",)
+
+    @searchable  # learning_rate=Numerical(...): hyperparameters, see nasx.evaluator.hparams
     def __init__(
         self,
         num_classes: int,
@@ -283,27 +288,16 @@ class Segmentation(DenseLightning):
         latency_options: dict[str, Any] | None = None,
         **trainer_kwargs: Any,
     ) -> None:
-        self.check_latency(latency)
         module = SegmentationModule(
             num_classes, head, image_size, learning_rate, weight_decay, optimizer
         )
-        loaders = {"train_dataloaders": train_dataloaders, "val_dataloaders": val_dataloaders}
-        trainer, fit_kwargs = _split_trainer_kwargs(trainer_kwargs, loaders)
-        super().__init__(module, trainer, datamodule=datamodule, fit_kwargs=fit_kwargs, **loaders)
-        self._set_cost_options(image_size, latency, latency_options)
-
-    # Returns the metrics dict rather than Lightning's single float: the experiment keeps all of
-    # them in the trial and ranks by 'default'.
-    def evaluate(  # type: ignore[override]
-        self, model: nn.Module, report: Report | None = None
-    ) -> dict[str, Any]:
-        """Fit a segmentation model on ``model``; return mIoU, pixel accuracy and its cost."""
-        self.require_validation_data("mIoU")
-        trainer = self._fit(model, report)
-        value = self._final_metric(trainer)
-        metrics: dict[str, Any] = {"default": value, "miou": value}
-        metrics["pixel_accuracy"] = float(trainer.callback_metrics["val_pixel_accuracy"])
-        trained = trainer.lightning_module.model
-        assert isinstance(trained, nn.Module)  # set by SegmentationModule.set_model
-        metrics.update(self.cost(trained))
-        return metrics
+        super().__init__(
+            module,
+            image_size,
+            latency,
+            latency_options,
+            train_dataloaders,
+            val_dataloaders,
+            datamodule,
+            trainer_kwargs,
+        )

@@ -27,7 +27,7 @@ from nasx.evaluator.segmentation import (
     mean_iou,
 )
 from nasx.hub import SPINENET_49, SpineNet
-from nasx.space import LayerChoice, ModelSpace, model_context
+from nasx.space import Categorical, LayerChoice, ModelSpace, model_context
 
 
 def _miou(prediction, target, num_classes=3) -> float:
@@ -196,6 +196,7 @@ class TinySegSpace(ModelSpace):
 
 
 def test_a_tiny_search_ranks_trials_by_miou(tmp_path):
+    # the architecture and a hyperparameter (the learning rate) searched together
     from nasx.experiment import NasExperiment
     from nasx.strategy import Random
 
@@ -205,6 +206,7 @@ def test_a_tiny_search_ranks_trials_by_miou(tmp_path):
         num_classes=data.num_segmentation_classes,
         image_size=32,
         head="linear",
+        learning_rate=Categorical([1e-3, 1e-2], label="lr"),
         train_dataloaders=loader,
         val_dataloaders=loader,
         max_epochs=1,
@@ -224,6 +226,7 @@ def test_a_tiny_search_ranks_trials_by_miou(tmp_path):
     trials = search.trials("succeeded")
     assert len(trials) == 3
     for t in trials:
+        assert set(t.arch) == {"width", "block"} and t.hparams["lr"] in (1e-3, 1e-2)
         assert t.metrics["default"] == t.metrics["miou"]
         assert 0.0 <= t.metrics["miou"] <= 1.0 and t.metrics["params"] > 0
     best = max(trials, key=lambda t: t.metrics["default"])

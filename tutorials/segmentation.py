@@ -1,0 +1,161 @@
+"""Segmentation NAS: search a small encoder space for semantic segmentation of pasted objects.
+
+Every canvas holds 1 to 3 real objects (Fashion-MNIST items, else CIFAR-10 photos, else
+scikit-learn's digits) and its mask gives each pixel a class: 0 for the background, the object's
+class + 1 on the object's own pixels. A random search trains an FCN head on each sampled encoder
+and ranks them by mIoU; every trial also records its parameters, FLOPs and latency.
+
+``python tutorials/segmentation.py`` runs the full search (a few minutes on 2 CPU cores);
+``--fast`` (or ``NASX_FAST=1``) is a smoke run of seconds whose numbers mean nothing.
+"""
+
+# %%
+import argparse
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+
+import nasx
+from nasx.datasets import TFRecordImageDataset
+from nasx.datasets.detection import (
+    PastedObjects,
+    training_and_validation_objects,
+    write_detection_shards,
+)
+from nasx.evaluator import Segmentation
+from nasx.experiment import NasExperiment
+from nasx.space import LayerChoice, ModelSpace, search_space
+from nasx.strategy import Random
+
+parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+parser.add_argument("--fast", action="store_true", help="smoke run (same as NASX_FAST=1)")
+parser.add_argument("--workdir", default=None, help="default: a temporary folder")
+args, _ = parser.parse_known_args()  # known only: a notebook passes its own arguments
+FAST = args.fast or os.environ.get("NASX_FAST") == "1"
+TRIALS, EPOCHS = (2, 1) if FAST else (8, 4)
+TRAIN_IMAGES, VAL_IMAGES, CANVAS = (8, 4, 32) if FAST else (1000, 200, 64)
+
+logging.getLogger("pytorch_lightning").setLevel(logging.WARNING)
+logging.getLogger("lightning").setLevel(logging.WARNING)
+torch.manual_seed(0)
+WORK = Path(args.workdir or tempfile.mkdtemp(prefix="nasx_segmentation_"))
+print("FAST smoke run: the numbers below mean nothing" if FAST else "full run")
+
+# %% [markdown]
+# ## Data: pasted objects with their class masks, through TFRecord
+#
+# `PastedObjects(masks=True)` adds each canvas's class mask to its target; the shards store it as
+# a PNG in TF-vision's `image/segmentation/class/encoded`, and `task='segmentation'` reads
+# `(image, mask)` pairs back.
+
+# %%
+train_objects, val_objects, source = training_and_validation_objects()
+shards = {
+    split: write_detection_shards(
+        PastedObjects(objects, n, canvas=CANVAS, seed=seed, masks=True), WORK / "data" / split
+    )
+    for split, objects, n, seed in (
+        ("train", train_objects, TRAIN_IMAGES, 0),
+        ("val", val_objects, VAL_IMAGES, 1),
+    )
+}
+train_data = list(TFRecordImageDataset(shards["train"], task="segmentation"))
+val_data = list(TFRecordImageDataset(shards["val"], task="segmentation"))
+num_classes = train_objects.num_classes + 1  # the background is class 0
+foreground = sum(float((mask > 0).float().mean()) for _, mask in val_data) / len(val_data)
+print(
+    f"data: {source} objects on {CANVAS}x{CANVAS} canvases, {len(train_data)} training and "
+    f"{len(val_data)} validation images, {num_classes} classes with the background "
+    f"({foreground:.0%} of validation pixels are objects)"
+)
+
+
+# %% [markdown]
+# ## The space: a 3-layer encoder at stride 4
+#
+# A searched width, and a searched operation for each of the two blocks after the stem (the
+# second downsamples); the evaluator puts torchvision's FCN head on the stride-4 feature map and
+# upsamples its logits to the canvas.
+
+
+# %%
+def conv_bn(c_in: int, c_out: int, kernel: int, stride: int = 1, dilation: int = 1) -> nn.Module:
+    padding = dilation * (kernel // 2)
+    return nn.Sequential(
+        nn.Conv2d(c_in, c_out, kernel, stride, padding, dilation=dilation, bias=False),
+        nn.BatchNorm2d(c_out),
+        nn.ReLU(),
+    )
+
+
+def block(width: int, stride: int, label: str) -> LayerChoice:
+    return LayerChoice(
+        {
+            "conv3x3": conv_bn(width, width, 3, stride),
+            "conv5x5": conv_bn(width, width, 5, stride),
+            "dilated3x3": conv_bn(width, width, 3, stride, dilation=2),
+            "sepconv3x3": nn.Sequential(
+                nn.Conv2d(width, width, 3, stride, 1, groups=width, bias=False),
+                conv_bn(width, width, 1),
+            ),
+        },
+        label=label,
+    )
+
+
+class EncoderSpace(ModelSpace):
+    def __init__(self) -> None:
+        super().__init__()
+        width = nasx.choice("width", [8, 16] if FAST else [16, 32, 48])
+        self.stem = conv_bn(3, width, 3, stride=2)
+        self.block1 = block(width, 1, "block1")
+        self.block2 = block(width, 2, "block2")
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # [B, 3, H, W] -> [B, width, H/4, W/4]
+        return self.block2(self.block1(self.stem(x)))
+
+
+space = EncoderSpace()
+print(f"space: {len(search_space(space))} choices")
+
+# %% [markdown]
+# ## Random search ranked by mIoU
+
+# %%
+evaluator = Segmentation(
+    num_classes=num_classes,
+    head="fcn",
+    image_size=CANVAS,
+    learning_rate=3e-3,
+    train_dataloaders=DataLoader(train_data, batch_size=4 if FAST else 32, shuffle=True),
+    val_dataloaders=DataLoader(val_data, batch_size=64),
+    max_epochs=EPOCHS,
+    check_val_every_n_epoch=EPOCHS,  # one validation, at the end: only its mIoU ranks
+    accelerator="cpu",
+    latency_options={"warmup": 1, "repeats": 2} if FAST else None,
+)
+search = NasExperiment(
+    space,
+    evaluator,
+    Random(seed=0),
+    workdir=WORK / "search",
+    max_trials=TRIALS,
+    execution="sequential",
+    overwrite=True,
+    progress=False,
+)
+search.run()
+print(f"search: {search.stop_reason}")
+for t in search.trials("succeeded"):
+    m = t.metrics
+    print(
+        f"trial {t.id}: mIoU {m['miou']:.3f}, pixel accuracy {m['pixel_accuracy']:.3f}, "
+        f"{m['params'] / 1e3:.1f} k params ({m['backbone_params'] / 1e3:.1f} k encoder), "
+        f"{m['flops'] / 1e6:.1f} MFLOPs, latency {m['latency_ms']:.2f} ms  {t.arch}"
+    )
+print(f"best arch: {search.export_top_models(1)[0]}")
