@@ -66,8 +66,8 @@ def check_masks(masks: Any, images: torch.Tensor, num_classes: int) -> None:
         raise ValueError(f"masks must be an integer tensor [B, H, W], got {type(masks).__name__}")
     if masks.is_floating_point() or masks.dtype == torch.bool:
         raise ValueError(
-            f"masks must hold integer class ids (int64), got dtype {masks.dtype}: "
-            "convert with mask.long()"
+            "masks must hold integer class ids (int64 or another integer dtype), got dtype "
+            f"{masks.dtype}: convert with mask.long()"
         )
     expected = (images.shape[0], *images.shape[-2:])
     if masks.dim() != 3 or tuple(masks.shape) != tuple(expected):
@@ -221,7 +221,8 @@ class SegmentationModule(LightningModule):
     def training_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
         images, masks = batch
         check_masks(masks, images, self.num_classes)
-        loss = F.cross_entropy(self.model(images), masks)
+        # any integer dtype is accepted (a PNG read as uint8); cross-entropy wants int64
+        loss = F.cross_entropy(self.model(images), masks.long())
         self.log("train_loss", loss, on_step=False, on_epoch=True, batch_size=len(images))
         return loss
 

@@ -98,6 +98,16 @@ def test_the_training_step_checks_masks():
         module.training_step((torch.zeros(1, 3, 8, 8), torch.full((1, 8, 8), 3)), 0)
 
 
+def test_uint8_masks_are_accepted_and_trained_on():
+    # a PNG mask decoded by PIL is uint8: allowed, converted for the cross-entropy
+    module = SegmentationModule(num_classes=3, head="linear")
+    module.set_model(nn.Conv2d(3, 4, 3, padding=1))
+    module.log = lambda *args, **kwargs: None  # no trainer here to log to
+    masks = torch.randint(0, 3, (2, 8, 8), dtype=torch.uint8)
+    loss = module.training_step((torch.rand(2, 3, 8, 8), masks), 0)
+    assert loss.ndim == 0 and float(loss.detach()) > 0
+
+
 # --- the model ------------------------------------------------------------------------------------
 
 
@@ -269,6 +279,19 @@ def test_masked_object_masks_are_their_alpha_footprint():
             if len({q.label for q in layout}) == len(layout):  # no other object of its class
                 box = (cols.min(), rows.min(), cols.max() + 1, rows.max() + 1)
                 assert tuple(float(v) for v in box) == p.box
+
+
+def test_the_object_pasted_last_wins_where_objects_overlap():
+    # PastedObjects never overlaps objects, but render() must still say who owns a shared pixel
+    from nasx.datasets.detection import Placement
+
+    ds = PastedSegmentation(_solid_squares(), num_images=1, canvas=16, seed=0)
+    under = Placement(0, 0, 2, 2, 8, (1.0, 1.0, 1.0), (2.0, 2.0, 10.0, 10.0))
+    over = Placement(1, 1, 6, 6, 8, (1.0, 1.0, 1.0), (6.0, 6.0, 14.0, 14.0))
+    ds._layouts[0] = ((0.0, 0.0, 0.0), [under, over])
+    _, mask = ds[0]
+    assert int(mask[7, 7]) == 2 and int(mask[3, 3]) == 1 and int(mask[13, 13]) == 2
+    assert int((mask == 1).sum()) == 64 - 16 and int((mask == 2).sum()) == 64
 
 
 def test_masks_round_trip_through_tfrecord(tmp_path):
