@@ -2,10 +2,11 @@
 
 Every canvas holds 1 to 3 real objects (Fashion-MNIST items, else CIFAR-10 photos, else
 scikit-learn's digits) and its mask gives each pixel a class: 0 for the background, the object's
-class + 1 on the object's own pixels. A random search trains an FCN head on each sampled encoder
-and ranks them by mIoU; every trial also records its parameters, FLOPs and latency.
+class + 1 on the object's own pixels. A random search trains a 1x1-conv head on each sampled
+encoder and ranks them by mIoU; every trial also records its parameters, FLOPs and latency.
 
-``python tutorials/segmentation.py`` runs the full search (a few minutes on 2 CPU cores);
+``python tutorials/segmentation.py`` runs the full search (6 trials; one of them, width 32, took
+150 s on 2 busy CPU cores);
 ``--fast`` (or ``NASX_FAST=1``) is a smoke run of seconds whose numbers mean nothing.
 """
 
@@ -28,6 +29,7 @@ from nasx.datasets.detection import (
     write_detection_shards,
 )
 from nasx.evaluator import Segmentation
+from nasx.evaluator.segmentation import mean_iou
 from nasx.experiment import NasExperiment
 from nasx.space import LayerChoice, ModelSpace, search_space
 from nasx.strategy import Random
@@ -37,8 +39,8 @@ parser.add_argument("--fast", action="store_true", help="smoke run (same as NASX
 parser.add_argument("--workdir", default=None, help="default: a temporary folder")
 args, _ = parser.parse_known_args()  # known only: a notebook passes its own arguments
 FAST = args.fast or os.environ.get("NASX_FAST") == "1"
-TRIALS, EPOCHS = (2, 1) if FAST else (8, 4)
-TRAIN_IMAGES, VAL_IMAGES, CANVAS = (8, 4, 32) if FAST else (1000, 200, 64)
+TRIALS, EPOCHS = (2, 1) if FAST else (6, 4)
+TRAIN_IMAGES, VAL_IMAGES, CANVAS = (8, 4, 32) if FAST else (600, 150, 48)
 
 logging.getLogger("pytorch_lightning").setLevel(logging.WARNING)
 logging.getLogger("lightning").setLevel(logging.WARNING)
@@ -73,14 +75,23 @@ print(
     f"{len(val_data)} validation images, {num_classes} classes with the background "
     f"({foreground:.0%} of validation pixels are objects)"
 )
+# The floor a trained model must beat: "background everywhere" scores the background's share as
+# pixel accuracy, and as mIoU the background's IoU divided by the number of classes present.
+floor = mean_iou(num_classes)
+for _, mask in val_data:
+    floor.update(torch.zeros_like(mask)[None], mask[None])
+print(
+    f"background everywhere: mIoU {float(floor.compute()):.3f}, pixel accuracy {1 - foreground:.3f}"
+)
 
 
 # %% [markdown]
 # ## The space: a 3-layer encoder at stride 4
 #
 # A searched width, and a searched operation for each of the two blocks after the stem (the
-# second downsamples); the evaluator puts torchvision's FCN head on the stride-4 feature map and
-# upsamples its logits to the canvas.
+# second downsamples); the evaluator puts a 1x1 convolution on the stride-4 feature map and
+# upsamples its logits to the canvas. (`head='fcn'`, torchvision's FCN head, narrows the map to a
+# quarter of its channels first: with these widths it scored lower in a trial measured here.)
 
 
 # %%
@@ -129,10 +140,10 @@ print(f"space: {len(search_space(space))} choices")
 # %%
 evaluator = Segmentation(
     num_classes=num_classes,
-    head="fcn",
+    head="linear",
     image_size=CANVAS,
-    learning_rate=3e-3,
-    train_dataloaders=DataLoader(train_data, batch_size=4 if FAST else 32, shuffle=True),
+    learning_rate=1e-2,
+    train_dataloaders=DataLoader(train_data, batch_size=4 if FAST else 16, shuffle=True),
     val_dataloaders=DataLoader(val_data, batch_size=64),
     max_epochs=EPOCHS,
     check_val_every_n_epoch=EPOCHS,  # one validation, at the end: only its mIoU ranks

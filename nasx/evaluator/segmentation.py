@@ -136,7 +136,9 @@ class SegmentationModel(nn.Module):
         num_classes: classes of the masks, background included.
         head: ``'fcn'`` (torchvision's ``FCNHead``: 3x3 conv to ``C // 4`` channels, BN, ReLU,
             dropout, 1x1 conv), ``'deeplabv3'`` (torchvision's ``DeepLabHead``: ASPP with 256
-            channels) or ``'linear'`` (one 1x1 conv).
+            channels) or ``'linear'`` (one 1x1 conv). The FCN head narrows to ``C // 4``
+            channels, so a narrow backbone (``C`` of 16: 4 channels for every class) may do
+            better with ``'linear'``.
         image_size: the size of the dry run that finds ``C`` when the backbone has no int
             ``out_channels``.
     """

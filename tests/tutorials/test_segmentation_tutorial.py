@@ -35,6 +35,8 @@ def test_segmentation_tutorial_fast_mode(tmp_path):
         r"validation images, 11 classes with the background",
         text,
     )
+    floor = re.search(r"background everywhere: mIoU ([0-9.]+), pixel accuracy ([0-9.]+)", text)
+    assert floor and 0 < float(floor[1]) < float(floor[2]) < 1
     assert "space: 3 choices" in text
     assert "search: max_trials (2) reached" in text
     trials = re.findall(
