@@ -5,8 +5,8 @@ scikit-learn's digits) and its mask gives each pixel a class: 0 for the backgrou
 class + 1 on the object's own pixels. A random search trains a 1x1-conv head on each sampled
 encoder and ranks them by mIoU; every trial also records its parameters, FLOPs and latency.
 
-``python tutorials/segmentation.py`` runs the full search (6 trials; one of them, width 32, took
-150 s on 2 busy CPU cores);
+``python tutorials/segmentation.py`` runs the full search (6 trials: 42 s on 2 idle CPU cores,
+several minutes when other jobs share them);
 ``--fast`` (or ``NASX_FAST=1``) is a smoke run of seconds whose numbers mean nothing.
 """
 
