@@ -37,6 +37,7 @@ import torch
 import torch.nn as nn
 
 from .dense import DenseLightning
+from .hparams import searchable
 from .lightning import LightningModule
 from .supervised import OptimizerFactory
 
@@ -311,6 +312,7 @@ class Detection(DenseLightning):
     metric_title = "mAP"
     extra_metrics = ("map_50", "map_75")
 
+    @searchable  # learning_rate=Numerical(...): hyperparameters, see nasx.evaluator.hparams
     def __init__(
         self,
         num_classes: int,

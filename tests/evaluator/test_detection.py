@@ -186,6 +186,18 @@ def test_evaluator_needs_validation_data_and_a_known_latency():
         Detection(num_classes=2, max_epochs=1).evaluate(_tiny_backbone())
 
 
+def test_detection_takes_hyperparameter_choices_as_segmentation_does():
+    from nasx.evaluator.hparams import evaluator_choices, freeze_evaluator
+    from nasx.space import Categorical, InvalidArchError
+
+    ev = Detection(num_classes=2, learning_rate=Categorical([1e-3, 1e-2], label="lr"))
+    assert list(evaluator_choices(ev)) == ["lr"]
+    assert ev.module.learning_rate == 1e-3  # built with the default
+    assert freeze_evaluator(ev, {"lr": 1e-2}).module.learning_rate == 1e-2
+    with pytest.raises(InvalidArchError, match="'lr'"):
+        freeze_evaluator(ev, {"lr": 0.5})
+
+
 # --- the pasted-objects data set ------------------------------------------------------------------
 
 
