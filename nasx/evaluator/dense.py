@@ -14,11 +14,62 @@ from __future__ import annotations
 from typing import Any
 
 import pytorch_lightning as pl
+import torch
 import torch.nn as nn
 
 from .base import Report
 from .lightning import Lightning, LightningModule, _has_val_dataloader
-from .supervised import _split_trainer_kwargs
+from .supervised import OptimizerFactory, _split_trainer_kwargs
+
+
+class DenseModule(LightningModule):
+    """What the dense-prediction LightningModules share: the training settings (checked), the
+    optimizer, and :meth:`set_model`, which attaches a complete model as it is and builds one
+    around a backbone otherwise (:meth:`is_complete` and :meth:`build` say how).
+
+    Subclasses set ``metric_name``, call ``super().__init__`` first, and implement the steps.
+    """
+
+    direction = "maximize"
+
+    def __init__(
+        self,
+        num_classes: int,
+        image_size: int,
+        learning_rate: float,
+        weight_decay: float,
+        optimizer: OptimizerFactory,
+        min_classes: int = 1,
+    ) -> None:
+        super().__init__()
+        if num_classes < min_classes:
+            raise ValueError(f"num_classes must be >= {min_classes}, got {num_classes}")
+        if learning_rate <= 0:
+            raise ValueError(f"learning_rate must be positive, got {learning_rate}")
+        self.num_classes = num_classes
+        self.image_size = image_size
+        self.learning_rate = learning_rate
+        self.weight_decay = weight_decay
+        self.optimizer_class = optimizer
+
+    def is_complete(self, model: nn.Module) -> bool:
+        """Whether ``model`` is already the whole model (no head to build around it)."""
+        raise NotImplementedError
+
+    def build(self, backbone: nn.Module) -> nn.Module:
+        """The whole model around a searched ``backbone``."""
+        raise NotImplementedError
+
+    def set_model(self, model: nn.Module) -> None:
+        """Attach ``model``: a complete model as it is, else a backbone to build one on."""
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"set_model expects an nn.Module, got {type(model).__name__}")
+        self.model = model if self.is_complete(model) else self.build(model)
+
+    def configure_optimizers(self) -> torch.optim.Optimizer:
+        return self.optimizer_class(
+            self.parameters(), lr=self.learning_rate, weight_decay=self.weight_decay
+        )
 
 
 def model_cost_metrics(

@@ -36,9 +36,8 @@ import pytorch_lightning as pl
 import torch
 import torch.nn as nn
 
-from .dense import DenseLightning
+from .dense import DenseLightning, DenseModule
 from .hparams import searchable
-from .lightning import LightningModule
 from .supervised import OptimizerFactory
 
 __all__ = [
@@ -197,7 +196,7 @@ def build_detector(
     return FCOS(backbone, num_classes, anchor_generator=anchors, **options)
 
 
-class DetectionModule(LightningModule):
+class DetectionModule(DenseModule):
     """Train a detector built around the model given to :meth:`set_model`; log COCO mAP.
 
     Logs ``train_loss`` (per epoch, the sum of the detector's losses), and per validation run
@@ -206,11 +205,6 @@ class DetectionModule(LightningModule):
     """
 
     metric_name = "val_map"
-    direction = "maximize"
-
-    metric_key = "map"
-    metric_title = "mAP"
-    extra_metrics = ("map_50", "map_75")
 
     def __init__(
         self,
@@ -224,39 +218,28 @@ class DetectionModule(LightningModule):
         levels: Sequence[int] = DEFAULT_LEVELS,
         detector_kwargs: dict[str, Any] | None = None,
     ) -> None:
-        super().__init__()
         if detector not in DETECTORS:
             raise ValueError(f"detector must be one of {DETECTORS}, got {detector!r}")
-        if num_classes < 1:
-            raise ValueError(f"num_classes must be >= 1, got {num_classes}")
-        if learning_rate <= 0:
-            raise ValueError(f"learning_rate must be positive, got {learning_rate}")
-        self.num_classes = num_classes
+        super().__init__(num_classes, image_size, learning_rate, weight_decay, optimizer)
         self.detector = detector
-        self.image_size = image_size
-        self.learning_rate = learning_rate
-        self.weight_decay = weight_decay
-        self.optimizer_class = optimizer
         self.anchor_scale = anchor_scale
         self.levels = tuple(levels)
         self.detector_kwargs = dict(detector_kwargs or {})
         self.val_metric = mean_average_precision()
 
-    def set_model(self, model: nn.Module) -> None:
-        """Attach ``model``: a torchvision detector as it is, else a backbone to build one on."""
-        if not isinstance(model, nn.Module):
-            raise TypeError(f"set_model expects an nn.Module, got {type(model).__name__}")
-        if not _is_detector(model):
-            model = build_detector(
-                model,
-                self.num_classes,
-                self.detector,
-                self.image_size,
-                self.anchor_scale,
-                self.levels,
-                **self.detector_kwargs,
-            )
-        self.model = model
+    def is_complete(self, model: nn.Module) -> bool:
+        return _is_detector(model)  # a torchvision detector is used as it is
+
+    def build(self, backbone: nn.Module) -> nn.Module:
+        return build_detector(
+            backbone,
+            self.num_classes,
+            self.detector,
+            self.image_size,
+            self.anchor_scale,
+            self.levels,
+            **self.detector_kwargs,
+        )
 
     def training_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
         images, targets = batch
@@ -277,11 +260,6 @@ class DetectionModule(LightningModule):
         self.val_metric.reset()
         for key in ("map", "map_50", "map_75"):
             self.log(f"val_{key}", float(result[key]), prog_bar=key == "map")
-
-    def configure_optimizers(self) -> torch.optim.Optimizer:
-        return self.optimizer_class(
-            self.parameters(), lr=self.learning_rate, weight_decay=self.weight_decay
-        )
 
 
 class Detection(DenseLightning):

@@ -33,9 +33,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .dense import DenseLightning
+from .dense import DenseLightning, DenseModule
 from .hparams import searchable
-from .lightning import LightningModule
 from .supervised import OptimizerFactory
 
 __all__ = [
@@ -173,7 +172,7 @@ class SegmentationModel(nn.Module):
         return F.interpolate(logits, size=x.shape[-2:], mode="bilinear", align_corners=False)
 
 
-class SegmentationModule(LightningModule):
+class SegmentationModule(DenseModule):
     """Train a :class:`SegmentationModel` around the model given to :meth:`set_model`.
 
     Logs ``train_loss`` (per-pixel cross-entropy, per epoch), and per validation run ``val_miou``
@@ -181,7 +180,6 @@ class SegmentationModule(LightningModule):
     """
 
     metric_name = "val_miou"
-    direction = "maximize"
 
     def __init__(
         self,
@@ -192,33 +190,24 @@ class SegmentationModule(LightningModule):
         weight_decay: float = 1e-4,
         optimizer: OptimizerFactory = torch.optim.AdamW,
     ) -> None:
-        super().__init__()
         from torchmetrics.classification import MulticlassAccuracy
 
         if head not in HEADS:
             raise ValueError(f"head must be one of {HEADS}, got {head!r}")
-        if num_classes < 2:
+        if num_classes < 2:  # said before the base class's generic check
             raise ValueError(
                 f"num_classes must be >= 2 (background and a class), got {num_classes}"
             )
-        if learning_rate <= 0:
-            raise ValueError(f"learning_rate must be positive, got {learning_rate}")
-        self.num_classes = num_classes
+        super().__init__(num_classes, image_size, learning_rate, weight_decay, optimizer)
         self.head = head
-        self.image_size = image_size
-        self.learning_rate = learning_rate
-        self.weight_decay = weight_decay
-        self.optimizer_class = optimizer
         self.val_miou = mean_iou(num_classes)
         self.val_pixel_accuracy = MulticlassAccuracy(num_classes=num_classes, average="micro")
 
-    def set_model(self, model: nn.Module) -> None:
-        """Attach ``model``: a :class:`SegmentationModel` as it is, else a backbone to build one on."""
-        if not isinstance(model, nn.Module):
-            raise TypeError(f"set_model expects an nn.Module, got {type(model).__name__}")
-        if not isinstance(model, SegmentationModel):
-            model = SegmentationModel(model, self.num_classes, self.head, self.image_size)
-        self.model = model
+    def is_complete(self, model: nn.Module) -> bool:
+        return isinstance(model, SegmentationModel)
+
+    def build(self, backbone: nn.Module) -> nn.Module:
+        return SegmentationModel(backbone, self.num_classes, self.head, self.image_size)
 
     def training_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
         images, masks = batch
@@ -240,11 +229,6 @@ class SegmentationModule(LightningModule):
         self.log("val_pixel_accuracy", float(self.val_pixel_accuracy.compute()))
         self.val_miou.reset()
         self.val_pixel_accuracy.reset()
-
-    def configure_optimizers(self) -> torch.optim.Optimizer:
-        return self.optimizer_class(
-            self.parameters(), lr=self.learning_rate, weight_decay=self.weight_decay
-        )
 
 
 class Segmentation(DenseLightning):
