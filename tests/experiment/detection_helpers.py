@@ -8,17 +8,25 @@ import os
 
 from torch.utils.data import DataLoader
 
-from nasx.datasets.detection import PastedObjects, detection_collate, load_objects
+from nasx.datasets.detection import (
+    PastedObjects,
+    PastedSegmentation,
+    detection_collate,
+    load_objects,
+)
 from nasx.evaluator.detection import Detection
+from nasx.evaluator.segmentation import Segmentation
 from nasx.hub import SpineNet
 
-METRIC_KEYS = {
-    "default", "map", "map_50", "map_75", "params", "backbone_params", "macs", "flops",
-    "latency_ms",
-}  # fmt: skip
+COST_KEYS = {"params", "backbone_params", "macs", "flops", "latency_ms"}
+# task -> (the metric that is 'default', the other validation metrics)
+METRICS = {
+    "detection": ("map", {"map_50", "map_75"}),
+    "segmentation": ("miou", {"pixel_accuracy"}),
+}
 
 
-def worker_pid(detector, input_shape) -> float:
+def worker_pid(model, input_shape) -> float:
     """A "latency model" that returns the id of the process it runs in: where the trial ran."""
     return float(os.getpid())
 
@@ -27,67 +35,43 @@ def tiny_spinenet() -> SpineNet:
     return SpineNet("49S", filter_size_scale=0.125, endpoints_num_filters=8, stem_filters=8)
 
 
-def tiny_detection() -> Detection:
-    data = PastedObjects(load_objects("digits", limit=40), num_images=4, canvas=64, seed=0)
-    loader = DataLoader(data, batch_size=2, collate_fn=detection_collate)
-    return Detection(
-        num_classes=10,
-        image_size=64,
-        anchor_scale=2.0,
-        train_dataloaders=loader,
-        val_dataloaders=loader,
-        max_epochs=1,
-        limit_train_batches=1,
-        accelerator="cpu",
-        latency=worker_pid,
+def tiny_evaluator(task: str) -> Detection | Segmentation:
+    """The ``task``'s evaluator ('detection' or 'segmentation') on 4 images, one training batch."""
+    objects = load_objects("digits", limit=40)
+    common = dict(
+        image_size=64, max_epochs=1, limit_train_batches=1, accelerator="cpu", latency=worker_pid
     )
-
-
-def check_detection_trials(trials, parent_pid: int) -> None:
-    """Every trial succeeded in another process and came back with mAP and the cost."""
-    assert [t.status for t in trials] == ["succeeded"] * len(trials), [t.error for t in trials]
-    for t in trials:
-        assert set(t.metrics) == METRIC_KEYS
-        assert t.metric == t.metrics["default"] == t.metrics["map"]
-        assert 0.0 <= t.metrics["map"] <= t.metrics["map_50"] <= 1.0
-        assert 0 < t.metrics["backbone_params"] < t.metrics["params"]
-        assert t.metrics["flops"] == 2 * t.metrics["macs"] > 0
-        assert t.metrics["latency_ms"] != parent_pid  # measured in a worker, not in the test
-
-
-SEGMENTATION_KEYS = {
-    "default", "miou", "pixel_accuracy", "params", "backbone_params", "macs", "flops",
-    "latency_ms",
-}  # fmt: skip
-
-
-def tiny_segmentation():
-    """Segmentation with a 1x1 head on the same tiny SpineNet: 4 pasted-digit masks of 64 px."""
-    from nasx.datasets.detection import PastedSegmentation
-    from nasx.evaluator.segmentation import Segmentation
-
-    data = PastedSegmentation(load_objects("digits", limit=40), num_images=4, canvas=64, seed=0)
-    loader = DataLoader(data, batch_size=2)
+    if task == "detection":
+        data = PastedObjects(objects, num_images=4, canvas=64, seed=0)
+        loader = DataLoader(data, batch_size=2, collate_fn=detection_collate)
+        return Detection(
+            num_classes=10,
+            anchor_scale=2.0,
+            train_dataloaders=loader,
+            val_dataloaders=loader,
+            **common,
+        )
+    seg = PastedSegmentation(objects, num_images=4, canvas=64, seed=0)
+    loader = DataLoader(seg, batch_size=2)
     return Segmentation(
-        num_classes=data.num_segmentation_classes,
+        num_classes=seg.num_segmentation_classes,
         head="linear",
-        image_size=64,
         train_dataloaders=loader,
         val_dataloaders=loader,
-        max_epochs=1,
-        limit_train_batches=1,
-        accelerator="cpu",
-        latency=worker_pid,
+        **common,
     )
 
 
-def check_segmentation_trials(trials, parent_pid: int) -> None:
-    """Every trial succeeded in another process and came back with mIoU and the cost."""
+def check_trials(task: str, trials, parent_pid: int) -> None:
+    """Every trial succeeded in another process and came back with its metrics and the cost."""
     assert [t.status for t in trials] == ["succeeded"] * len(trials), [t.error for t in trials]
+    key, others = METRICS[task]
     for t in trials:
-        assert set(t.metrics) == SEGMENTATION_KEYS
-        assert t.metric == t.metrics["default"] == t.metrics["miou"]
-        assert 0.0 <= t.metrics["miou"] <= 1.0 and 0.0 <= t.metrics["pixel_accuracy"] <= 1.0
+        assert set(t.metrics) == {"default", key} | others | COST_KEYS
+        assert t.metric == t.metrics["default"] == t.metrics[key]
+        assert all(0.0 <= t.metrics[k] <= 1.0 for k in (key, *others))
         assert 0 < t.metrics["backbone_params"] < t.metrics["params"]
         assert t.metrics["flops"] == 2 * t.metrics["macs"] > 0
         assert t.metrics["latency_ms"] != parent_pid  # measured in a worker, not in the test
+    if task == "detection":
+        assert all(t.metrics["map"] <= t.metrics["map_50"] for t in trials)

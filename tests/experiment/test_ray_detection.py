@@ -10,7 +10,7 @@ import pytest
 from nasx.experiment import NasExperiment
 from nasx.strategy import Random
 
-from .detection_helpers import check_detection_trials, tiny_detection, tiny_spinenet
+from .detection_helpers import check_trials, tiny_evaluator, tiny_spinenet
 
 pytest.importorskip("ray", reason="Ray is not installed (pip install 'nasx[ray]')")
 pytest.importorskip("pycocotools", reason="Detection's mAP needs pycocotools (nasx[detection])")
@@ -19,7 +19,7 @@ pytest.importorskip("pycocotools", reason="Detection's mAP needs pycocotools (na
 def test_a_detection_search_runs_on_ray(tmp_path, ray_cluster):
     exp = NasExperiment(
         tiny_spinenet(),
-        tiny_detection(),
+        tiny_evaluator("detection"),
         Random(seed=0),
         workdir=tmp_path,
         max_trials=2,
@@ -30,4 +30,4 @@ def test_a_detection_search_runs_on_ray(tmp_path, ray_cluster):
     exp.run()
     trials = exp.trials()
     assert len(trials) == 2
-    check_detection_trials(trials, os.getpid())
+    check_trials("detection", trials, os.getpid())
