@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# What the next session with a GPU should run (issues 12 and 20), ready to paste: each group fits
+# one 10-minute device call, each step runs under its own timeout and writes its whole output to
+# $OUT/<step>.txt (so a step that times out still returns what it printed).
+#
+#   bash benchmarks/gpu_session.sh prepare     # HERE, not on the device: data and wheels to carry
+#
+# then one device call per group, each with carry [".gpu_carry"] (the device's python3 has torch,
+# Lightning, torchvision and torchmetrics; pycocotools travels as a wheel, CIFAR-10 as data):
+#
+#   bash benchmarks/gpu_session.sh tests       # ~4 min: the GPU tests that skip on CPU
+#   bash benchmarks/gpu_session.sh oneshot     # ~6 min: darts_step's path strategies (Proxyless two-path)
+#   bash benchmarks/gpu_session.sh retrain     # ~5 min: retrain_step (CUDA-graph retraining vs a plain loop)
+#   bash benchmarks/gpu_session.sh detection   # ~10 min: the detection tutorial's full run
+#
+# Afterwards write the figures and this script's command into the results files beside the
+# benchmarks (darts_step.results.md, retrain_step.results.md) and tutorials/spinenet_detection.py.
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/nasx-gpu}
+CARRY=.gpu_carry
+mkdir -p "$OUT"
+
+step() {  # step NAME SECONDS COMMAND...: run it under a timeout, all output to $OUT/NAME.txt
+    local name=$1 limit=$2
+    shift 2
+    echo "== $name (limit ${limit} s): $*"
+    {
+        nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1
+        python3 -c "import torch; print('torch', torch.__version__)"
+        timeout "$limit" "$@"
+        echo "exit code $?"
+    } >"$OUT/$name.txt" 2>&1
+    tail -n 30 "$OUT/$name.txt"
+}
+
+device_setup() {  # the carried wheels on the path, unbuffered output, nasx from this tree
+    if compgen -G "$CARRY/whl/*.whl" >/dev/null; then
+        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+            --target /tmp/site "$CARRY"/whl/*.whl ||
+            echo "warning: the carried wheels did not install (Detection's mAP needs pycocotools)"
+    fi
+    export PYTHONPATH="$PWD:/tmp/site" PYTHONUNBUFFERED=1 NASX_DATA_DIR="$PWD/$CARRY/data"
+}
+
+case "${1:-}" in
+prepare)
+    grep -qx "/$CARRY/" .git/info/exclude 2>/dev/null || echo "/$CARRY/" >>.git/info/exclude
+    mkdir -p "$CARRY/data" "$CARRY/whl"
+    cp -r ../shared/data/cifar10 "$CARRY/data/" # 19 MiB: the detection tutorial's photos
+    python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+        --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+        --platform manylinux2014_x86_64 -d "$CARRY/whl" pycocotools==2.0.11
+    du -sh "$CARRY"
+    ;;
+tests)
+    device_setup
+    step gpu_tests 420 python3 -m pytest -q -p no:cacheprovider -m "slow or not slow" -rs \
+        tests/evaluator/test_cuda_graphs.py tests/experiment/test_gpu_trials.py \
+        tests/strategy/oneshot/test_cuda_graphs.py tests/strategy/oneshot/test_base.py
+    ;;
+oneshot)
+    device_setup
+    step darts_step_oneshot 540 python3 benchmarks/darts_step.py --device cuda --variants oneshot \
+        --ref "sampled 4 archs" --width 16 --cells 8 --batch 64 --size 32
+    ;;
+retrain)
+    device_setup
+    step retrain_step 540 python3 benchmarks/retrain_step.py
+    ;;
+detection)
+    device_setup
+    step spinenet_detection 580 python3 tutorials/spinenet_detection.py --search-minutes 3 \
+        --final-epochs 12 --workdir /tmp/spinenet_det
+    ;;
+*)
+    echo "usage: bash benchmarks/gpu_session.sh prepare|tests|oneshot|retrain|detection" >&2
+    exit 2
+    ;;
+esac
