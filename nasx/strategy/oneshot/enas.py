@@ -17,7 +17,7 @@ from nasx.space.constraints import sample_valid_path
 from .base import BaseOneShotStrategy
 from .distributed import average_across_ranks
 from .nni_args import apply_log_prob_every_n_step
-from .sampling import batch_reward, split_batch, step_generator
+from .sampling import batch_reward, scoring_model, split_batch, step_generator
 from .supernet import Supernet
 from .topk import prob_key
 
@@ -91,8 +91,10 @@ class ENAS(BaseOneShotStrategy):
         entropy_weight: bonus on the policy's entropy (keeps it exploring).
         baseline_decay: decay of the reward's moving average.
         ctrl_steps_aggregate: sampled paths per arch step (their gradients are averaged).
-        reward_fn: ``(supernet, val_batch) -> float``; default: accuracy for class logits, else
-            negative MSE, on ``(inputs, target)`` batches.
+        reward_fn: ``(model, val_batch) -> float`` (``model``: the evaluator's whole model, a
+            head around the supernet where its module builds one); default: accuracy for class
+            scores (per pixel for segmentation), else negative MSE, on ``(inputs, target)``
+            batches.
         reward_metric_name: NNI's way to name the reward: the metric of that name that the
             evaluator's module logs in ``validation_step`` on the validation batch (for example
             ``'val_acc'``), or that the step returns in a dict. Give it or ``reward_fn``, not both.
@@ -166,8 +168,9 @@ class ENAS(BaseOneShotStrategy):
         return torch.optim.Adam(self._need_controller().parameters(), lr=self.arc_learning_rate)
 
     def _reward(self, supernet: nn.Module, batch: Any, inner: Any = None) -> float:
+        model = scoring_model(supernet, inner)  # with the evaluator's head, if it built one
         if self.reward_fn is not None:
-            return float(self.reward_fn(supernet, batch))
+            return float(self.reward_fn(model, batch))
         if self.reward_metric_name is not None:
             metrics = logged_validation_metrics(inner, batch)
             if self.reward_metric_name not in metrics:
@@ -179,7 +182,7 @@ class ENAS(BaseOneShotStrategy):
             return metrics[self.reward_metric_name]
         x, y = split_batch(batch)
         with torch.no_grad():
-            return batch_reward(supernet(x), y)
+            return batch_reward(model(x), y)
 
     def arch_step(self, module: Any, train_batch: Any, val_batch: Any, arch_optimizer: Any) -> None:
         supernet, step = module.supernet, module.step_index

@@ -110,6 +110,11 @@ class OneShotModule(pl.LightningModule):
         super().__init__()
         self.automatic_optimization = False
         self.inner = inner
+        if strategy.supernet_mode == "path" and not supernet.state.path_mode:
+            # A path supernet runs only with an arch chosen, and an evaluator's module may run the
+            # model once while attaching it (Segmentation sizes its head by a probe forward of
+            # the backbone): any valid arch will do until the first step samples one.
+            supernet.use_arch(supernet.search_space.sample(seed=0))
         # hooks an evaluator module may have; getattr, as nn.Module types any attribute as a tensor
         set_model = getattr(inner, "set_model", None)
         if set_model is not None:

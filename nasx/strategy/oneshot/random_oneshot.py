@@ -14,7 +14,7 @@ from nasx._checks import check_int
 
 from .base import BaseOneShotStrategy
 from .mixed_value import MixedBatchNorm2d
-from .sampling import batch_reward, split_batch, step_rng
+from .sampling import batch_reward, scoring_model, split_batch, step_rng
 from .topk import prob_key
 
 
@@ -28,7 +28,9 @@ class RandomOneShot(BaseOneShotStrategy):
         eval_batches: validation batches per scored arch (None: all).
         bn_recalibration_batches: training-mode forwards on validation data before scoring an arch,
             to re-estimate BatchNorm statistics for that path (SPOS does this; 0: off).
-        reward_fn: ``(model, batch) -> float``; default accuracy (class logits) or negative MSE.
+        reward_fn: ``(model, batch) -> float`` (``model``: the evaluator's whole model, a head
+            around the supernet where its module builds one); default accuracy (class scores, per
+            pixel for segmentation) or negative MSE.
         filter: NNI's ``filter``: ``arch -> bool``; paths it refuses are never trained or scored
             (training resamples, up to 100 times per step); e.g.
             :class:`~nasx.strategy.oneshot.cost.ArchCostRange` for a FLOPs or latency range.
@@ -120,6 +122,9 @@ class RandomOneShot(BaseOneShotStrategy):
                     break
                 supernet(_to(split_batch(batch)[0], device))
         supernet.eval()
+        model = scoring_model(supernet, getattr(self.module, "inner", None))  # head included
+        was_training_model = model.training
+        model.eval()
         total, n = 0.0, 0
         with _autocast(device, getattr(getattr(self, "trainer", None), "precision", None)):
             for i, batch in enumerate(loader):
@@ -127,11 +132,12 @@ class RandomOneShot(BaseOneShotStrategy):
                     break
                 batch = _to(batch, device)
                 if self.reward_fn is not None:
-                    total += float(self.reward_fn(supernet, batch))
+                    total += float(self.reward_fn(model, batch))
                 else:
                     x, y = split_batch(batch)
-                    total += batch_reward(supernet(x), y)
+                    total += batch_reward(model(x), y)
                 n += 1
+        model.train(was_training_model)
         supernet.train(was_training)
         return total / max(n, 1)
 

@@ -6,6 +6,7 @@ import random
 from typing import Any
 
 import torch
+import torch.nn as nn
 
 
 def step_generator(seed: int, step: int, salt: int = 0) -> torch.Generator:
@@ -18,10 +19,30 @@ def step_rng(seed: int, step: int, salt: int = 0) -> random.Random:
 
 
 def batch_reward(output: torch.Tensor, target: torch.Tensor) -> float:
-    """Accuracy for class logits and integer targets, else the negative mean squared error."""
-    if output.dim() == 2 and not target.is_floating_point():
-        return float((output.argmax(-1) == target).float().mean())
+    """Accuracy for class scores and integer targets (``[B, C]`` logits against ``[B]`` labels, or
+    per pixel: ``[B, C, H, W]`` against ``[B, H, W]``), else the negative mean squared error.
+
+        >>> batch_reward(torch.tensor([[2.0, 1.0], [0.0, 3.0]]), torch.tensor([0, 0]))
+        0.5
+        >>> logits = torch.zeros(1, 2, 2, 2); logits[0, 1, 0] = 1.0  # class 1 on the top row
+        >>> batch_reward(logits, torch.tensor([[[1, 1], [0, 1]]]))
+        0.75
+    """
+    if not torch.is_tensor(output):
+        raise TypeError(
+            f"the model's output is a {type(output).__name__}, not a tensor of scores: this "
+            "strategy's default reward cannot score it; pass reward_fn=(model, batch) -> float"
+        )
+    if not target.is_floating_point() and output.dim() == target.dim() + 1 >= 2:
+        return float((output.argmax(1) == target).float().mean())
     return -float(((output.float() - target.float().view_as(output)) ** 2).mean())
+
+
+def scoring_model(supernet: nn.Module, inner: Any) -> nn.Module:
+    """The model whose outputs a reward scores: the evaluator module's whole model when it built
+    one around the supernet (a segmentation head on a searched backbone), else the supernet."""
+    model = getattr(inner, "model", None)
+    return model if isinstance(model, nn.Module) else supernet
 
 
 def split_batch(batch: Any) -> tuple[Any, Any]:

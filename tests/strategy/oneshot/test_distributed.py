@@ -30,7 +30,8 @@ def test_ddp_two_processes_keep_identical_architecture(tmp_path):
         assert r0["arch"] == r1["arch"]
         for key, alpha in r0["alphas"].items():
             assert torch.equal(alpha, r1["alphas"][key]), key
-            if name != "enas":
-                assert alpha.abs().max() > 1e-2  # they did move: the test is not vacuous
+        if name != "enas":  # they did move: the test is not vacuous. (Not every label need move
+            # far in 6 steps: Proxyless's two-path update moves a pair and keeps the rest.)
+            assert max(float(a.abs().max()) for a in r0["alphas"].values()) > 1e-2
         for key, w in r0["weights"].items():
             assert torch.equal(w, r1["weights"][key]), key
