@@ -26,6 +26,7 @@ most as many trials on a node as its resources allow, and ``capacity`` caps the 
 from __future__ import annotations
 
 import logging
+import math
 import os
 import sys
 import time
@@ -38,11 +39,21 @@ from .runner import run_trial
 
 _log = logging.getLogger("nasx.experiment")
 
+# How often `wait` looks for trials that began, while some have not (seconds).
+CLOCK_POLL_S = 0.5
+
 # Ray's task options that say what one trial needs (``ray.remote(...).options(**...)``).
 RESOURCE_KEYS = ("num_cpus", "num_gpus", "memory", "resources", "accelerator_type")
 
 
-def _run_remote(builder: Any, evaluator: Any, job: dict[str, Any]) -> dict[str, Any]:
+def _run_remote(
+    builder: Any, evaluator: Any, job: dict[str, Any], started: Any = None
+) -> dict[str, Any]:
+    if started is not None:  # trial_timeout counts from here: not the queueing, nor a cold start
+        try:
+            started.put_nowait(job["id"])
+        except Exception:  # noqa: BLE001 - the clock's actor is gone: submission time stands
+            pass
     return run_trial(builder, evaluator, job)
 
 
@@ -149,7 +160,9 @@ class RayExecutor:
             ``{'num_cpus': 2, 'num_gpus': 1}`` or ``{'resources': {'big_node': 1}}`` (default
             1 CPU). When no node of the cluster has them, a warning is logged (an autoscaling
             cluster may still add one; otherwise the trials would wait forever).
-        trial_timeout: seconds after which a trial's task is cancelled (forcefully) and the trial failed.
+        trial_timeout: seconds after a trial's task began its own work (not counting the wait
+            for a free CPU or a new worker process's start) after which the task is cancelled
+            (forcefully) and the trial failed.
     """
 
     def __init__(
@@ -187,6 +200,16 @@ class RayExecutor:
         self._evaluator = ray.put(evaluator)
         self._pending: dict[Any, dict[str, Any]] = {}  # object ref -> job
         self._submitted: dict[Any, float] = {}  # object ref -> time.monotonic() at submission
+        # trial_timeout counts from when a trial's task begins its own work, as with the process
+        # pool: a task may wait for a free CPU, and after a forced cancel Ray starts a new worker
+        # process (importing torch takes seconds), neither of which is the trial's time. Tasks
+        # say when they begin through a queue (a small Ray actor) that `wait` drains.
+        self._began: dict[Any, float] = {}  # object ref -> time.monotonic() its start was seen
+        self._clock: Any = None
+        if trial_timeout is not None:
+            from ray.util.queue import Queue
+
+            self._clock = Queue(actor_options={"num_cpus": 0})
 
     @property
     def busy(self) -> int:
@@ -197,7 +220,7 @@ class RayExecutor:
         remote_job = {k: v for k, v in job.items() if k != "log_path"}
         if job.get("weights"):  # nor the workdir: the weights come back in the result too
             remote_job["weights"] = {**job["weights"], "dir": None}
-        ref = self._task.remote(self._builder, self._evaluator, remote_job)
+        ref = self._task.remote(self._builder, self._evaluator, remote_job, self._clock)
         self._pending[ref] = job
         self._submitted[ref] = time.monotonic()
 
@@ -205,7 +228,11 @@ class RayExecutor:
         if not self._pending:
             return []
         if self.trial_timeout is not None:  # wake up in time to cancel the oldest trial
-            due = min(self._submitted.values()) + self.trial_timeout - time.monotonic()
+            self._note_starts()
+            began = self._began_times()
+            due = min(began.values(), default=math.inf) + self.trial_timeout - time.monotonic()
+            if len(began) < len(self._pending):
+                due = min(due, CLOCK_POLL_S)  # look again for trials that begin meanwhile
             timeout = max(0.0, due if timeout is None else min(timeout, due))
         ready, rest = self._ray.wait(list(self._pending), num_returns=1, timeout=timeout)
         if ready and rest:  # collect whatever else is done, without waiting
@@ -215,16 +242,20 @@ class RayExecutor:
         for ref in ready:
             job = self._pending.pop(ref)
             del self._submitted[ref]
+            self._began.pop(ref, None)
             try:
                 results.append(self._ray.get(ref))
             except Exception as e:  # the task's process or node died, or Ray lost its result
                 results.append(failed_result(job, ray_failure(e, job["id"])))
         if self.trial_timeout is not None:
+            self._note_starts()
             now = time.monotonic()
-            for ref in [r for r, t in self._submitted.items() if now - t >= self.trial_timeout]:
+            began = self._began_times()
+            for ref in [r for r, t in began.items() if now - t >= self.trial_timeout]:
                 self._ray.cancel(ref, force=True)
                 job = self._pending.pop(ref)
                 del self._submitted[ref]
+                self._began.pop(ref, None)
                 results.append(
                     failed_result(
                         job,
@@ -237,10 +268,38 @@ class RayExecutor:
                 )
         return results
 
+    def _note_starts(self) -> None:
+        """Record when each trial that said it began was first seen to have begun."""
+        if self._clock is None:
+            return
+        try:
+            ids = self._clock.get_nowait_batch(self._clock.qsize())
+        except Exception:  # noqa: BLE001 - the clock's actor died (its node): count from submission
+            _log.warning("the Ray trial clock was lost: trial_timeout now counts from submission")
+            self._clock = None
+            return
+        now, ref_of = time.monotonic(), {job["id"]: ref for ref, job in self._pending.items()}
+        for trial_id in ids:
+            if trial_id in ref_of:
+                self._began.setdefault(ref_of[trial_id], now)
+
+    def _began_times(self) -> dict[Any, float]:
+        """When each pending trial's own work began (its submission, without a clock)."""
+        if self._clock is None:
+            return dict(self._submitted)
+        return {ref: self._began[ref] for ref in self._pending if ref in self._began}
+
     def shutdown(self) -> None:
         for ref in self._pending:
             self._ray.cancel(ref, force=True)
         self._pending.clear()
         self._submitted.clear()
+        self._began.clear()
+        if self._clock is not None:
+            try:
+                self._clock.shutdown()
+            except Exception:  # noqa: BLE001 - already gone with its node or with Ray
+                pass
+            self._clock = None
         if self._started_ray:
             self._ray.shutdown()

@@ -9,7 +9,13 @@ from nasx.experiment import NasExperiment
 from nasx.strategy import GridSearch
 from nasx.trial import failure_kind
 
-from .helpers import SmallNet, crash_on_width_4, hang_on_width_8, reference_metric
+from .helpers import (
+    SlowToUnpickle,
+    SmallNet,
+    crash_on_width_4,
+    hang_on_width_8,
+    reference_metric,
+)
 from .ray_helpers import NodeRecorder, assigned_resources
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'nasx[ray]')")
@@ -144,6 +150,25 @@ def test_each_ray_error_becomes_one_clear_trial_error(error, says):
     assert head.startswith(f"WorkerDied: trial 7 {says}")
     assert ray_line.startswith(f"{type(e).__name__}: ")
     assert failure_kind(text) == "WorkerDied"
+
+
+@pytest.mark.slow
+def test_ray_trial_timeout_does_not_count_loading_the_task(tmp_path, ray_cluster):
+    # Each task takes 3 s to load the evaluator (as a new worker importing torch would); the
+    # trials themselves take milliseconds. Counted from submission, both would time out.
+    exp = NasExperiment(
+        SmallNet(),
+        SlowToUnpickle(3.0),
+        GridSearch(shuffle=False),
+        workdir=tmp_path,
+        max_trials=2,
+        max_concurrent_trials=2,
+        execution="ray",
+        trial_timeout=1,
+        progress=False,
+    )
+    exp.run()
+    assert [t.status for t in exp.trials()] == ["succeeded", "succeeded"]
 
 
 @pytest.mark.slow
