@@ -207,9 +207,8 @@ class RayExecutor:
         self._began: dict[Any, float] = {}  # object ref -> time.monotonic() its start was seen
         self._clock: Any = None
         if trial_timeout is not None:
-            from ray.util.queue import Queue
-
-            self._clock = Queue(actor_options={"num_cpus": 0})
+            queue = optional_import("ray.util.queue", "ray", "execution='ray'")
+            self._clock = queue.Queue(actor_options={"num_cpus": 0})
 
     @property
     def busy(self) -> int:
