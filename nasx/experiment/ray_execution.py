@@ -246,8 +246,7 @@ class RayExecutor:
                 results.append(self._ray.get(ref))
             except Exception as e:  # the task's process or node died, or Ray lost its result
                 results.append(failed_result(job, ray_failure(e, job["id"])))
-        if self.trial_timeout is not None:
-            self._note_starts()
+        if self.trial_timeout is not None:  # starts seen by the drain above (at most a poll ago)
             now = time.monotonic()
             began = self._began_times()
             for ref in [r for r, t in began.items() if now - t >= self.trial_timeout]:
