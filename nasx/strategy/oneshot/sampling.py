@@ -40,7 +40,14 @@ def batch_reward(output: torch.Tensor, target: torch.Tensor) -> float:
 
 def scoring_model(supernet: nn.Module, inner: Any) -> nn.Module:
     """The model whose outputs a reward scores: the evaluator module's whole model when it built
-    one around the supernet (a segmentation head on a searched backbone), else the supernet."""
+    one around the supernet (a segmentation head on a searched backbone), else the supernet.
+
+        >>> supernet = nn.Linear(2, 2)
+        >>> class Module:  # an evaluator's LightningModule after set_model(supernet)
+        ...     model = nn.Sequential(supernet, nn.Conv1d(2, 3, 1))
+        >>> scoring_model(supernet, Module()) is Module.model, scoring_model(supernet, None) is supernet
+        (True, True)
+    """
     model = getattr(inner, "model", None)
     return model if isinstance(model, nn.Module) else supernet
 
