@@ -22,10 +22,13 @@ def shared_data_dir() -> Path:
     return path
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist (``make test``), keep each test file on one worker, in order, as a
     serial run has it (module-scoped fixtures are built once); the Ray test files share one
-    worker too, because they share one session-wide local Ray cluster."""
+    worker too, because they share one session-wide local Ray cluster. Without xdist (``-p
+    no:xdist``, or a debugger's run) there is nothing to group."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
     for item in items:
         name = item.path.name
         group = "ray" if name.startswith("test_ray") else str(item.path)

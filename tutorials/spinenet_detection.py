@@ -154,7 +154,9 @@ print(f"SpineNet-49 arch at scaling {args.scaling}: {baseline_params / 1e6:.2f} 
 search = NasExperiment(
     space,
     detection(args.search_epochs),
-    RegularizedEvolution(population_size=min(8, args.trials), sample_size=2, seed=0),
+    RegularizedEvolution(
+        population_size=min(8, args.trials), sample_size=min(2, args.trials), seed=0
+    ),
     workdir=WORK / "search",
     max_trials=args.trials,
     max_duration=None if args.search_minutes is None else 60 * args.search_minutes,

@@ -17,7 +17,7 @@ from nasx.space.constraints import sample_valid_path
 from .base import BaseOneShotStrategy
 from .distributed import average_across_ranks
 from .nni_args import apply_log_prob_every_n_step
-from .sampling import batch_reward, scoring_model, split_batch, step_generator
+from .sampling import batch_reward, scoring_model, split_scored_batch, step_generator
 from .supernet import Supernet
 from .topk import prob_key
 
@@ -94,7 +94,9 @@ class ENAS(BaseOneShotStrategy):
         reward_fn: ``(model, val_batch) -> float`` (``model``: the evaluator's whole model, a
             head around the supernet where its module builds one); default: accuracy for class
             scores (per pixel for segmentation), else negative MSE, on ``(inputs, target)``
-            batches.
+            batches. The model comes in training mode; a ``reward_fn`` may switch it to
+            ``eval()`` (a detector predicts boxes only there), and every module's mode is put
+            back after the call.
         reward_metric_name: NNI's way to name the reward: the metric of that name that the
             evaluator's module logs in ``validation_step`` on the validation batch (for example
             ``'val_acc'``), or that the step returns in a dict. Give it or ``reward_fn``, not both.
@@ -170,7 +172,12 @@ class ENAS(BaseOneShotStrategy):
     def _reward(self, supernet: nn.Module, batch: Any, inner: Any = None) -> float:
         model = scoring_model(supernet, inner)  # with the evaluator's head, if it built one
         if self.reward_fn is not None:
-            return float(self.reward_fn(model, batch))
+            modes = [(m, m.training) for m in model.modules()]
+            try:
+                return float(self.reward_fn(model, batch))
+            finally:  # the weight step after it must train, whatever mode the reward left
+                for m, training in modes:
+                    m.training = training
         if self.reward_metric_name is not None:
             metrics = logged_validation_metrics(inner, batch)
             if self.reward_metric_name not in metrics:
@@ -180,7 +187,7 @@ class ENAS(BaseOneShotStrategy):
                     f"{', '.join(sorted(metrics)) or 'nothing'}"
                 )
             return metrics[self.reward_metric_name]
-        x, y = split_batch(batch)
+        x, y = split_scored_batch(batch)
         with torch.no_grad():
             return batch_reward(model(x), y)
 

@@ -14,7 +14,7 @@ from nasx._checks import check_int
 
 from .base import BaseOneShotStrategy
 from .mixed_value import MixedBatchNorm2d
-from .sampling import batch_reward, scoring_model, split_batch, step_rng
+from .sampling import batch_reward, scoring_model, split_batch, split_scored_batch, step_rng
 from .topk import prob_key
 
 
@@ -134,7 +134,7 @@ class RandomOneShot(BaseOneShotStrategy):
                 if self.reward_fn is not None:
                     total += float(self.reward_fn(model, batch))
                 else:
-                    x, y = split_batch(batch)
+                    x, y = split_scored_batch(batch)
                     total += batch_reward(model(x), y)
                 n += 1
         model.train(was_training_model)

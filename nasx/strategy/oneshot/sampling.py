@@ -60,3 +60,24 @@ def split_batch(batch: Any) -> tuple[Any, Any]:
         f"this strategy scores architectures on (inputs, target) batches, got a {type(batch).__name__}; "
         "pass reward_fn=(model, batch) -> float"
     )
+
+
+def split_scored_batch(batch: Any) -> tuple[Any, torch.Tensor]:
+    """``(inputs, target)`` for the default reward (:func:`batch_reward`), which scores tensor
+    targets only: class labels, masks or values. Other targets (a detector's list of box
+    dicts) are refused before the model runs, with what to pass instead.
+
+        >>> split_scored_batch((torch.zeros(2, 3), torch.tensor([0, 1])))[1]
+        tensor([0, 1])
+        >>> split_scored_batch(([torch.zeros(3, 8, 8)], [{'boxes': torch.zeros(0, 4)}]))
+        Traceback (most recent call last):
+        TypeError: this strategy's default reward scores tensor targets ... pass reward_fn=(model, batch) -> float
+    """
+    inputs, target = split_batch(batch)
+    if not torch.is_tensor(target):
+        raise TypeError(
+            "this strategy's default reward scores tensor targets (class labels, masks or "
+            f"values), got a {type(target).__name__} of targets; "
+            "pass reward_fn=(model, batch) -> float"
+        )
+    return inputs, target

@@ -132,6 +132,29 @@ class Supernet(nn.Module):
             for key, n in self._alpha_sizes().items():
                 self.arch_params[_param_name(key)] = nn.Parameter(init_std * torch.randn(n))
 
+    def __getattr__(self, name: str) -> Any:
+        """Parameters, buffers and submodules as ``nn.Module`` finds them; then the space's own
+        public attributes, so that the supernet stands where the space stood: a detector reads
+        its backbone's ``out_channels``, a recipe calls the model's ``set_drop_path_prob``.
+
+            >>> class Backbone(nn.Module):
+            ...     out_channels = 8
+            >>> Supernet(Backbone()).out_channels
+            8
+        """
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            model = self._modules.get("model")
+            if name.startswith("_") or model is None:  # copy/pickle probes; still building
+                raise
+            try:
+                return getattr(model, name)
+            except AttributeError:
+                raise AttributeError(
+                    f"neither the supernet nor its space {type(model).__name__} has attribute {name!r}"
+                ) from None
+
     # -- structure ---------------------------------------------------------------------------
     def mixed_modules(self) -> Iterator[tuple[str, MixedModule]]:
         for name, m in self.model.named_modules():

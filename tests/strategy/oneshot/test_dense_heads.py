@@ -68,3 +68,76 @@ def test_the_default_reward_is_pixel_accuracy_of_the_whole_model():
         with torch.no_grad():
             expected = [float((model(x).argmax(1) == y).float().mean()) for x, y in validation]
         assert score == pytest.approx(sum(expected) / len(expected))
+
+
+# --- detection: the detector's output is a list of dicts, so path strategies need reward_fn --------
+
+
+class DetectionBackbone(ModelSpace):
+    """P3..P7 maps of 8 channels for a 64 px image (8x8 down to 1x1): one searched block at P3."""
+
+    out_channels = 8
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, stride=8, padding=1), nn.ReLU())
+        self.block = LayerChoice(
+            {"conv3x3": nn.Conv2d(8, 8, 3, padding=1), "conv1x1": nn.Conv2d(8, 8, 1)}, label="block"
+        )
+        self.down = nn.ModuleList(nn.Conv2d(8, 8, 3, stride=2, padding=1) for _ in range(4))
+
+    def forward(self, x):
+        features = [torch.relu(self.block(self.stem(x)))]
+        for down in self.down:
+            features.append(down(features[-1]))
+        return {str(level): f for level, f in zip(range(3, 8), features)}
+
+
+def _detection():
+    from nasx.datasets.detection import PastedObjects, detection_collate, load_objects
+    from nasx.evaluator.detection import Detection
+
+    data = PastedObjects(load_objects("digits", limit=40), num_images=4, canvas=64, seed=0)
+    loader = DataLoader(data, batch_size=2, collate_fn=detection_collate)
+    return Detection(
+        num_classes=10, image_size=64, anchor_scale=2.0, train_dataloaders=loader,
+        val_dataloaders=loader, max_epochs=1, accelerator="cpu", latency=None,
+        enable_progress_bar=False,
+    )  # fmt: skip
+
+
+def _detections_found(model, batch) -> float:
+    """A reward for a detector: the share of target objects whose class it found (eval mode)."""
+    images, targets = batch
+    with torch.no_grad():
+        outputs = model.eval()(images)
+    found = [
+        len(set(o["labels"].tolist()) & set(t["labels"].tolist())) / len(t["labels"])
+        for o, t in zip(outputs, targets)
+    ]
+    return sum(found) / len(found)
+
+
+@pytest.mark.parametrize("strategy", [RandomOneShot, ENAS])
+def test_path_strategies_search_a_detection_backbone_with_a_reward_fn(strategy):
+    from torchvision.models.detection import RetinaNet
+
+    scored: list[tuple[type, float]] = []
+
+    def reward(model, batch):
+        score = _detections_found(model, batch)
+        scored.append((type(model), score))
+        return score
+
+    s = strategy(reward_fn=reward)
+    s.run(DetectionBackbone(), _detection())
+    (arch,) = s.export_top_models(1)
+    assert set(arch) == {"block"} and arch["block"] in {"conv3x3", "conv1x1"}
+    assert scored and {kind for kind, _ in scored} == {RetinaNet}  # the whole detector, head too
+    assert all(0.0 <= score <= 1.0 for _, score in scored)
+
+
+@pytest.mark.parametrize("strategy", [RandomOneShot, ENAS])
+def test_path_strategies_without_reward_fn_say_a_detector_needs_one(strategy):
+    with pytest.raises(TypeError, match="reward_fn=\\(model, batch\\) -> float"):
+        strategy().run(DetectionBackbone(), _detection())
