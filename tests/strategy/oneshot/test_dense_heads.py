@@ -1,6 +1,7 @@
-"""One-shot search of a backbone that the evaluator wraps in a head (Segmentation): every strategy
-trains and exports; the path strategies attach a runnable supernet (Segmentation sizes its head by
-a probe forward) and score archs through the whole model, head included."""
+"""One-shot search of a backbone that the evaluator wraps in a head (Segmentation, Detection): every
+strategy trains and exports; the path strategies attach a runnable supernet (Segmentation sizes its
+head by a probe forward) and score archs through the whole model, head included. A detector reads
+the backbone's ``out_channels`` off the supernet, and its boxes need a ``reward_fn``."""
 
 from __future__ import annotations
 
@@ -118,8 +119,10 @@ def _detections_found(model, batch) -> float:
     return sum(found) / len(found)
 
 
-@pytest.mark.parametrize("strategy", [RandomOneShot, ENAS])
-def test_path_strategies_search_a_detection_backbone_with_a_reward_fn(strategy):
+@pytest.mark.parametrize("strategy", [DARTS, Proxyless, RandomOneShot, ENAS])
+def test_every_one_shot_strategy_searches_a_detection_backbone(strategy):
+    """The detector reads ``out_channels`` off the supernet that stands for the backbone; the
+    path strategies score archs with a ``reward_fn`` on the whole detector."""
     from torchvision.models.detection import RetinaNet
 
     scored: list[tuple[type, float]] = []
@@ -129,12 +132,15 @@ def test_path_strategies_search_a_detection_backbone_with_a_reward_fn(strategy):
         scored.append((type(model), score))
         return score
 
-    s = strategy(reward_fn=reward)
+    path_strategy = strategy in (RandomOneShot, ENAS)
+    s = strategy(reward_fn=reward) if path_strategy else strategy()
     s.run(DetectionBackbone(), _detection())
     (arch,) = s.export_top_models(1)
     assert set(arch) == {"block"} and arch["block"] in {"conv3x3", "conv1x1"}
-    assert scored and {kind for kind, _ in scored} == {RetinaNet}  # the whole detector, head too
-    assert all(0.0 <= score <= 1.0 for _, score in scored)
+    assert isinstance(s.module.inner.model, RetinaNet)
+    if path_strategy:
+        assert scored and {kind for kind, _ in scored} == {RetinaNet}  # head included
+        assert all(0.0 <= score <= 1.0 for _, score in scored)
 
 
 @pytest.mark.parametrize("strategy", [RandomOneShot, ENAS])
