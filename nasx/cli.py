@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -52,6 +53,25 @@ def _table(rows: list[list[str]]) -> str:
     return "\n".join(
         "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
     )
+
+
+def _output_width(asked: int | None) -> int | None:
+    """Characters per line for tables of archs: ``--width N`` (0: no limit); by default the
+    terminal's width when the output is a terminal, else no limit (a file gets whole archs)."""
+    if asked is not None:
+        if asked < 0:
+            raise CliError(f"--width must be 0 (no limit) or a number of columns, got {asked}")
+        return asked or None
+    if not sys.stdout.isatty():
+        return None
+    return max(60, shutil.get_terminal_size().columns)
+
+
+def _cut(text: str, n: int | None) -> str:
+    """``text`` cut to ``n`` characters (at least 30) with ``...``; whole when ``n`` is None."""
+    if n is None or len(text) <= max(n, 30):
+        return text
+    return text[: max(n, 30) - 3] + "..."
 
 
 def _ago(ts: float | None) -> str:
@@ -122,6 +142,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     exp = _read(args.exp)
     meta = exp.meta
+    width = _output_width(args.width)
     print(f"experiment  {exp.directory}")
     print(f"kind        {exp.kind}")
     if exp.kind == "one-shot":
@@ -156,7 +177,7 @@ def cmd_show(args: argparse.Namespace) -> int:
             [
                 str(t.id),
                 _fmt(t.metric),
-                json.dumps(t.arch),
+                _cut(json.dumps(t.arch), width and width - 20),
                 *([json.dumps(t.hparams)] if hparams else []),
             ]
             for t in best
@@ -164,7 +185,9 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(_table(rows))
     if exp.trials and not args.brief:
         print()
-        print(TrialTable(exp.trials))
+        print(TrialTable(exp.trials).to_text(width))
+        if width is not None and any(len(json.dumps(t.arch)) > width // 2 for t in exp.trials):
+            print(f"(archs cut to {width} columns: --width 0 or `nasx export` prints them whole)")
     return 0
 
 
@@ -420,6 +443,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("exp", help="experiment directory")
     p.add_argument("--top", type=int, default=5, help="best trials listed (default 5)")
     p.add_argument("--brief", action="store_true", help="leave out the full trial table")
+    p.add_argument(
+        "--width",
+        type=int,
+        default=None,
+        help="cut archs so that lines fit N columns (0: never cut; default: the terminal's "
+        "width, and whole archs when the output is not a terminal)",
+    )
     p.set_defaults(func=cmd_show)
 
     p = sub.add_parser(

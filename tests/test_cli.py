@@ -313,3 +313,21 @@ def test_reading_hparams_never_writes_the_database(hparam_experiment, tmp_path):
     assert after["nasx.db"] == before["nasx.db"]
     assert set(after) - set(before) <= {"nasx.db-shm", "nasx.db-wal"}
     assert after.get("nasx.db-wal", b"") == before.get("nasx.db-wal", b"")
+
+
+def test_show_cuts_archs_to_the_width_asked_and_prints_them_whole_into_a_file(experiment, capsys):
+    archs = [json.dumps(t.arch) for t in experiment.trials()]
+    assert min(map(len, archs)) > 100  # the toy space's archs need cutting at 80 columns
+    assert cli.main(["show", str(experiment.workdir), "--width", "80"]) == 0
+    out = capsys.readouterr().out
+    tables = out.split("best 5:\n")[1]
+    assert all(len(line) <= 80 for line in tables.splitlines())
+    assert tables.count('..."') == 0 and tables.count("...") >= 5 + len(archs)
+    assert "--width 0 or `nasx export` prints them whole" in out
+    # not a terminal (captured): no limit, every arch whole, as --width 0 gives
+    for asked in ([], ["--width", "0"]):
+        assert cli.main(["show", str(experiment.workdir), *asked]) == 0
+        out = capsys.readouterr().out
+        assert all(arch in out for arch in archs) and "cut to" not in out
+    assert cli.main(["show", str(experiment.workdir), "--width", "-1"]) == 1
+    assert "--width must be 0 (no limit) or a number of columns, got -1" in capsys.readouterr().err

@@ -127,10 +127,23 @@ class TrialTable(list):
         return pd.DataFrame.from_records(records, columns=columns + [f"metric_{k}" for k in extra])
 
     def __str__(self) -> str:
-        with gc_paused():
-            return self._text()
+        return self.to_text()
 
-    def _text(self) -> str:
+    def to_text(self, width: int | None = None) -> str:
+        """The text table. With ``width``, the arch, hparams and error cells are cut with ``...``
+        so that every line fits in ``width`` characters, where the other columns leave room for
+        30 characters of arch; ``None`` keeps them whole (``str(table)``).
+
+            >>> from nasx.trial import Trial
+            >>> arch = {f"block{i}/type": "bottleneck" for i in range(4)}
+            >>> print(TrialTable([Trial(0, arch, 'succeeded', metric=0.5)]).to_text(width=80))
+            id  status     metric  duration (s)  arch                             error
+             0  succeeded  0.5                   {"block0/type": "bottleneck", ...
+        """
+        with gc_paused():
+            return self._text(width)
+
+    def _text(self, width: int | None = None) -> str:
         # Built column by column (100k rows in a fraction of a second); archs a stored trial never
         # decoded are shown from their stored text, which is what json.dumps would write.
         trials: list = list(self)
@@ -148,11 +161,36 @@ class TrialTable(list):
         columns.append([_clip(t.error.splitlines()[0], 60) if t.error else "" for t in trials])
         headers.append(HEADERS[5])
         widths = [max(len(h), max(map(len, c), default=0)) for h, c in zip(headers, columns)]
+        if width is not None and sum(widths) + 2 * (len(widths) - 1) > width:
+            columns, widths = _fit(headers, columns, widths, width)
         head = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()
         padded = [[c.rjust(widths[0]) for c in columns[0]]] + [
             [c.ljust(w) for c in column] for column, w in zip(columns[1:], widths[1:], strict=True)
         ]
         return "\n".join([head, *("  ".join(cells).rstrip() for cells in zip(*padded))])
+
+
+def _fit(
+    headers: list[str], columns: list[list[str]], widths: list[int], width: int
+) -> tuple[list[list[str]], list[int]]:
+    """Cut the hparams, error and arch columns so that a line fits ``width``: of the room the
+    other columns leave, hparams gets at most a third (at least 30 characters), the error at
+    most a quarter (at least 10), and arch the rest (at least 30)."""
+    cut = {h: headers.index(h) for h in ("error", "hparams", "arch") if h in headers}
+    others = sum(w for i, w in enumerate(widths) if i not in cut.values())
+    room = width - others - 2 * (len(widths) - 1)
+    limits = {}
+    if "hparams" in cut:
+        limits["hparams"] = min(widths[cut["hparams"]], max(30, room // 3))
+    if "error" in cut:  # what is left after 30 of arch, up to a quarter, at least 10
+        spare = room - 30 - limits.get("hparams", 0)
+        limits["error"] = min(widths[cut["error"]], max(10, min(room // 4, spare)))
+    limits["arch"] = max(30, room - sum(limits.values()))
+    columns, widths = list(columns), list(widths)
+    for name, i in cut.items():
+        columns[i] = [_clip(c, limits[name]) for c in columns[i]]
+        widths[i] = max(len(headers[i]), max(map(len, columns[i]), default=0))
+    return columns, widths
 
 
 def _num(x: float | None) -> str:

@@ -1,8 +1,10 @@
-"""The Detection evaluator in Ray trials, on the tests' Ray cluster (tests/experiment/conftest.py):
-each trial trains its detector on a worker node and sends back mAP and the cost."""
+"""The dense-prediction evaluators in Ray trials, on the tests' Ray cluster
+(tests/experiment/conftest.py): each trial trains its detector (or segmenter) on a worker node and
+sends back mAP (mIoU) and the cost."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
 import pytest
@@ -13,13 +15,24 @@ from nasx.strategy import Random
 from .detection_helpers import check_trials, tiny_evaluator, tiny_spinenet
 
 pytest.importorskip("ray", reason="Ray is not installed (pip install 'nasx[ray]')")
-pytest.importorskip("pycocotools", reason="Detection's mAP needs pycocotools (nasx[detection])")
+NO_COCO = importlib.util.find_spec("pycocotools") is None
 
 
-def test_a_detection_search_runs_on_ray(tmp_path, ray_cluster):
+@pytest.mark.parametrize(
+    "task",
+    [
+        pytest.param(
+            "detection",
+            marks=pytest.mark.skipif(NO_COCO, reason="mAP needs pycocotools (nasx[detection])"),
+        ),
+        # slow, as in the process pool's test: the default suite is at its 5-minute budget
+        pytest.param("segmentation", marks=pytest.mark.slow),
+    ],
+)
+def test_a_dense_prediction_search_runs_on_ray(task, tmp_path, ray_cluster):
     exp = NasExperiment(
         tiny_spinenet(),
-        tiny_evaluator("detection"),
+        tiny_evaluator(task),
         Random(seed=0),
         workdir=tmp_path,
         max_trials=2,
@@ -30,4 +43,4 @@ def test_a_detection_search_runs_on_ray(tmp_path, ray_cluster):
     exp.run()
     trials = exp.trials()
     assert len(trials) == 2
-    check_trials("detection", trials, os.getpid())
+    check_trials(task, trials, os.getpid())
