@@ -4,8 +4,10 @@ around it, 4 pasted-digit images of 64 px."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
+import pytest
 from torch.utils.data import DataLoader
 
 from nasx.datasets.detection import (
@@ -24,6 +26,21 @@ METRICS = {
     "detection": ("map", {"map_50", "map_75"}),
     "segmentation": ("miou", {"pixel_accuracy"}),
 }
+
+
+# The tasks the pool and Ray tests run. Segmentation is slow (about 10 s): the default suite is at
+# its 5-minute budget, and detection's run already takes the evaluators' shared base classes
+# (nasx/evaluator/dense.py) to workers.
+TASKS = [
+    pytest.param(
+        "detection",
+        marks=pytest.mark.skipif(
+            importlib.util.find_spec("pycocotools") is None,
+            reason="mAP needs pycocotools (nasx[detection])",
+        ),
+    ),
+    pytest.param("segmentation", marks=pytest.mark.slow),
+]
 
 
 def worker_pid(model, input_shape) -> float:

@@ -4,7 +4,6 @@ trial (the Ray run is in test_ray_detection.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 
 import pytest
@@ -12,23 +11,10 @@ import pytest
 from nasx.experiment import NasExperiment
 from nasx.strategy import Random
 
-from .detection_helpers import check_trials, tiny_evaluator, tiny_spinenet
-
-NO_COCO = importlib.util.find_spec("pycocotools") is None
+from .detection_helpers import TASKS, check_trials, tiny_evaluator, tiny_spinenet
 
 
-@pytest.mark.parametrize(
-    "task",
-    [
-        pytest.param(
-            "detection",
-            marks=pytest.mark.skipif(NO_COCO, reason="mAP needs pycocotools (nasx[detection])"),
-        ),
-        # slow (about 10 s): the default suite is at its 5-minute budget, and detection's run
-        # already takes the evaluators' shared base classes (nasx/evaluator/dense.py) to workers
-        pytest.param("segmentation", marks=pytest.mark.slow),
-    ],
-)
+@pytest.mark.parametrize("task", TASKS)
 def test_a_dense_prediction_search_runs_in_the_process_pool(task, tmp_path):
     exp = NasExperiment(
         tiny_spinenet(),

@@ -4,7 +4,6 @@ sends back mAP (mIoU) and the cost."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 
 import pytest
@@ -12,23 +11,12 @@ import pytest
 from nasx.experiment import NasExperiment
 from nasx.strategy import Random
 
-from .detection_helpers import check_trials, tiny_evaluator, tiny_spinenet
+from .detection_helpers import TASKS, check_trials, tiny_evaluator, tiny_spinenet
 
 pytest.importorskip("ray", reason="Ray is not installed (pip install 'nasx[ray]')")
-NO_COCO = importlib.util.find_spec("pycocotools") is None
 
 
-@pytest.mark.parametrize(
-    "task",
-    [
-        pytest.param(
-            "detection",
-            marks=pytest.mark.skipif(NO_COCO, reason="mAP needs pycocotools (nasx[detection])"),
-        ),
-        # slow, as in the process pool's test: the default suite is at its 5-minute budget
-        pytest.param("segmentation", marks=pytest.mark.slow),
-    ],
-)
+@pytest.mark.parametrize("task", TASKS)
 def test_a_dense_prediction_search_runs_on_ray(task, tmp_path, ray_cluster):
     exp = NasExperiment(
         tiny_spinenet(),
