@@ -50,6 +50,10 @@ test-latest:
 	.venv-latest/bin/python -m pip install $(PIP_QUIET) --upgrade pip
 	.venv-latest/bin/python -m pip install $(PIP_QUIET) --upgrade --upgrade-strategy eager -e ".[dev]"
 	.venv-latest/bin/python -m pip freeze --exclude-editable | grep -i -E "^(torch|torchvision|pytorch-lightning|numpy)=="
+	@# A machine's pip configuration may cap versions (a constraint file of wheels kept on disk):
+	@# then "newest" means newest under that cap. Say so, and how to lift it for this target.
+	@.venv-latest/bin/python -m pip config list 2>/dev/null | grep -i "constraint" | \
+		sed "s/^/note: pip's configuration caps versions here: /; s/$$/ (PIP_CONFIG_FILE=\/dev\/null make test-latest ignores it)/" || true
 	.venv-latest/bin/python -m pytest -q -m "not slow" $(XDIST)
 
 # Refresh the pins on purpose: after `make test-latest` passes, write its versions as the new
