@@ -296,8 +296,10 @@ class BaseOneShotStrategy:
             ckpt = str(pathlib.Path(workdir) / "checkpoints" / "last.ckpt")
             check_checkpoint(pathlib.Path(ckpt), self.identity, trainer.max_epochs)
             _log.info("resuming one-shot search from %s", ckpt)
-        loaders = CombinedLoader({"train": train_steps, "val": val_steps}, mode="max_size_cycle")
-        with quiet_third_party_warnings():
+        with quiet_third_party_warnings():  # CombinedLoader warns too (nasx/_third_party.py)
+            loaders = CombinedLoader(
+                {"train": train_steps, "val": val_steps}, mode="max_size_cycle"
+            )
             trainer.fit(
                 self.module,
                 train_dataloaders=loaders,
