@@ -135,8 +135,9 @@ def detection(epochs: int) -> Detection:
 #
 # Every backbone has the same widths (`--scaling`, 49S by default; `--widths tiny`, the fast
 # mode's, narrows them to a few channels). The baseline is the published SpineNet-49 arch at
-# those widths. A filter keeps the search to backbones at most 10% larger than it, so the
-# comparison is at equal size.
+# those widths. A filter keeps the search to backbones at most 10% larger than it, so a win
+# cannot come from size alone (random archs of this space are mostly smaller than SpineNet-49:
+# the full CPU run's were 0.65-0.88x its size; benchmarks/spinenet_detection.results.md).
 
 # %%
 TINY = {"filter_size_scale": 0.125, "endpoints_num_filters": 16, "stem_filters": 8}
