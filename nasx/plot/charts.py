@@ -137,6 +137,15 @@ def _axes(ax, figsize=(6.4, 4.0)):
     return fig, ax
 
 
+def _readable_ticks(axis: Any, values: Sequence[float]) -> None:
+    """Engineering ticks (``250k``, ``1.5M``, ``73G``) on an axis of counts such as params,
+    MACs or FLOPs, whose plain ticks would read ``220000 230000 ...`` or ``1e7`` offsets."""
+    if values and max(abs(v) for v in values) >= 1e4:
+        from matplotlib.ticker import EngFormatter
+
+        axis.set_major_formatter(EngFormatter(sep=""))
+
+
 def plot_metric_history(
     source: Any, metric: str = "default", direction: str = "maximize", *, ax=None
 ):
@@ -204,6 +213,8 @@ def plot_pareto(
         >>> front = plot_pareto(trials, 'ms').axes[0].collections[1].get_offsets().tolist()
         >>> front
         [[4.0, 0.75], [9.0, 0.8]]
+
+    Counts such as params or FLOPs get engineering ticks (``250k``, ``1.5M``).
     """
     trials = trials_of(source)
     fig, ax = _axes(ax)
@@ -242,6 +253,8 @@ def plot_pareto(
                 color=_BEST,
             )
         ax.legend(fontsize=8, loc="best")
+        _readable_ticks(ax.xaxis, [r[1] for r in rows])
+        _readable_ticks(ax.yaxis, [r[2] for r in rows])
     ax.set_xlabel(f"{plain(x)} ({directions[0][:3]})")
     ax.set_ylabel(f"{plain(y)} ({directions[1][:3]})")
     ax.set_title(f"{plain(y)} vs {plain(x)}")

@@ -88,6 +88,21 @@ def test_pareto_highlights_the_front_and_names_missing_metrics():
     assert metric_names(_trials()) == ["default", "ms"]
 
 
+def test_pareto_ticks_of_counts_read_in_engineering_units():
+    trials = [
+        Trial(i, {}, "succeeded", metric=a, metrics={"default": a, "params": p})
+        for i, (a, p) in enumerate([(0.10, 217_920), (0.12, 255_832), (0.07, 297_336)])
+    ]
+    fig = plot_pareto(trials, "params")
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    x_ticks = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert x_ticks and all(t.endswith("k") for t in x_ticks)  # 220k, 240k, ... not 220000
+    assert "250k" in x_ticks
+    y_ticks = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+    assert "0.10" in y_ticks  # small metrics keep matplotlib's plain ticks
+
+
 def test_learning_curves_colour_the_best_k():
     ax = plot_learning_curves(_trials(), top_k=2).axes[0]
     assert len(ax.lines) == 5
