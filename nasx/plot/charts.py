@@ -141,9 +141,8 @@ def _readable_ticks(axis: Any, values: Sequence[float]) -> None:
     """Engineering ticks (``250k``, ``1.5M``, ``73G``) on an axis of counts such as params,
     MACs or FLOPs, whose plain ticks would read ``220000 230000 ...`` or ``1e7`` offsets."""
     if values and max(abs(v) for v in values) >= 1e4:
-        from matplotlib.ticker import EngFormatter
-
-        axis.set_major_formatter(EngFormatter(sep=""))
+        ticker = optional_import("matplotlib.ticker", "plot", "charts of an experiment")
+        axis.set_major_formatter(ticker.EngFormatter(sep=""))
 
 
 def plot_metric_history(
