@@ -67,13 +67,6 @@ def _output_width(asked: int | None) -> int | None:
     return max(60, shutil.get_terminal_size().columns)
 
 
-def _cut(text: str, n: int | None) -> str:
-    """``text`` cut to ``n`` characters (at least 30) with ``...``; whole when ``n`` is None."""
-    if n is None or len(text) <= max(n, 30):
-        return text
-    return text[: max(n, 30) - 3] + "..."
-
-
 def _ago(ts: float | None) -> str:
     if not ts:
         return "-"
@@ -138,7 +131,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from nasx.experiment.table import TrialTable
+    from nasx.experiment.table import TrialTable, _clip
 
     exp = _read(args.exp)
     meta = exp.meta
@@ -177,7 +170,9 @@ def cmd_show(args: argparse.Namespace) -> int:
             [
                 str(t.id),
                 _fmt(t.metric),
-                _cut(json.dumps(t.arch), width and width - 20),
+                json.dumps(t.arch)
+                if width is None
+                else _clip(json.dumps(t.arch), max(30, width - 20)),
                 *([json.dumps(t.hparams)] if hparams else []),
             ]
             for t in best
@@ -185,8 +180,9 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(_table(rows))
     if exp.trials and not args.brief:
         print()
-        print(TrialTable(exp.trials).to_text(width))
-        if width is not None and any(len(json.dumps(t.arch)) > width // 2 for t in exp.trials):
+        text, cut = TrialTable(exp.trials).fitted(width)  # archs stay undecoded: 100k trials
+        print(text)
+        if cut:
             print(f"(archs cut to {width} columns: --width 0 or `nasx export` prints them whole)")
     return 0
 

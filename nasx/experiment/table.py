@@ -140,10 +140,21 @@ class TrialTable(list):
             id  status     metric  duration (s)  arch                             error
              0  succeeded  0.5                   {"block0/type": "bottleneck", ...
         """
+        return self.fitted(width)[0]
+
+    def fitted(self, width: int | None) -> tuple[str, bool]:
+        """The text table for ``width`` characters per line (``None``: no limit), and whether a
+        cell was cut to fit, so that a caller can say how to see it whole.
+
+            >>> from nasx.trial import Trial
+            >>> table = TrialTable([Trial(0, {"op": "conv3x3"}, 'succeeded', metric=0.5)])
+            >>> table.fitted(80)[1], table.fitted(40)[1]
+            (False, True)
+        """
         with gc_paused():
             return self._text(width)
 
-    def _text(self, width: int | None = None) -> str:
+    def _text(self, width: int | None = None) -> tuple[str, bool]:
         # Built column by column (100k rows in a fraction of a second); archs a stored trial never
         # decoded are shown from their stored text, which is what json.dumps would write.
         trials: list = list(self)
@@ -161,13 +172,15 @@ class TrialTable(list):
         columns.append([_clip(t.error.splitlines()[0], 60) if t.error else "" for t in trials])
         headers.append(HEADERS[5])
         widths = [max(len(h), max(map(len, c), default=0)) for h, c in zip(headers, columns)]
-        if width is not None and sum(widths) + 2 * (len(widths) - 1) > width:
-            columns, widths = _fit(headers, columns, widths, width)
+        cut = width is not None and sum(widths) + 2 * (len(widths) - 1) > width
+        if cut:
+            columns, widths = _fit(headers, columns, widths, width)  # type: ignore[arg-type]
         head = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()
         padded = [[c.rjust(widths[0]) for c in columns[0]]] + [
             [c.ljust(w) for c in column] for column, w in zip(columns[1:], widths[1:], strict=True)
         ]
-        return "\n".join([head, *("  ".join(cells).rstrip() for cells in zip(*padded))])
+        text = "\n".join([head, *("  ".join(cells).rstrip() for cells in zip(*padded))])
+        return text, cut
 
 
 def _fit(
