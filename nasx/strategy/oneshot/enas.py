@@ -17,7 +17,13 @@ from nasx.space.constraints import sample_valid_path
 from .base import BaseOneShotStrategy
 from .distributed import average_across_ranks
 from .nni_args import apply_log_prob_every_n_step
-from .sampling import batch_reward, scoring_model, split_scored_batch, step_generator
+from .sampling import (
+    batch_reward,
+    modes_kept,
+    scoring_model,
+    split_scored_batch,
+    step_generator,
+)
 from .supernet import Supernet
 from .topk import prob_key
 
@@ -172,12 +178,8 @@ class ENAS(BaseOneShotStrategy):
     def _reward(self, supernet: nn.Module, batch: Any, inner: Any = None) -> float:
         model = scoring_model(supernet, inner)  # with the evaluator's head, if it built one
         if self.reward_fn is not None:
-            modes = [(m, m.training) for m in model.modules()]
-            try:
+            with modes_kept(model):  # the weight step after it must train, whatever the reward did
                 return float(self.reward_fn(model, batch))
-            finally:  # the weight step after it must train, whatever mode the reward left
-                for m, training in modes:
-                    m.training = training
         if self.reward_metric_name is not None:
             metrics = logged_validation_metrics(inner, batch)
             if self.reward_metric_name not in metrics:

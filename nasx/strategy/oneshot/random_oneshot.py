@@ -14,7 +14,14 @@ from nasx._checks import check_int
 
 from .base import BaseOneShotStrategy
 from .mixed_value import MixedBatchNorm2d
-from .sampling import batch_reward, scoring_model, split_batch, split_scored_batch, step_rng
+from .sampling import (
+    batch_reward,
+    modes_kept,
+    scoring_model,
+    split_batch,
+    split_scored_batch,
+    step_rng,
+)
 from .topk import prob_key
 
 
@@ -110,7 +117,11 @@ class RandomOneShot(BaseOneShotStrategy):
         loader = loader if loader is not None else self.val_loader
         device = next(supernet.parameters()).device
         supernet.use_arch(arch)
-        was_training = supernet.training
+        model = scoring_model(supernet, getattr(self.module, "inner", None))  # head included
+        with modes_kept(model, supernet):
+            return self._score(supernet, model, loader, device)
+
+    def _score(self, supernet: nn.Module, model: nn.Module, loader: Any, device: Any) -> float:
         if self.bn_recalibration_batches:
             supernet.train()
             for m in supernet.modules():
@@ -122,8 +133,6 @@ class RandomOneShot(BaseOneShotStrategy):
                     break
                 supernet(_to(split_batch(batch)[0], device))
         supernet.eval()
-        model = scoring_model(supernet, getattr(self.module, "inner", None))  # head included
-        was_training_model = model.training
         model.eval()
         total, n = 0.0, 0
         with _autocast(device, getattr(getattr(self, "trainer", None), "precision", None)):
@@ -137,8 +146,6 @@ class RandomOneShot(BaseOneShotStrategy):
                     x, y = split_scored_batch(batch)
                     total += batch_reward(model(x), y)
                 n += 1
-        model.train(was_training_model)
-        supernet.train(was_training)
         return total / max(n, 1)
 
     def search(

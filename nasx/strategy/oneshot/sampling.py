@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -50,6 +52,26 @@ def scoring_model(supernet: nn.Module, inner: Any) -> nn.Module:
     """
     model = getattr(inner, "model", None)
     return model if isinstance(model, nn.Module) else supernet
+
+
+@contextlib.contextmanager
+def modes_kept(*models: nn.Module) -> Iterator[None]:
+    """Put every module of ``models`` back in its own training mode after the block, however the
+    block (a reward that calls ``eval()``) left it, and even when it raised. Restoring per module
+    keeps a submodule that was deliberately in eval mode (frozen batch norm) there.
+
+        >>> net = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2).eval())
+        >>> with modes_kept(net):
+        ...     _ = net.eval()
+        >>> net.training, net[1].training
+        (True, False)
+    """
+    modes = [(m, m.training) for model in models for m in model.modules()]
+    try:
+        yield
+    finally:
+        for m, training in modes:
+            m.training = training
 
 
 def split_batch(batch: Any) -> tuple[Any, Any]:
