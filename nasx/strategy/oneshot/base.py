@@ -370,6 +370,6 @@ class BaseOneShotStrategy:
 
     def subnet(self, arch: dict[str, Any]) -> nn.Module:
         """The fixed model of ``arch`` with the trained supernet's weights inherited."""
-        from .inherit import subnet
+        from .supernet import subnet
 
         return subnet(self._need_supernet(), arch)

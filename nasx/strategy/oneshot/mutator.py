@@ -46,9 +46,9 @@ import torch.nn as nn
 
 from nasx.space.choice import Categorical, CategoricalMultiple
 
-from .mixed import MixedInput, MixedLayer
-from .mixed_cell import MixedCell
 from .supernet import Supernet
+from .supernet.mixed import MixedInput, MixedLayer
+from .supernet.mixed_cell import MixedCell
 
 __all__ = ["Mutable", "Mutator", "RandomMutator"]
 

@@ -13,7 +13,6 @@ import torch.nn as nn
 from nasx._checks import check_int
 
 from .base import BaseOneShotStrategy
-from .mixed_value import MixedBatchNorm2d
 from .sampling import (
     batch_reward,
     modes_kept,
@@ -22,6 +21,7 @@ from .sampling import (
     split_scored_batch,
     step_rng,
 )
+from .supernet.mixed_value import MixedBatchNorm2d
 from .topk import prob_key
 
 

@@ -1,4 +1,4 @@
-"""Edge-batched mixture forward of a :class:`~nasx.strategy.oneshot.mixed_cell.MixedCell`.
+"""Edge-batched mixture forward of a :class:`~nasx.strategy.oneshot.supernet.mixed_cell.MixedCell`.
 
 In DARTS mixture mode a cell runs every candidate op on every edge: 14 edges x 7 ops of a few
 small layers each, tens of thousands of tiny kernels per search step, so a GPU step is bound by
@@ -157,9 +157,9 @@ def plan_groups(cell: Any, edges: list[tuple[int, int]]) -> list[EdgeGroup]:
 def batched_mixture(cell: Any, states: list[torch.Tensor], state: Any) -> list[torch.Tensor]:
     """The mixture-mode node values of ``cell`` (a MixedCell) from its preprocessed inputs,
     ``states`` (each ``[B, C, H, W]``): the states list with every node appended."""
-    plans = cell.__dict__.get("_batch_plans")
+    plans = cell.batch_plans
     if plans is None:
-        plans = cell.__dict__["_batch_plans"] = _plan_stages(cell)
+        plans = cell.batch_plans = _plan_stages(cell)
     nodes = list(cell.node_indices)
     partial: dict[int, list[torch.Tensor]] = {i: [] for i in nodes}
     for stage_source, groups in plans:
