@@ -86,7 +86,7 @@ def rng_states() -> dict[str, Any]:
         "numpy": [kind, torch.from_numpy(keys.astype(np.int64)), pos, has_gauss, gauss],
         "torch": torch.random.get_rng_state(),
     }
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
+    if torch.cuda.is_available() and torch.cuda.is_initialized():  # type: ignore[no-untyped-call]  # torch's stub: is_initialized has no annotations
         states["cuda"] = torch.cuda.get_rng_state_all()
     return states
 
@@ -118,7 +118,7 @@ class SearchCheckpoint(Checkpoint):
 
     def __init__(
         self,
-        dirpath: str | os.PathLike,
+        dirpath: str | os.PathLike[str],
         every_n_steps: int | None = None,
         every_minutes: float | None = None,
         keep: int = 1,

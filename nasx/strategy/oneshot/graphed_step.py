@@ -17,17 +17,15 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import torch
+import torch.nn as nn
 from torch.utils._pytree import TreeSpec, tree_flatten, tree_unflatten
 
 from nasx._cuda_graph import CapturedStep
 
 from .distributed import world_size
-
-if TYPE_CHECKING:  # lightning.py imports this module
-    from .lightning import OneShotModule
 
 #: ``(name, value, log kwargs)`` of one ``self.log`` call of the evaluator's module.
 LogCall = tuple[str, Any, dict[str, Any]]
@@ -59,6 +57,23 @@ def graph_blocker(module: Any) -> str | None:
     return None
 
 
+class SearchStepModule(Protocol):
+    """What a graphed step needs from its :class:`~nasx.strategy.oneshot.lightning.OneShotModule`
+    (a protocol: lightning.py imports this module)."""
+
+    strategy: Any
+
+    @property
+    def supernet(self) -> nn.Module: ...
+
+    def opts(self) -> list[Any]: ...
+    def eager_search_step(
+        self, train_batch: Any, val_batch: Any, batch_idx: int, warm: bool, log: bool
+    ) -> torch.Tensor: ...
+    def count_graphed_steps(self, warm: bool) -> None: ...
+    def log(self, name: str, value: Any, *args: Any, **kwargs: Any) -> None: ...
+
+
 class GraphedSearchStep:
     """One module's search step, captured once in a CUDA graph and replayed (eager for batches of
     another shape or structure, and for good when capturing fails).
@@ -68,7 +83,7 @@ class GraphedSearchStep:
     ``cuda_graphs=True``). Call it as the module's search step.
     """
 
-    def __init__(self, module: OneShotModule):
+    def __init__(self, module: SearchStepModule):
         self.module = module
         raw = [getattr(o, "optimizer", o) for o in module.opts()]  # torch's, not Lightning's
         self.captured = CapturedStep(
@@ -81,7 +96,7 @@ class GraphedSearchStep:
         self.capture_logs: list[LogCall] = []  # those of the latest capture (a replay's logs)
 
     @classmethod
-    def for_module(cls, module: OneShotModule) -> GraphedSearchStep | None:
+    def for_module(cls, module: SearchStepModule) -> GraphedSearchStep | None:
         """The graphed step of ``module``, or None when its steps must run eagerly."""
         reason = graph_blocker(module)
         if reason is not None:
@@ -116,7 +131,8 @@ class GraphedSearchStep:
             for name, value, kwargs in self.logged or self.capture_logs:
                 value = value.detach().clone() if torch.is_tensor(value) else value
                 module.log(name, value, **kwargs)
-        return loss.clone()
+        out: torch.Tensor = loss.clone()
+        return out
 
     def _step(self, *leaves: torch.Tensor) -> torch.Tensor:
         """The function :class:`CapturedStep` runs, captures and replays."""

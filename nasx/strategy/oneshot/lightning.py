@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pytorch_lightning as pl
 import torch
@@ -22,8 +22,40 @@ from .distributed import average_across_ranks
 from .graphed_step import GraphedSearchStep
 from .supernet import Supernet
 
-if TYPE_CHECKING:  # base.py imports this module when a run starts
-    from .base import BaseOneShotStrategy
+
+class SearchHooks(Protocol):
+    """What :class:`OneShotModule` reads from its strategy: the settings of a search step and the
+    hooks, documented (with the order they are called in) on
+    :class:`~nasx.strategy.oneshot.base.BaseOneShotStrategy`, which has them all. (A protocol, so
+    that this module does not import the base that builds it.)"""
+
+    use_channels_last: bool
+    warmup_epochs: int
+    gradient_clip_val: float | None
+    log_arch_every: int
+    cuda_graphs: bool | None
+    identity: dict[str, Any] | None
+
+    @property
+    def supernet_mode(self) -> str: ...
+    @property
+    def graph_blocker_reason(self) -> str: ...
+    def extra_modules(self) -> nn.Module: ...
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+    def configure_arch_optimizer(self, module: OneShotModule) -> torch.optim.Optimizer | None: ...
+    def graph_key(self) -> Any: ...
+    def arch_step(
+        self,
+        module: OneShotModule,
+        train_batch: Any,
+        val_batch: Any,
+        arch_optimizer: torch.optim.Optimizer | None,
+    ) -> None: ...
+    def before_weight_step(self, module: OneShotModule) -> None: ...
+    def export_probs(self) -> dict[str, dict[Any, float]]: ...
+    def before_validation(self, module: OneShotModule) -> None: ...
+    def on_epoch_end(self, module: OneShotModule) -> None: ...
+    def state_dict(self) -> dict[str, Any]: ...
 
 
 def split_optimizer_config(conf: Any) -> tuple[torch.optim.Optimizer, list[Any]]:
@@ -54,9 +86,8 @@ def split_optimizer_config(conf: Any) -> tuple[torch.optim.Optimizer, list[Any]]
 
 def loss_of(output: Any) -> torch.Tensor:
     """The loss from a ``training_step`` result (a tensor or a dict with 'loss')."""
-    if isinstance(output, dict):
-        return output["loss"]
-    return output
+    loss: torch.Tensor = output["loss"] if isinstance(output, dict) else output
+    return loss
 
 
 def to_channels_last(batch: Any) -> Any:
@@ -100,13 +131,11 @@ class OneShotModule(pl.LightningModule):
     # attribute fallback (supernet and strategy are kept out of the module registry below).
     inner: pl.LightningModule
     supernet: Supernet
-    strategy: BaseOneShotStrategy
+    strategy: SearchHooks
     extra: nn.Module
     search_steps: torch.Tensor
 
-    def __init__(
-        self, inner: pl.LightningModule, supernet: Supernet, strategy: BaseOneShotStrategy
-    ):
+    def __init__(self, inner: pl.LightningModule, supernet: Supernet, strategy: SearchHooks):
         super().__init__()
         self.automatic_optimization = False
         self.inner = inner
@@ -181,11 +210,11 @@ class OneShotModule(pl.LightningModule):
         ``inputs`` restricts the gradients computed: an architecture step that names only the
         alphas skips every convolution's weight gradient (about half of a backward pass).
         """
-        kwargs = {"inputs": list(inputs)} if inputs else {}
+        only = list(inputs) if inputs else None
         if self._recording_step() is not None:
             # Inside a captured step: a plain backward (Lightning's backward hooks would run once,
             # at capture, not at every replay; bf16-mixed needs nothing more).
-            loss.backward(**kwargs)
+            torch.autograd.backward(loss, inputs=only)
         elif self._trainer is not None:
             ddp = self.trainer.model
             if isinstance(ddp, nn.parallel.DistributedDataParallel):
@@ -193,9 +222,9 @@ class OneShotModule(pl.LightningModule):
                 # several backward passes over different parameters, so we average gradients
                 # ourselves (average_across_ranks) and keep the reducer out of it.
                 ddp.require_backward_grad_sync = False
-            self.manual_backward(loss, **kwargs)
+            self.manual_backward(loss, **({"inputs": only} if only else {}))
         else:
-            loss.backward(**kwargs)
+            torch.autograd.backward(loss, inputs=only)
 
     def opts(self) -> list[Any]:
         if self._trainer is not None:
@@ -331,7 +360,7 @@ class OneShotModule(pl.LightningModule):
 
         checkpoint["strategy"] = self.strategy.state_dict()
         checkpoint["nasx_rng"] = rng_states()
-        identity = getattr(self.strategy, "identity", None)
+        identity = self.strategy.identity
         if identity is not None:  # refuse a resume by another space or strategy (see checkpoint.py)
             checkpoint["nasx_identity"] = identity
 

@@ -186,7 +186,8 @@ class Mutator(nn.Module):
                     m.export(probs) if isinstance(m, MixedCell) else m.export(probs[m.label])
                 )
             arch = {k: arch[k] for k in supernet.search_space}
-        return json.loads(json.dumps(supernet.search_space.validate(arch)))
+        plain: dict[str, Any] = json.loads(json.dumps(supernet.search_space.validate(arch)))
+        return plain
 
     # -- how decisions are applied ------------------------------------------------------------------
     def _checked(self, decisions: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

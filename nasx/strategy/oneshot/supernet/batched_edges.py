@@ -95,7 +95,8 @@ def run_batched(
     if kind == "id":
         return x
     if kind in ("maxpool", "avgpool"):
-        return modules[0](x)  # pooling is per channel: one call covers every edge
+        pooled: torch.Tensor = modules[0](x)  # pooling is per channel: one call covers every edge
+        return pooled
     if kind == "conv":
         convs = cast(list[nn.Conv2d], list(modules))
         c0 = convs[0]
@@ -123,7 +124,8 @@ def _batch_norm(bns: list[nn.BatchNorm2d], x: torch.Tensor) -> torch.Tensor:
         c = b0.num_features
         with torch.no_grad():
             torch._foreach_copy_(
-                means + variances, list(running_mean.split(c)) + list(running_var.split(c))
+                means + variances,
+                list(torch.split(running_mean, c)) + list(torch.split(running_var, c)),
             )
             counts = [cast(torch.Tensor, b.num_batches_tracked) for b in bns]
             torch._foreach_add_(counts, 1)

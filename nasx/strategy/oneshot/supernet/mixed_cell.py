@@ -172,10 +172,12 @@ class MixedCell(nn.Module):
             # Proxyless gates: other ops on the same input, the same op on other inputs.
             # (j and value bound as defaults: the gate calls them later, in backward.)
             def other_op(n: int, j: int = j) -> torch.Tensor:
-                return self.op(i, j, self.values[n])(states[j])
+                alternative: torch.Tensor = self.op(i, j, self.values[n])(states[j])
+                return alternative
 
             def other_input(n: int, v: Any = value) -> torch.Tensor:
-                return self.op(i, n, v)(states[n])
+                alternative: torch.Tensor = self.op(i, n, v)(states[n])
+                return alternative
 
             out = gated(out, st, op_label, other_op)
             out = gated(out, st, in_label, other_input)

@@ -83,7 +83,10 @@ class MixedSlicedParameters(MixedValueOp):
         return {name: getattr(self, name)[..., :n] for name in self._names}
 
     def run(self, x: torch.Tensor, v: dict[str, Any]) -> torch.Tensor:
-        return functional_call(self.__dict__["_template"], self._sliced(v[self.arg]), (x,))
+        out: torch.Tensor = functional_call(
+            self.__dict__["_template"], self._sliced(v[self.arg]), (x,)
+        )
+        return out
 
     def run_mixture(self, x: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError(

@@ -23,7 +23,7 @@ every module with that label; cells add one per edge), apart from the model weig
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import torch
@@ -173,7 +173,8 @@ class Supernet(nn.Module):
         return list(self.model.parameters())
 
     def alpha(self, key: str) -> nn.Parameter:
-        return self.arch_params[_param_name(key)]
+        alpha: nn.Parameter = self.arch_params[_param_name(key)]
+        return alpha
 
     def alphas(self) -> dict[str, nn.Parameter]:
         return {key.replace("__dot__", "."): p for key, p in self.arch_params.items()}
@@ -193,7 +194,7 @@ class Supernet(nn.Module):
         self,
         arch: dict[str, Any],
         gates: dict[str, torch.Tensor] | None = None,
-        gate_paths: dict[str, tuple[int, ...]] | None = None,
+        gate_paths: Mapping[str, tuple[int, ...]] | None = None,
     ) -> None:
         """Run only the paths ``arch`` picks (validated); ``gates`` carry Proxyless gradients,
         scored in backward over ``gate_paths[label]`` (chosen index first) or every value."""

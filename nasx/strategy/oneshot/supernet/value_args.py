@@ -86,7 +86,7 @@ def largest(arg: Any, what: str, owner: str) -> int:
     values = [v for _, v in outcomes(arg)]
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
         raise TypeError(f"{owner}: {what} must take int values, got {values!r}")
-    return max(values)
+    return max(int(v) for v in values)
 
 
 def pair(v: Any) -> tuple[int, int]:
