@@ -38,15 +38,12 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
+from nasx._workdir_lock import LOCK_NAME, LOCK_PID_NAME, acquire_workdir_lock
 from nasx.trial import Trial
 
 from .stored import gc_paused, stored_trial
 
 DB_NAME = "nasx.db"
-LOCK_NAME = "nasx.lock"
-LOCK_PID_NAME = "nasx.lock.pid"  # beside the lock: filelock owns the lock file's content
-# How long to wait for the lock: only a reader's probe (microseconds) is worth waiting for.
-_LOCK_WAIT_S = 0.5
 TRIALS_DIR = "trials"
 
 _SCHEMA = """
@@ -151,23 +148,7 @@ class TrialStore:
             store._lock.release()
 
     def _acquire_lock(self) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        # thread_local=False: the store may be closed by another thread than the one opening it.
-        lock = FileLock(self.directory / LOCK_NAME, thread_local=False)
-        pid_file = self.directory / LOCK_PID_NAME
-        try:
-            lock.acquire(timeout=_LOCK_WAIT_S)
-        except Timeout:
-            try:
-                holder = pid_file.read_text(encoding="ascii").strip() or "unknown"
-            except OSError:
-                holder = "unknown"
-            raise ExperimentDirError(
-                f"the experiment in {self.directory} is being run by another process (pid {holder}); "
-                "wait for it to finish or stop it first"
-            ) from None
-        pid_file.write_text(str(os.getpid()), encoding="ascii")
-        self._lock = lock
+        self._lock = acquire_workdir_lock(self.directory, ExperimentDirError)
 
     def close(self) -> None:
         """Close the database and release the directory lock."""

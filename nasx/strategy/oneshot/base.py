@@ -16,6 +16,7 @@ import torch.nn as nn
 
 from nasx._checks import check_int, check_number
 from nasx._contracts import require
+from nasx._workdir_lock import acquire_workdir_lock
 
 from ..._third_party import quiet_third_party_warnings
 from .data import in_order, search_loaders
@@ -311,8 +312,26 @@ class BaseOneShotStrategy(abc.ABC):
         do the models :meth:`subnet` returns; move them with ``.to(...)`` as any module.
 
         With ``workdir``, checkpoints go to ``workdir/checkpoints`` and a run finding
-        ``last.ckpt`` there resumes from it (optimizer states, arch weights, epoch, step).
+        ``last.ckpt`` there resumes from it (optimizer states, arch weights, epoch, step). The
+        workdir is locked while the search runs, as a multi-trial experiment's is: a second run
+        into it fails at once, naming the process that holds it.
         """
+        lock = None
+        if workdir is not None:
+            lock = acquire_workdir_lock(pathlib.Path(workdir), reentrant=True)
+        try:
+            self._search(model_space, evaluator, workdir)
+        finally:
+            if lock is not None:
+                lock.release()
+
+    def _search(
+        self,
+        model_space: nn.Module,
+        evaluator: OneShotEvaluator,
+        workdir: pathlib.Path | None,
+    ) -> None:
+        """:meth:`run`'s search, in a locked workdir."""
         require(  # before importing Lightning: a wrong evaluator fails at once
             evaluator,
             OneShotEvaluator,

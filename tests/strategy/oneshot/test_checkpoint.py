@@ -405,3 +405,44 @@ def test_overwrite_starts_a_one_shot_search_afresh(tmp_path):
     assert fresh.module.current_epoch == 1  # one epoch from scratch, not the stored two
     saved = torch.load(tmp_path / "checkpoints" / "last.ckpt", weights_only=True)
     assert saved["epoch"] == 0  # Lightning counts the finished epoch 0 of the fresh run
+
+
+def test_a_second_run_into_a_one_shot_workdir_is_refused_while_the_first_runs(tmp_path):
+    # issue 29: two runs trained into the same checkpoints/ and one died with FileNotFoundError
+    from nasx._workdir_lock import WorkdirLockedError, acquire_workdir_lock
+
+    holder = subprocess.Popen(  # another process running in the workdir (holding its lock)
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from pathlib import Path; "
+            "from nasx._workdir_lock import acquire_workdir_lock; "
+            "lock = acquire_workdir_lock(Path(sys.argv[1])); print('held', flush=True); time.sleep(60)",
+            str(tmp_path),
+        ],
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        },
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        evaluator = toy_evaluator(epochs=1, limit_train_batches=2, limit_val_batches=1)
+        with pytest.raises(WorkdirLockedError, match=rf"another process \(pid {holder.pid}\)"):
+            DARTS().run(ToySpace(), evaluator, workdir=tmp_path)
+        assert not (tmp_path / "checkpoints").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+        if holder.stdout is not None:
+            holder.stdout.close()
+    # this process's own lock (an experiment's store around the run) is no obstacle
+    lock = acquire_workdir_lock(tmp_path)
+    try:
+        DARTS().run(ToySpace(), evaluator, workdir=tmp_path)
+    finally:
+        assert lock is not None
+        lock.release()
+    assert (tmp_path / "checkpoints" / "last.ckpt").exists()
