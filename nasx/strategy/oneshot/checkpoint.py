@@ -214,7 +214,9 @@ class SearchCheckpoint(Checkpoint):
         self.dirpath.mkdir(parents=True, exist_ok=True)
         final = self.dirpath / f"step={steps:08d}.ckpt"
         tmp = self.dirpath / f".{final.name}.tmp"
-        trainer.save_checkpoint(tmp)  # every rank calls it; rank 0 writes
+        # every rank calls it; rank 0 writes. weights_only=False said: the whole state (optimizers,
+        # loops, callbacks), and Lightning prints no line about defaulting to it at every write.
+        trainer.save_checkpoint(tmp, weights_only=False)
         if trainer.is_global_zero:
             os.replace(tmp, final)  # atomic: a kill leaves the old file or the whole new one
             link = self.dirpath / f".{LAST}.tmp"
