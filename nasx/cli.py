@@ -387,7 +387,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from nasx.experiment import ExperimentDirError
-    from nasx.pipeline import PipelineError, load, run_pipeline
+    from nasx.pipeline import (
+        PipelineError,
+        check_arguments,
+        load,
+        no_success_message,
+        run_pipeline,
+    )
 
     try:
         cfg = load(args.file)
@@ -397,6 +403,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise CliError(
                 f"--steps {unknown[0]!r} is not a step of {args.file}: {cfg['pipeline']}"
             )
+        try:  # before anything runs: the space and strategy the file's arguments build
+            check_arguments(cfg)
+        except PipelineError as e:
+            raise CliError(f"{args.file}: {e}") from None
         if args.check:
             print(f"{args.file}: valid; steps {', '.join(steps or cfg['pipeline'])}")
             return 0
@@ -404,6 +414,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     except (PipelineError, FileNotFoundError, ExperimentDirError) as e:
         raise CliError(str(e)) from None
     for step, exp in results.items():
+        failed = no_success_message(step, exp)
+        if failed is not None:
+            raise CliError(failed + f"; `nasx show {exp.workdir}` has the full errors")
         best = exp.export_top_models(1)
         print(
             f"{step}: {len(exp.trials())} trials in {exp.workdir}; best arch {json.dumps(best[0])}"
