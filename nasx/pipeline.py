@@ -13,8 +13,10 @@ order, like Vega's ``pipeline: [nas, fullytrain]``:
   (or of the experiment in ``from``) trained ``seeds`` times with the full training settings;
   ``warm_start: true`` starts them from the search trials' weights (``search.keep_weights``).
 
-The file is read with ``yaml.safe_load`` (no tags construct objects); every key is checked, and
-an unknown key or a bad value is refused with its path and what is allowed. Relative paths are
+The file is read with YAML's safe loader (no tags construct objects; aliases expand to at most
+:data:`MAX_YAML_NODES` values; a key written twice is refused); every key is checked, and an
+unknown key or a bad value is refused with its path and what is allowed. ``nasx run --check``
+also builds the space and the strategy from their ``args`` (:func:`check_arguments`). Relative paths are
 relative to the current directory. ``tutorials/pipelines/`` has examples (they are tested).
 
     >>> cfg = validate({'pipeline': ['search'], 'search': {'workdir': 'w',
