@@ -196,34 +196,38 @@ def _check_kind(path: str, kind: str, value: Any, allowed: Any) -> Any:
         if not ok:
             raise _fail(path, f"must be {wanted}, got {_shown(value)}")
         return float(value) if kind in ("float", "positive") else value
-    if kind == "choice":
-        options = allowed() if callable(allowed) else allowed
-        if value not in options:
-            raise _fail(
-                path, f"{_shown(value)} is not allowed; allowed: {', '.join(map(str, options))}"
-            )
-    elif kind == "steps":
-        if not isinstance(value, list) or not value:
-            raise _fail(path, f"must be a non-empty list of steps from {list(allowed)}")
-        for i, step in enumerate(value):
-            if step not in allowed:
-                raise _fail(
-                    f"{path}[{i}]", f"{_shown(step)} is not a step; allowed: {', '.join(allowed)}"
-                )
-    elif kind == "keep":
-        from nasx.experiment.weights import KeepWeights
-
-        try:
-            value = str(KeepWeights.parse(value))
-        except ValueError as e:
-            raise _fail(path, str(e)) from None
-    elif kind == "duration":
-        _check_duration(path, value)
-    elif kind == "range":
-        _check_range(path, value)
-    else:  # a schema entry with a kind nobody checks would accept anything
+    if kind not in _CHECKERS:  # a schema entry with a kind nobody checks would accept anything
         raise AssertionError(f"{path}: the schema names an unknown kind {kind!r}")
+    return _CHECKERS[kind](path, value, allowed)
+
+
+def _check_choice(path: str, value: Any, allowed: Any) -> Any:
+    options = allowed() if callable(allowed) else allowed
+    if value not in options:
+        raise _fail(
+            path, f"{_shown(value)} is not allowed; allowed: {', '.join(map(str, options))}"
+        )
     return value
+
+
+def _check_steps(path: str, value: Any, allowed: Any) -> Any:
+    if not isinstance(value, list) or not value:
+        raise _fail(path, f"must be a non-empty list of steps from {list(allowed)}")
+    for i, step in enumerate(value):
+        if step not in allowed:
+            raise _fail(
+                f"{path}[{i}]", f"{_shown(step)} is not a step; allowed: {', '.join(allowed)}"
+            )
+    return value
+
+
+def _check_keep(path: str, value: Any, allowed: Any) -> Any:
+    from nasx.experiment.weights import KeepWeights
+
+    try:
+        return str(KeepWeights.parse(value))
+    except ValueError as e:
+        raise _fail(path, str(e)) from None
 
 
 # kind -> (is the value fine?, what is allowed); the kinds with more to say are in _check_kind
@@ -246,7 +250,7 @@ _CHECKS: dict[str, Callable[[Any], tuple[bool, str]]] = {
 }
 
 
-def _check_duration(path: str, value: Any) -> None:
+def _check_duration(path: str, value: Any, allowed: Any = None) -> Any:
     from nasx.experiment import parse_duration
 
     if not (_number(value) or isinstance(value, str)):
@@ -255,9 +259,10 @@ def _check_duration(path: str, value: Any) -> None:
         parse_duration(value, path)
     except ValueError as e:
         raise _fail(path, str(e).removeprefix(f"{path} ")) from None
+    return value
 
 
-def _check_range(path: str, value: Any) -> None:
+def _check_range(path: str, value: Any, allowed: Any = None) -> Any:
     pair = isinstance(value, list) and len(value) == 2
     if not (pair and all(v is None or _number(v) for v in value)) and not _number(value):
         raise _fail(
@@ -268,6 +273,17 @@ def _check_range(path: str, value: Any) -> None:
         raise _fail(path, f"bounds must be >= 0, got {_shown(value)}")
     if pair and None not in value and value[0] > value[1]:
         raise _fail(path, f"[low, high] with low > high ({value[0]} > {value[1]}): swap them")
+    return value
+
+
+# the kinds with more to say than "must be ...": (path, value, allowed) -> the value to keep
+_CHECKERS: dict[str, Callable[[str, Any, Any], Any]] = {
+    "choice": _check_choice,
+    "steps": _check_steps,
+    "keep": _check_keep,
+    "duration": _check_duration,
+    "range": _check_range,
+}
 
 
 def _check_section(path: str, spec: dict[str, Any], given: Any) -> dict[str, Any]:
@@ -313,33 +329,39 @@ def validate(config: Any) -> dict[str, Any]:
             raise _fail(step, f"the pipeline runs '{step}' but the file has no '{step}:' section")
         if step in config:
             cfg[step] = _check_section(step, TOP[step], config[step])
-    search = cfg.get("search")
-    if search is not None and search["objective"]["type"] == "mnasnet_reward":
-        obj = search["objective"]
-        if obj["target"] is None:
-            raise _fail("search.objective.target", "is required by the mnasnet_reward objective")
-        if obj["cost"] == "latency_ms" and search["latency"] == "none":
-            raise _fail("search.latency", "a latency_ms objective needs latency: measure")
-    if (
-        search is not None
-        and search["limits"]["latency_ms"] is not None
-        and search["latency"] == "none"
-    ):
-        raise _fail("search.limits.latency_ms", "a latency range needs latency: measure")
-    full = cfg.get("fullytrain")
+    search, full = cfg.get("search"), cfg.get("fullytrain")
+    if search is not None:
+        _check_search_needs(search)
     if full is not None and full["warm_start"] and full["from"] is None and search is not None:
-        keep = search["keep_weights"]
-        k = int(keep[4:]) if keep.startswith("top-") else None
-        if keep == "none" or (k is not None and k < full["top_k"]):
-            raise _fail(
-                "fullytrain.warm_start",
-                f"starts from the search's weights of the top_k ({full['top_k']}) archs, but "
-                f"search.keep_weights is {keep!r}: set it to 'all' or top-{full['top_k']} (or more)",
-            )
+        _check_warm_start(full, search)
     if "fullytrain" in cfg["pipeline"] and "search" not in cfg["pipeline"]:
         if cfg["fullytrain"]["from"] is None:
             raise _fail("fullytrain.from", "is required when the pipeline has no search step")
     return cfg
+
+
+def _check_search_needs(search: dict[str, Any]) -> None:
+    """What the search's objective and limits need from the rest of the section."""
+    obj = search["objective"]
+    if obj["type"] == "mnasnet_reward":
+        if obj["target"] is None:
+            raise _fail("search.objective.target", "is required by the mnasnet_reward objective")
+        if obj["cost"] == "latency_ms" and search["latency"] == "none":
+            raise _fail("search.latency", "a latency_ms objective needs latency: measure")
+    if search["limits"]["latency_ms"] is not None and search["latency"] == "none":
+        raise _fail("search.limits.latency_ms", "a latency range needs latency: measure")
+
+
+def _check_warm_start(full: dict[str, Any], search: dict[str, Any]) -> None:
+    """Stage 2 warm-started from this search needs the search to keep its top_k's weights."""
+    keep = search["keep_weights"]
+    k = int(keep[4:]) if keep.startswith("top-") else None
+    if keep == "none" or (k is not None and k < full["top_k"]):
+        raise _fail(
+            "fullytrain.warm_start",
+            f"starts from the search's weights of the top_k ({full['top_k']}) archs, but "
+            f"search.keep_weights is {keep!r}: set it to 'all' or top-{full['top_k']} (or more)",
+        )
 
 
 MAX_YAML_NODES = 100_000
