@@ -329,7 +329,16 @@ def validate(config: Any) -> dict[str, Any]:
             raise _fail(step, f"the pipeline runs '{step}' but the file has no '{step}:' section")
         if step in config:
             cfg[step] = _check_section(step, TOP[step], config[step])
+    _check_across_keys(cfg)
+    return cfg
+
+
+def _check_across_keys(cfg: dict[str, Any]) -> None:
+    """What one key needs from another (each section already checked on its own)."""
     search, full = cfg.get("search"), cfg.get("fullytrain")
+    for step in STEPS:
+        if cfg.get(step) is not None and cfg[step]["data"] is not None:
+            _check_data(f"{step}.data", cfg[step]["data"])
     if search is not None:
         _check_search_needs(search)
     if full is not None and full["warm_start"] and full["from"] is None and search is not None:
@@ -337,7 +346,13 @@ def validate(config: Any) -> dict[str, Any]:
     if "fullytrain" in cfg["pipeline"] and "search" not in cfg["pipeline"]:
         if cfg["fullytrain"]["from"] is None:
             raise _fail("fullytrain.from", "is required when the pipeline has no search step")
-    return cfg
+
+
+def _check_data(path: str, data: dict[str, Any]) -> None:
+    if data["name"] == "tfrecord":
+        for key in ("train", "val"):
+            if data[key] is None:
+                raise _fail(f"{path}.{key}", "is required for tfrecord data (a glob of shards)")
 
 
 def _check_search_needs(search: dict[str, Any]) -> None:

@@ -181,6 +181,11 @@ def run_check(path, capsys):
         ),
         ("top_k: 1", "top_k: 0", "fullytrain.top_k: must be a positive integer (1 or more), got 0"),
         (
+            "data: {name: random, num_samples: 16, num_classes: 4, image_size: 32}",
+            "data: {name: tfrecord, train: 'shards/train-*'}",
+            "search.data.val: is required for tfrecord data (a glob of shards)",
+        ),
+        (
             "{name: Random, args: {seed: 0}}",
             "{name: RegularizedEvolution, args: {population_size: -1}}",
             "search.strategy.args: population_size must be an integer >= 1, got -1; RegularizedEvolution takes: ",
@@ -212,6 +217,7 @@ def run_check(path, capsys):
         "bad-duration",
         "fraction-over-1",
         "top_k-0",
+        "tfrecord-without-val",
         "population_size--1",
         "strategy-args",
         "space-args",
