@@ -8,6 +8,7 @@
 # then one device call per group, each with carry [".gpu_carry"] (the device's python3 has torch,
 # Lightning, torchvision and torchmetrics; pycocotools travels as a wheel, CIFAR-10 as data):
 #
+#   bash benchmarks/gpu_session.sh issue34     # ~10 min: tests, retrain speed and accuracy, path strategies
 #   bash benchmarks/gpu_session.sh tests       # ~4 min: the GPU tests that skip on CPU
 #   bash benchmarks/gpu_session.sh oneshot     # ~6 min: darts_step's path strategies (Proxyless two-path)
 #   bash benchmarks/gpu_session.sh retrain     # ~5 min: retrain_step (CUDA-graph retraining vs a plain loop)
@@ -68,13 +69,27 @@ retrain)
     device_setup
     step retrain_step 540 python3 benchmarks/retrain_step.py
     ;;
+issue34)  # issue 34 in one ~10-minute call: the GPU tests, then retraining speed and accuracy,
+    # then the path strategies; each step under its own timeout, the most important first.
+    device_setup
+    step gpu_tests 170 python3 -m pytest -q -p no:cacheprovider -m "slow or not slow" -rs \
+        --timeout 120 tests/evaluator/test_cuda_graphs.py tests/experiment/test_gpu_trials.py \
+        tests/strategy/oneshot/test_cuda_graphs.py tests/strategy/oneshot/test_base.py \
+        tests/test_cuda_graph.py tests/hardware/test_latency.py
+    step retrain_step 130 python3 benchmarks/retrain_step.py --repeats 3
+    step retrain_accuracy 170 python3 benchmarks/retrain_accuracy.py --data-dir "$CARRY/data" \
+        --train-images 10000 --epochs 3 --seeds 0,1
+    step darts_step_paths 110 python3 benchmarks/darts_step.py --device cuda --variants oneshot \
+        --ref "sampled plain model" --width 16 --cells 8 --batch 64 --size 32 --steps 3 \
+        --repeats 3 --no-memory
+    ;;
 detection)
     device_setup
     step spinenet_detection 580 python3 tutorials/spinenet_detection.py --search-minutes 3 \
         --final-epochs 12 --workdir /tmp/spinenet_det
     ;;
 *)
-    echo "usage: bash benchmarks/gpu_session.sh prepare|tests|oneshot|retrain|detection" >&2
+    echo "usage: bash benchmarks/gpu_session.sh prepare|issue34|tests|oneshot|retrain|detection" >&2
     exit 2
     ;;
 esac
