@@ -176,6 +176,7 @@ def main() -> None:
                 how = nasx_fit(model, loader, recipe, device)
             sync(device)
             seconds = time.perf_counter() - start
+            model.to(device)  # Lightning's teardown moves a fitted model back to the CPU
             accuracy = test_accuracy(model, test_x, test_y)
             results[variant].append((accuracy, seconds))
             images = len(loader) * args.batch * args.epochs
