@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._errors import NasxError
 from .arrays import ArrayImageDataset
 from .files import _cache_paths, _check_split, _file_sha256, _save_npy_atomic, download_file
 from .locate import DataNotFoundError, _data_dir_candidates, cache_dir
@@ -56,7 +57,7 @@ def _find_cifar10(root: str | os.PathLike | None) -> Path:
     )
 
 
-class _UnusualTar(ValueError):
+class _UnusualTar(NasxError, ValueError):
     """The fast tar reader met an entry it does not handle (long names, sparse files...)."""
 
 
