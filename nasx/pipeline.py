@@ -16,8 +16,8 @@ order, like Vega's ``pipeline: [nas, fullytrain]``:
 The file is read with YAML's safe loader (no tags construct objects; aliases expand to at most
 :data:`MAX_YAML_NODES` values; a key written twice is refused); every key is checked, and an
 unknown key or a bad value is refused with its path and what is allowed. ``nasx run --check``
-also builds the space and the strategy from their ``args`` (:func:`check_arguments`). Relative paths are
-relative to the current directory. ``tutorials/pipelines/`` has examples (they are tested).
+also builds the space and the strategy from their ``args`` (:func:`check_arguments`). Relative
+paths are relative to the current directory. ``tutorials/pipelines/`` has examples (they are tested).
 
     >>> cfg = validate({'pipeline': ['search'], 'search': {'workdir': 'w',
     ...     'space': {'name': 'mnasnet'}, 'strategy': {'name': 'Random'},
