@@ -650,11 +650,14 @@ def no_success_message(step: str, exp: Any) -> str | None:
         >>> print(no_success_message('search', T(workdir='w', trials=lambda: [trial(0), trial(1)])))
         search: no trial succeeded in w (2 failed): IndexError: x (trials 0, 1)
     """
-    trials = exp.trials()
+    return _no_success(step, exp.workdir, exp.trials())
+
+
+def _no_success(step: str, workdir: Any, trials: list[Any]) -> str | None:
     if any(t.status == "succeeded" for t in trials):
         return None
     if not trials:
-        return f"{step}: no trial ran in {exp.workdir} (the limits stopped it before the first)"
+        return f"{step}: no trial ran in {workdir} (the limits stopped it before the first)"
     counts: dict[str, int] = {}
     errors: dict[str, list[int]] = {}
     for t in trials:
@@ -668,9 +671,25 @@ def no_success_message(step: str, exp: Any) -> str | None:
         for first, ids in list(errors.items())[:3]
     ]
     more = f"; and {len(errors) - 3} other error(s)" if len(errors) > 3 else ""
-    return f"{step}: no trial succeeded in {exp.workdir} ({how})" + (
+    return f"{step}: no trial succeeded in {workdir} ({how})" + (
         ": " + "; ".join(shown) + more if shown else ""
     )
+
+
+def _check_stored_source(source: Any) -> None:
+    """Stage 2 from a stored search whose trials all failed: say so with their errors (stage 2
+    itself only says that there is no succeeded trial)."""
+    if not isinstance(source, (str, os.PathLike)):
+        return
+    from nasx.experiment.readonly import ExperimentReadError, read_experiment
+
+    try:
+        record = read_experiment(source)
+    except ExperimentReadError:
+        return  # stage 2 says what is wrong with the folder
+    message = _no_success("fullytrain", source, record.trials) if record.trials else None
+    if message is not None:
+        raise PipelineError(f"{message}; nothing to train")
 
 
 def run_pipeline(
@@ -719,6 +738,7 @@ def run_pipeline(
             raise PipelineError("fullytrain: needs the search section (its space) in the file")
         data = full["data"] or cfg["search"]["data"]
         source = full["from"] or results.get("search") or cfg["search"]["workdir"]
+        _check_stored_source(source)
         results["fullytrain"] = stage2(
             source,
             _cost_evaluator(cfg["search"], build_evaluator(full["evaluator"], data, shape), shape),

@@ -377,3 +377,12 @@ def test_when_every_trial_fails_run_says_so_with_their_error(tmp_path, monkeypat
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "IndexError: Target " in err and "(trial 0)" in err
     assert "`nasx show nasx_experiments/tiny-search-2` has the full errors" in err
+
+    # fullytrain alone, from that stored search: the same errors, not stage 2's bare ValueError
+    assert main(["run", str(both), "--quiet", "--steps", "fullytrain"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(
+        "nasx run: error: fullytrain: no trial succeeded in nasx_experiments/tiny-search (1 failed): "
+        "IndexError: Target "
+    ) and err.endswith("; nothing to train\n")
