@@ -20,13 +20,15 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from nasx._errors import NasxError
+
 LOCK_NAME = "nasx.lock"
 LOCK_PID_NAME = "nasx.lock.pid"  # beside the lock: filelock owns the lock file's content
 # How long to wait for the lock: only a reader's probe (microseconds) is worth waiting for.
 _LOCK_WAIT_S = 0.5
 
 
-class WorkdirLockedError(RuntimeError):
+class WorkdirLockedError(NasxError, RuntimeError):
     """Another process is running a search in this directory."""
 
 

@@ -41,6 +41,7 @@ from filelock import FileLock, Timeout
 from nasx._workdir_lock import LOCK_NAME, LOCK_PID_NAME, acquire_workdir_lock
 from nasx.trial import Trial
 
+from .._errors import NasxError
 from .stored import gc_paused, stored_trial
 
 DB_NAME = "nasx.db"
@@ -80,7 +81,7 @@ _COLUMNS = (
 _JSON_COLUMNS = ("arch", "metrics", "intermediates", "hparams")
 
 
-class ExperimentDirError(RuntimeError):
+class ExperimentDirError(NasxError, RuntimeError):
     """The experiment directory cannot be used as asked (another experiment, locked, not resumable)."""
 
 

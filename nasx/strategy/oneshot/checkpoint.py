@@ -26,6 +26,8 @@ import numpy as np
 import torch
 from pytorch_lightning.callbacks import Checkpoint
 
+from ..._errors import NasxError
+
 _log = logging.getLogger(__name__)
 
 CHECKPOINT_DIR = "checkpoints"
@@ -228,7 +230,7 @@ class SearchCheckpoint(Checkpoint):
         trainer.strategy.barrier()
 
 
-class CheckpointError(RuntimeError):
+class CheckpointError(NasxError, RuntimeError):
     """A one-shot checkpoint in the workdir cannot be resumed by this search (nasx's message)."""
 
 
