@@ -115,9 +115,12 @@ def own_generators(loader: Any) -> dict[str, torch.Generator]:
     """The ``torch.Generator`` objects a data loader draws from besides the global RNG, by where
     they are (``'generator'``, ``'sampler.generator'``, ``'batch_sampler.sampler.generator'``).
 
-    >>> from torch.utils.data import DataLoader
-    >>> sorted(own_generators(DataLoader(range(4), shuffle=True, generator=torch.Generator())))
-    ['generator', 'sampler.generator']
+    >>> from torch.utils.data import DataLoader, RandomSampler
+    >>> own_generators(DataLoader(range(4), shuffle=True, generator=torch.Generator())).keys()
+    dict_keys(['generator'])
+    >>> g = torch.Generator()  # the sampler's own (the loader's shuffle=True shares the loader's)
+    >>> list(own_generators(DataLoader(range(4), sampler=RandomSampler(range(4), generator=g))))
+    ['sampler.generator']
     """
     found: dict[str, torch.Generator] = {}
     for path in ("generator", "sampler.generator", "batch_sampler.sampler.generator"):
