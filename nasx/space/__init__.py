@@ -24,7 +24,14 @@ from .constraints import (
     max_ops_per_cell,
 )
 from .containers import MutableDict, MutableList
-from .context import current_arch, ensure_frozen, frozen_context, frozen_factory, model_context
+from .context import (
+    current_arch,
+    current_model,
+    ensure_frozen,
+    frozen_context,
+    frozen_factory,
+    model_context,
+)
 from .derived import derived
 from .errors import (
     ConstraintViolation,
@@ -65,12 +72,18 @@ from .numerical import (
     quniform,
     uniform,
 )
+from .parametrized import ParametrizedModule
 from .repeat import Repeat
 from .search_space import SearchSpace, search_space
 from .value_switch import ValueSwitch
 
+BaseModelSpace = ModelSpace
+"""NNI's ``nni.nas.space.BaseModelSpace`` (the framework-neutral base of ``ModelSpace``): nasx has
+one kind of space, so it is :class:`ModelSpace` itself."""
+
 __all__ = [
     "AutoActivation",
+    "BaseModelSpace",
     "Categorical",
     "CategoricalMultiple",
     "Cell",
@@ -105,6 +118,7 @@ __all__ = [
     "MutableList",
     "MutableModule",
     "Numerical",
+    "ParametrizedModule",
     "Repeat",
     "Sample",
     "SampleMissingError",
@@ -119,6 +133,7 @@ __all__ = [
     "ValueSwitch",
     "choice",
     "current_arch",
+    "current_model",
     "derived",
     "ensure_frozen",
     "fingerprint_differences",

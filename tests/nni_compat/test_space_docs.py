@@ -72,7 +72,6 @@ def test_categorical_multiple_categorical_format():
     assert x.freeze({"x2/0": True, "x2/1": False, "x2/2": True, "x2/3": False}) == [2, 5]
 
 
-@DIFFERS  # nasx.choice returns the value, not the Categorical
 def test_nni_choice_returns_a_categorical():
     assert repr(nasx.choice("x", [1, 2, 3])) == "Categorical([1, 2, 3], label='x')"
 
@@ -82,7 +81,6 @@ def test_nni_choice_of_modules_is_a_layer_choice():
     assert isinstance(lc, LayerChoice) and lc.label == "conv"
 
 
-@DIFFERS  # nasx.uniform returns the value, not the Numerical
 def test_nni_uniform_returns_a_numerical():
     assert repr(nasx.uniform("x", 0, 1)) == "Numerical(0, 1, label='x')"
 
@@ -153,9 +151,17 @@ def test_equals_instead_of_eq():
 
 
 def test_ensure_frozen_examples():
-    assert ensure_frozen(Categorical([1, 2, 3])) == 1
-    assert ensure_frozen(Categorical([1, 2, 3], label="a"), sample={"a": 2}) == 2
-    assert ensure_frozen("anything") == "anything"
+    with frozen_context({"a": 2}):
+        assert ensure_frozen(Categorical([1, 2, 3], label="a")) == 2
+    assert ensure_frozen(Categorical([1, 2, 3]), strict=False) == 1
+    assert ensure_frozen(Categorical([1, 2, 3], label="a"), sample={"a": 2}, strict=False) == 2
+    assert ensure_frozen("anything", strict=False) == "anything"
+
+
+def test_ensure_frozen_without_context_is_refused():
+    # NNI: "No frozen context is found ..." unless strict=False.
+    with pytest.raises(RuntimeError):
+        ensure_frozen(Categorical([1, 2, 3]))
 
 
 def test_frozen_context_current():
