@@ -84,7 +84,7 @@ class NasBench201Cell(nn.Module):
         for node_ops in self.layers:
             # a loop, not sum(generator): TorchScript compiles neither
             node = torch.zeros(0)
-            for j, op in enumerate(node_ops):  # type: ignore[arg-type]  # a ModuleList
+            for j, op in enumerate(node_ops):  # type: ignore  # a ModuleList, typed as Module by torch
                 out = op(tensors[j])
                 node = out if j == 0 else node + out
             tensors.append(node)

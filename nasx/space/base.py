@@ -12,6 +12,7 @@ explicit ``build(arch)``: CONTRIBUTING.md, "Decisions". The build and freeze pat
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -94,7 +95,10 @@ class MutableModule(nn.Module, metaclass=_ConstructionHook):
         own_fixed = getattr(cls.create_fixed_module, "__func__", None) is not getattr(
             MutableModule.create_fixed_module, "__func__", None
         )
-        if current_arch() is not None and own_fixed:
+        arch = current_arch()
+        if arch is not None and own_fixed:
+            if _takes_sample(cls):  # NNI's create_fixed_module(cls, sample, *args, **kwargs)
+                return cls.create_fixed_module(dict(arch), *args, **kwargs)
             return cls.create_fixed_module(*args, **kwargs)
         module: nn.Module = type.__call__(cls, *args, **kwargs)
         return module
@@ -135,6 +139,16 @@ class MutableModule(nn.Module, metaclass=_ConstructionHook):
         return simplify_module(self, is_leaf)
 
 
+@functools.cache
+def _takes_sample(cls: type) -> bool:
+    """Whether ``cls.create_fixed_module`` is written NNI's way, with the arch first (``sample``)."""
+    try:
+        params = list(inspect.signature(cls.create_fixed_module).parameters)
+    except (TypeError, ValueError):
+        return False
+    return bool(params) and params[0] == "sample"
+
+
 def add_mutable(module: nn.Module, mutable: Any) -> Any:
     """Register ``mutable`` (a choice or an expression) on ``module`` so that
     :func:`~nasx.space.search_space` lists its leaf choices; returns ``mutable``.
@@ -157,6 +171,11 @@ def add_mutable(module: nn.Module, mutable: Any) -> Any:
         ...     Net().token.shape
         torch.Size([8])
     """
+    from .constraints import Constraint, add_constraint
+
+    if isinstance(mutable, Constraint):  # NNI's add_mutable(ExpressionConstraint(...))
+        add_constraint(module, mutable)
+        return mutable
     if isinstance(mutable, MutableModule) or not isinstance(mutable, Mutable):
         # A plain value comes from nasx.choice(...) and friends, which already recorded the
         # decision in the space being built: NNI's `self.add_mutable(nni.choice(...))` ports as is.

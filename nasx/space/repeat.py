@@ -11,7 +11,7 @@ import torch.nn as nn
 from .base import MutableModule
 from .choice import Categorical, Choice
 from .context import ensure_frozen, resolve
-from .expression import MutableExpression
+from .expression import Mutable, MutableExpression
 
 # A block, a factory(index) -> block, or one of those per position.
 BlockSpec = (
@@ -162,6 +162,20 @@ class Repeat(MutableModule):
         if isinstance(self.depth_choice, MutableExpression):
             return list(self.depth_choice.simplify().values())
         return [self.depth_choice] if isinstance(self.depth_choice, Categorical) else []
+
+    def freeze(self, sample: dict[str, Any]) -> nn.Sequential:
+        """``nn.Sequential`` of copies of the first blocks, as many as ``sample`` (an arch)
+        gives the depth, with their weights (NNI's ``freeze``).
+
+        >>> import torch.nn as nn
+        >>> len(Repeat(nn.Linear(2, 2), (1, 3), label='d').freeze({'d': 2}))
+        2
+        """
+        if isinstance(self.depth_choice, Mutable):
+            depth = self.depth_choice.freeze(sample)
+        else:
+            depth = self.depth_choice
+        return nn.Sequential(*(copy.deepcopy(b) for b in self.blocks[:depth]))
 
     def forward(self, x: Any) -> Any:
         for block in self.blocks[: self.default_depth]:

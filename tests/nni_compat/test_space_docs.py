@@ -33,10 +33,11 @@ from nasx.space import (
     search_space,
 )
 
-DIFFERS = pytest.mark.xfail(
-    strict=True, reason="nasx differs on purpose (docs/porting_from_nni.md)"
+LABELS_DIFFER = pytest.mark.xfail(
+    strict=True,
+    reason="nasx differs on purpose (docs/porting_from_nni.md: NNI's docs show auto labels "
+    "`global_1`, `global_2`)",
 )
-MISSING = pytest.mark.xfail(strict=True, reason="not provided in nasx (docs/porting_from_nni.md)")
 
 
 # --- nni.mutable: Mutable, Categorical, CategoricalMultiple, Numerical ------------------------
@@ -48,7 +49,7 @@ def test_mutable_sum_simplifies_and_freezes():
     assert mutable.freeze({"a": 2, "b": 7}) == 9
 
 
-@DIFFERS  # NNI's doc shows labels 'global_1'/'global_2'; nasx (like NNI 3.0 code) 'global/<n>'
+@LABELS_DIFFER  # NNI's doc shows labels 'global_1'/'global_2'; nasx (like NNI 3.0 code) 'global/<n>'
 def test_mutable_sum_with_documented_auto_labels():
     mutable = Categorical([2, 3]) + Categorical([5, 7])
     assert mutable.freeze({"global_1": 2, "global_2": 7}) == 9
