@@ -318,14 +318,9 @@ class ModelSpace(nn.Module, metaclass=_ConstructionHook):
         return simplify_module(self, is_leaf)
 
     def contains(self, arch: dict[str, Any]) -> bool:
-        """Whether ``arch`` is a valid, complete arch of this space."""
-        from .search_space import search_space
-
-        try:
-            search_space(self).validate(arch)
-        except InvalidArchError:
-            return False
-        return True
+        """Whether ``arch`` is a valid, complete arch of this space that satisfies its
+        constraints."""
+        return self.check_contains(arch) is None
 
     def check_contains(self, arch: dict[str, Any]) -> InvalidArchError | None:
         """The error :meth:`validate` would raise for ``arch`` (constraints included), or None."""
