@@ -10,8 +10,10 @@ invalid value 3 for label 'k': allowed one of [1, 2]
 
 from __future__ import annotations
 
+from .._errors import NasxError
 
-class InvalidArchError(ValueError):
+
+class InvalidArchError(NasxError, ValueError):
     """An arch dict does not fit a space: unknown or missing label, or a value not allowed.
 
     As NNI's ``SampleValidationError``: ``msg`` is the message, ``paths`` where in the space the
@@ -43,7 +45,7 @@ def _rebuild(cls: type[InvalidArchError], msg: str, paths: list[str]) -> Invalid
     return error
 
 
-class LabelConflictError(ValueError):
+class LabelConflictError(NasxError, ValueError):
     """Two different decisions were given the same label."""
 
 
