@@ -140,7 +140,7 @@ class MutableModule(nn.Module, metaclass=_ConstructionHook):
 
 
 @functools.cache
-def _takes_sample(cls: type) -> bool:
+def _takes_sample(cls: type[MutableModule]) -> bool:
     """Whether ``cls.create_fixed_module`` is written NNI's way, with the arch first (``sample``)."""
     try:
         params = list(inspect.signature(cls.create_fixed_module).parameters)
