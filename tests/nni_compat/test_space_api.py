@@ -292,3 +292,12 @@ def test_create_fixed_module_with_the_sample_first():
             self.act = Activation()
 
     assert type(Net().freeze({"act": "tanh"}).act) is nn.Tanh
+
+
+def test_shortcut_as_an_evaluator_argument_is_searched():
+    # NNI's MutableEvaluator pattern: Classification(learning_rate=nni.loguniform(...)).
+    from nasx.evaluator import Classification
+    from nasx.evaluator.hparams import evaluator_choices
+
+    evaluator = Classification(learning_rate=nasx.loguniform("lr", 1e-4, 1e-1), max_epochs=1)
+    assert list(evaluator_choices(evaluator)) == ["lr"]
