@@ -77,6 +77,7 @@ def _same(source: torch.Tensor | None, target: torch.Tensor | None) -> bool:
         and target is not None
         and source.shape == target.shape
         and not target.is_meta  # built on the meta device on purpose (cost counting): no data
+        and not source.is_meta  # a space built on the meta device has no weights to give
     )
 
 

@@ -142,3 +142,10 @@ def test_built_on_the_meta_device_nothing_is_copied():
     with torch.device("meta"):
         model = space.freeze({"op": "c5", "depth": 1, "skip": [0], "width": 8})
     assert all(p.is_meta for p in model.parameters())
+
+
+def test_a_space_built_on_the_meta_device_gives_no_weights():
+    with torch.device("meta"):
+        space = Net()
+    model = space.freeze({"op": "c5", "depth": 1, "skip": [0], "width": 8})
+    assert not any(p.is_meta for p in model.parameters())
