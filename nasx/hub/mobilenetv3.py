@@ -148,7 +148,7 @@ class MobileNetV3Space(ModelSpace):
         self.stem = nn.Sequential(*conv_bn(3, STEM, 3, 2), activation("hswish"))
         c_in: int | Categorical = STEM
         blocks = []
-        self.stage_widths: list[int] = []  # each stage's fixed width; 0 where it is searched
+        stage_widths: list[int] = []  # each stage's fixed width; 0 where it is searched
         for i, stage in enumerate(stages, start=1):
             widths = width_choices(stage.width, multipliers)
             c_out: int | Categorical
@@ -158,7 +158,7 @@ class MobileNetV3Space(ModelSpace):
                 c_out = widths[0]
             else:
                 c_out = Categorical(widths, label=f"s{i}/width")
-            self.stage_widths.append(c_out if isinstance(c_out, int) else 0)
+            stage_widths.append(c_out if isinstance(c_out, int) else 0)
             se = Categorical([False, True], label=f"s{i}/se")
             act = Categorical(["relu", "hswish"], label=f"s{i}/act")
 
@@ -177,6 +177,7 @@ class MobileNetV3Space(ModelSpace):
             depth = (max(1, stage.depth - 1), stage.depth + 1)
             blocks.append(Repeat(layer, depth, label=f"s{i}/depth"))
             c_in = c_out
+        self.stage_widths = stage_widths
         self.blocks = nn.Sequential(*blocks)
         self.head = nn.Sequential(*conv_bn(c_in, head[0]), activation("hswish"))
         self.pre_classifier = nn.Sequential(MutableLinear(head[0], head[1]), nn.Hardswish())
