@@ -34,6 +34,7 @@ from typing import Any
 
 import torch
 import torch.nn as nn
+from torch.nn.parameter import is_lazy
 
 from .input_choice import InputChoice
 from .layer_choice import LayerChoice
@@ -75,6 +76,8 @@ def _same(source: torch.Tensor | None, target: torch.Tensor | None) -> bool:
     return (
         source is not None
         and target is not None
+        and not is_lazy(source)  # a lazy layer's weights have no shape until its first call
+        and not is_lazy(target)
         and source.shape == target.shape
         and not target.is_meta  # built on the meta device on purpose (cost counting): no data
         and not source.is_meta  # a space built on the meta device has no weights to give

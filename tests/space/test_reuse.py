@@ -149,3 +149,17 @@ def test_a_space_built_on_the_meta_device_gives_no_weights():
         space = Net()
     model = space.freeze({"op": "c5", "depth": 1, "skip": [0], "width": 8})
     assert not any(p.is_meta for p in model.parameters())
+
+
+def test_lazy_layers_are_left_to_their_first_call():
+    class Lazy(ModelSpace):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.LazyLinear(3)
+            self.act = LayerChoice([nn.ReLU(), nn.Tanh()], label="act")
+
+        def forward(self, x):
+            return self.act(self.fc(x))
+
+    model = Lazy().freeze({"act": 1})
+    assert model(torch.randn(2, 5)).shape == (2, 3)
