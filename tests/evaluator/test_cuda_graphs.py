@@ -193,7 +193,9 @@ def test_gpu_replayed_training_equals_eager(precision):
     eager, _ = fit(False)
     graphed, callback = fit(True)
     steps = (callback.steps, callback.disabled_reason)
-    assert callback.steps["replays"] > 0 and callback.steps["captures"] == 2, steps  # one per epoch (LR)
+    assert callback.steps["replays"] > 0 and callback.steps["captures"] == 2, (
+        steps
+    )  # one per epoch (LR)
     tol = {"atol": 1e-4, "rtol": 1e-4} if precision == "32-true" else {"atol": 2e-2, "rtol": 2e-2}
     for a, b in zip(eager.state_dict().values(), graphed.state_dict().values(), strict=True):
         torch.testing.assert_close(b.float(), a.float(), **tol)
