@@ -2,17 +2,15 @@
 
 ``fresh_clone_cifar10`` hides every data directory nasx looks in (``$NASX_DATA_DIR``,
 ``../shared/data`` from the working directory and from the repository) and puts a generated
-stand-in for CIFAR-10 in a temporary cache, written in the official release's format
-(``cifar-10-python.tar.gz``: pickled batches of uint8 rows), where ``nasx.datasets.cifar10``
-finds a copy downloaded earlier. Its images are random class-coloured noise: enough to run
-every step of a tutorial, and no number it prints means anything (fast mode says so).
+stand-in for CIFAR-10's test split in a temporary cache, as the decoded arrays nasx keeps of a
+copy downloaded earlier (``cifar10-test-python-*.npy``), where ``nasx.datasets.cifar10`` reads
+them. (The archive itself cannot be faked: nasx checks its SHA-256 before unpickling it.) Its
+images are class-coloured noise: enough to run every step of a tutorial, and no number it prints
+means anything (fast mode says so).
 """
 
 from __future__ import annotations
 
-import io
-import pickle
-import tarfile
 from pathlib import Path
 
 import numpy as np
@@ -21,21 +19,17 @@ import pytest
 TEST_IMAGES = 10_000  # the test split's size: nasx.datasets checks it
 
 
-def write_cifar10_python_tarball(path: Path, n: int = TEST_IMAGES, seed: int = 0) -> None:
-    """A ``cifar-10-python.tar.gz`` holding only ``test_batch``: ``n`` images whose colour
-    depends on the label, plus noise (rows of 3072 uint8: the R, G, B planes of 32x32)."""
+def write_cifar10_test_cache(folder: Path, n: int = TEST_IMAGES, seed: int = 0) -> None:
+    """The decoded test split as nasx caches it: images (n, 3, 32, 32) uint8 whose colour
+    depends on the label, plus noise, and labels (n,) uint8."""
     rng = np.random.default_rng(seed)
-    labels = rng.integers(0, 10, n)
+    labels = rng.integers(0, 10, n).astype(np.uint8)
     colour = rng.integers(64, 192, (10, 3, 1, 1), dtype=np.uint8)  # one mean colour per class
     noise = rng.integers(0, 64, (n, 3, 32, 32), dtype=np.uint8)
     images = colour[labels] - 32 + noise  # uint8: within [0, 255] by construction
-    batch = {b"data": images.reshape(n, 3072), b"labels": labels.tolist()}
-    blob = pickle.dumps(batch, protocol=2)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(path, "w:gz", compresslevel=0) as tar:  # stored: seconds saved
-        info = tarfile.TarInfo("cifar-10-batches-py/test_batch")
-        info.size = len(blob)
-        tar.addfile(info, io.BytesIO(blob))
+    folder.mkdir(parents=True, exist_ok=True)
+    np.save(folder / "cifar10-test-python-images.npy", images)
+    np.save(folder / "cifar10-test-python-labels.npy", labels)
 
 
 @pytest.fixture
@@ -57,8 +51,8 @@ def fresh_clone_data(tmp_path, monkeypatch) -> Path:
 @pytest.fixture
 def fresh_clone_cifar10(fresh_clone_data) -> Path:
     """``fresh_clone_data`` plus the generated CIFAR-10 stand-in in its cache."""
-    from nasx.datasets.cifar import CIFAR10_URL
+    from nasx.datasets import cifar10
 
-    cache = fresh_clone_data
-    write_cifar10_python_tarball(cache / "data" / "cifar10" / Path(CIFAR10_URL).name)
-    return cache
+    write_cifar10_test_cache(fresh_clone_data / "data" / "cifar10")
+    assert "downloaded" in cifar10("test").origin  # read from the stand-in, not real data
+    return fresh_clone_data
