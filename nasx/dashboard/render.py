@@ -100,7 +100,7 @@ def _figure(exp: ExperimentRecord, name: str, params: dict[str, str]) -> Any:
 
 
 def _int(value: str | None) -> int:
-    if value is None or not value.isdigit():
+    if value is None or not (value.isascii() and value.isdigit()):
         raise ValueError(f"trial must be a trial id (an integer), got {value!r}")
     return int(value)
 

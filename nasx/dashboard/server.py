@@ -21,12 +21,14 @@ Safety, by construction rather than by filtering:
 
 from __future__ import annotations
 
+import errno
 import http.server
 import json
 import math
 import os
 import re
 import secrets
+import socket
 import sys
 import threading
 import time
@@ -195,10 +197,38 @@ def _finite(x: Any) -> Any:
     return x
 
 
+def _host_name(host: str | None) -> str:
+    """The name in a ``Host`` header without its port: ``[::1]:8080`` -> ``::1``.
+
+    >>> [_host_name(h) for h in ('127.0.0.1:80', 'localhost', '[::1]:8080', '[::1]', None)]
+    ['127.0.0.1', 'localhost', '::1', '::1', '']
+    """
+    host = (host or "").strip()
+    if host.startswith("["):  # an IPv6 literal, maybe with a port after the bracket
+        return host[1:].split("]", 1)[0]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _same_token(given: str, token: str) -> bool:
+    """A constant-time comparison that also takes what a client may send: ``compare_digest``
+    raises TypeError on a str with non-ASCII characters (``?token=é``, a Latin-1 cookie), so
+    both sides are compared as UTF-8 bytes (surrogates from undecodable bytes kept).
+
+    >>> _same_token('\u00e9', 'abc'), _same_token('abc', 'abc')
+    (False, True)
+    """
+    return secrets.compare_digest(
+        given.encode("utf-8", "surrogateescape"), token.encode("utf-8", "surrogateescape")
+    )
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     server: DashboardServer
     server_version = "nasx-dashboard"
     sys_version = ""
+    # Answer even a request line that names no version (garbage, HTTP/0.9) with a status line:
+    # http.server's default, HTTP/0.9, would send an error page without one.
+    default_request_version = "HTTP/1.0"
 
     # ----------------------------------------------------------------- plumbing
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
@@ -217,11 +247,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
             ),
         )
         self.send_header("Content-Length", str(len(body)))
-        for k, v in {**_SECURITY_HEADERS, **(extra or {})}.items():
+        for k, v in (extra or {}).items():
             self.send_header(k, v)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+    def end_headers(self) -> None:
+        # every response, send_error's (a malformed request line) included, carries these
+        for k, v in _SECURITY_HEADERS.items():
+            self.send_header(k, v)
+        super().end_headers()
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        # http.server answers an unknown HTTP version (``GET / HTTP/9.9``) with 505: it is the
+        # client's request that is malformed, so it gets a 4xx like every other bad request
+        if code == 505:
+            code, message = 400, f"unsupported HTTP version in {self.requestline!r}; send HTTP/1.1"
+        super().send_error(code, message, explain)
 
     def _json(self, data: Any, status: int = 200) -> None:
         body = json.dumps(_finite(data), allow_nan=False, default=str).encode()
@@ -234,28 +277,35 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self._error(405, "the dashboard is read-only: only GET is answered")
 
     do_POST = do_PUT = do_DELETE = do_PATCH = _refuse_method  # noqa: N815
+    do_OPTIONS = do_TRACE = do_CONNECT = _refuse_method  # noqa: N815
+
+    def __getattr__(self, name: str) -> Any:
+        # Any other method (``FOO / HTTP/1.1``): 405 like the write methods, not http.server's 501
+        if name.startswith("do_"):
+            return self._refuse_method
+        raise AttributeError(name)
 
     def do_HEAD(self) -> None:  # noqa: N802
         self.do_GET()
 
     # ----------------------------------------------------------------- routes
     def do_GET(self) -> None:  # noqa: N802
-        url = urllib.parse.urlsplit(self.path)
-        query = urllib.parse.parse_qs(url.query)
-        if not self._allowed(query):
-            return
         try:
-            self._route(url.path, query)
+            url = urllib.parse.urlsplit(self.path)  # ValueError on "//[::1": a 400 below
+            query = urllib.parse.parse_qs(url.query, max_num_fields=100)
+            if self._allowed(query):
+                self._route(url.path, query)
         except (KeyError, ExperimentReadError) as e:
             self._error(404, f"not found: {e}")
         except ValueError as e:
             self._error(400, str(e))
-        except BrokenPipeError:
-            pass
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the browser went away (a new page, a closed tab): nobody to answer
+        except Exception as e:  # a bug: answer it on one line rather than drop the connection
+            self._error(500, f"{type(e).__name__}: {e}".splitlines()[0])
 
     def _allowed(self, query: dict[str, list[str]]) -> bool:
-        host = (self.headers.get("Host") or "").rsplit(":", 1)[0].strip("[]")
-        if self.server.loopback_only and host not in LOOPBACK:
+        if self.server.loopback_only and _host_name(self.headers.get("Host")) not in LOOPBACK:
             self._error(403, "the dashboard only answers requests addressed to this machine")
             return False
         token = self.server.token
@@ -264,10 +314,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         given = query.get("token", [None])[0]
         cookie = self.headers.get("Cookie") or ""
         cookies = dict(c.strip().split("=", 1) for c in cookie.split(";") if "=" in c)
-        if given is not None and secrets.compare_digest(given, token):
+        if given is not None and _same_token(given, token):
             self._cookie = f"nasx_token={token}; HttpOnly; SameSite=Strict; Path=/"
             return True
-        if secrets.compare_digest(cookies.get("nasx_token", ""), token):
+        if _same_token(cookies.get("nasx_token", ""), token):
             return True
         self._error(403, "an access token is needed: open the URL that `nasx serve` printed")
         return False
@@ -301,7 +351,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     )
             self._json(out)
             return
-        if m := re.fullmatch(r"/api/exp/(\d+)", path):
+        if m := re.fullmatch(r"/api/exp/([0-9]+)", path):
             i = int(m.group(1))
             version, exp = self.server.experiments.get(i)
             cv = self.server.experiments.chart_version(i, version)
@@ -309,7 +359,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 {**summary(i, version, exp, cv), "trials": [trial_row(t) for t in exp.trials]}
             )
             return
-        if m := re.fullmatch(r"/api/exp/(\d+)/trial/(\d+)", path):
+        if m := re.fullmatch(r"/api/exp/([0-9]+)/trial/([0-9]+)", path):
             version, exp = self.server.experiments.get(int(m.group(1)))
             t = exp.trial(int(m.group(2)))
             from nasx.plot.cell_graph import cell_names
@@ -323,7 +373,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 }
             )
             return
-        if m := re.fullmatch(r"/api/exp/(\d+)/chart/([a-z_]+)\.svg", path):
+        if m := re.fullmatch(r"/api/exp/([0-9]+)/chart/([a-z_]+)\.svg", path):
             i, name = int(m.group(1)), m.group(2)
             version, exp = self.server.experiments.get(i)
             params = {k: v[0] for k, v in query.items() if k in render.CHART_PARAMS}
@@ -356,6 +406,14 @@ class _Cache:
         return value
 
 
+class ServeError(OSError):
+    """The dashboard cannot listen where asked (port in use, an address this machine lacks);
+    the message fits on one line and says what to change."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)  # without OSError's "[Errno 98]" prefix
+
+
 class DashboardServer(http.server.ThreadingHTTPServer):
     daemon_threads = True
 
@@ -366,7 +424,30 @@ class DashboardServer(http.server.ThreadingHTTPServer):
         self.token = token
         self.verbose = verbose
         self.loopback_only = address[0] in LOOPBACK
-        super().__init__(address, Handler)
+        # an IPv6 address (``::1``, ``::``) needs an IPv6 socket; names and IPv4 use IPv4
+        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+        try:
+            super().__init__(address, Handler)
+        except OSError as e:
+            raise ServeError(e.errno, _bind_problem(address[0], address[1], e)) from None
+
+
+def _bind_problem(host: str, port: int, error: OSError) -> str:
+    """One line on why ``host:port`` cannot be served, and what to try instead."""
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    if error.errno == errno.EADDRINUSE:
+        return (
+            f"cannot serve on {where}: the port is in use (another `nasx serve`?); "
+            "pick another with --port, or --port 0 for a free one"
+        )
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return f"cannot serve on {where}: permission denied (ports below 1024 need root); use --port 8080 or above"
+    if isinstance(error, socket.gaierror) or error.errno == errno.EADDRNOTAVAIL:
+        return (
+            f"cannot serve on {where}: {host!r} is not an address of this machine "
+            f"({error.strerror or error}); use 127.0.0.1 (the default), ::1 or localhost"
+        )
+    return f"cannot serve on {where}: {error.strerror or error}"
 
 
 def make_server(
@@ -381,7 +462,12 @@ def make_server(
 
     Binding an address other than loopback needs ``allow_remote=True``, and then every request
     must carry the random ``server.token`` (``?token=...`` once, a cookie after that).
+    :class:`ServeError` (one line) when the port is taken or the address is not this machine's.
     """
+    if not 0 <= port <= 65535:
+        raise ServeError(
+            errno.EINVAL, f"cannot serve on port {port}: a port is 0 to 65535 (0 picks a free one)"
+        )
     if host not in LOOPBACK and not allow_remote:
         raise ValueError(
             f"refusing to bind {host!r}: other machines could read the experiments; pass allow_remote=True"
@@ -408,7 +494,8 @@ def serve(
     h, p = server.server_address[:2]
     if isinstance(h, bytes):  # typeshed allows bytes (AF_UNIX); a TCP server's host is a str
         h = h.decode()
-    url = f"http://{'127.0.0.1' if h in LOOPBACK else h}:{p}/"
+    shown = "[::1]" if h == "::1" else "127.0.0.1" if h in LOOPBACK else f"[{h}]" if ":" in h else h
+    url = f"http://{shown}:{p}/"
     if server.token:
         url += f"?token={server.token}"
         print(
