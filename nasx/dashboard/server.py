@@ -22,10 +22,12 @@ Safety, by construction rather than by filtering:
 from __future__ import annotations
 
 import errno
+import functools
 import http.server
 import json
 import math
 import os
+import queue
 import re
 import secrets
 import socket
@@ -34,13 +36,14 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Callable
+from concurrent.futures import Future
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from nasx.experiment.readonly import ExperimentReadError, ExperimentRecord, read_experiment
 
-from . import render
+from . import render, rows
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MAX_LOG_BYTES = 200_000
@@ -72,28 +75,58 @@ def _static_files() -> dict[str, tuple[bytes, str]]:
 
 
 class Experiments:
-    """The served experiments, each re-read only when its database changed."""
+    """The served experiments, each re-read only when its database changed.
 
-    def __init__(self, directories: list[Path], chart_interval: float = 5.0):
+    Reading 20,000 trials again is quick (SQLite), decoding their JSON is not: a finished trial
+    whose row did not change keeps the object, and so the JSON, decoded for the last version.
+    What the page asks for again and again (the summary, a sorted table) is kept per version.
+    """
+
+    def __init__(
+        self, directories: list[Path], chart_interval: float = 5.0, quiet_after: float = 0.5
+    ):
         self.directories = [Path(d) for d in directories]
         self.chart_interval = chart_interval
+        self.quiet_after = quiet_after
         self._cache: dict[int, tuple[str, ExperimentRecord]] = {}
         self._charts: dict[int, tuple[str, float]] = {}
+        self._derived: dict[tuple, Any] = {}
         self._lock = threading.Lock()
+        # called (index, chart version) when the charts of an experiment move on: the server
+        # draws the page's default charts then, before the page asks for them
+        self.on_new_charts: Callable[[int, str], None] | None = None
 
     def chart_version(self, index: int, version: str) -> str:
-        """``version``, but moving on at most every ``chart_interval`` seconds.
+        """``version``, but moving on at most every ``chart_interval`` seconds while the
+        experiment keeps changing, and at once when it has been quiet for ``quiet_after`` s.
 
         A fast experiment changes its database many times a second; redrawing matplotlib charts
         for each change would take CPU from it. The page redraws charts when this changes, so
-        they lag by at most ``chart_interval`` plus one poll, and end on the final data.
+        they lag by at most ``chart_interval`` plus one poll, and catch up with the final data
+        as soon as the run ends (or pauses).
         """
         now = time.monotonic()
+        quiet = self._quiet_for(index) >= self.quiet_after
         with self._lock:
             current, since = self._charts.get(index, (None, 0.0))
-            if current != version and (current is None or now - since >= self.chart_interval):
+            moved = current != version and (
+                current is None or quiet or now - since >= self.chart_interval
+            )
+            if moved:
                 self._charts[index] = current, since = version, now
+        if moved and self.on_new_charts is not None:
+            self.on_new_charts(index, version)
         return current
+
+    def _quiet_for(self, index: int) -> float:
+        """Seconds since the experiment's database last changed (0 when unknown)."""
+        newest = 0
+        for name in ("nasx.db", "nasx.db-wal"):
+            try:
+                newest = max(newest, (self.directories[index] / name).stat().st_mtime_ns)
+            except OSError:
+                pass
+        return max(0.0, time.time() - newest / 1e9) if newest else 0.0
 
     def version(self, index: int) -> str:
         """Changes whenever the experiment's database (or its WAL) changes."""
@@ -121,9 +154,44 @@ class Experiments:
             if cached and cached[0] == version:
                 return cached
         record = read_experiment(self.directories[index])
+        if cached:
+            record.trials[:] = _keep_decoded(cached[1].trials, record.trials)
         with self._lock:
             self._cache[index] = (version, record)
         return version, record
+
+    def derived(self, index: int, what: Any, make: Callable[[str, ExperimentRecord], Any]) -> Any:
+        """``make(version, record)`` for the experiment's current version, kept until it changes
+        (the summary, a sorted table: ``what`` names it)."""
+        version, exp = self.get(index)
+        key = (index, version, what)
+        with self._lock:
+            if key in self._derived:
+                return self._derived[key]
+        value = make(version, exp)
+        with self._lock:
+            for old in [k for k in self._derived if k[0] == index and k[1] != version]:
+                del self._derived[old]  # an older version's: never asked again
+            while len(self._derived) >= 64:
+                self._derived.pop(next(iter(self._derived)))
+            self._derived[key] = value
+        return value
+
+
+_FINISHED = ("succeeded", "failed")
+_ROW = ("status", "metric", "start_time", "end_time", "duration", "error")
+
+
+def _keep_decoded(old: list, new: list) -> list:
+    """``new``, with each finished trial whose row is unchanged replaced by its ``old`` object
+    (whose JSON fields are decoded already)."""
+    before = {t.id: t for t in old if t.status in _FINISHED}
+    out = []
+    for t in new:
+        o = before.get(t.id)
+        same = o is not None and all(getattr(o, f) == getattr(t, f) for f in _ROW)
+        out.append(o if same else t)
+    return out
 
 
 def summary(
@@ -322,6 +390,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self._error(403, "an access token is needed: open the URL that `nasx serve` printed")
         return False
 
+    def _summary(self, index: int) -> dict[str, Any]:
+        """The experiment's summary (kept per version), with the charts' version and the time."""
+        exps = self.server.experiments
+        head = exps.derived(index, "summary", functools.partial(summary, index))
+        return {
+            **head,
+            "chart_version": exps.chart_version(index, head["version"]),
+            "now": time.time(),
+        }
+
     def _route(self, path: str, query: dict[str, list[str]]) -> None:
         static = self.server.static
         if path in ("/", "/index.html"):
@@ -338,9 +416,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             out = []
             for i in range(len(self.server.experiments.directories)):
                 try:
-                    version, exp = self.server.experiments.get(i)
-                    cv = self.server.experiments.chart_version(i, version)
-                    out.append(summary(i, version, exp, cv))
+                    out.append(self._summary(i))
                 except ExperimentReadError as e:
                     out.append(
                         {
@@ -352,11 +428,29 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self._json(out)
             return
         if m := re.fullmatch(r"/api/exp/([0-9]+)", path):
+            # every trial at once (a script's view; the page asks for rows a page at a time)
             i = int(m.group(1))
             version, exp = self.server.experiments.get(i)
-            cv = self.server.experiments.chart_version(i, version)
+            self._json({**self._summary(i), "trials": [trial_row(t) for t in exp.trials]})
+            return
+        if m := re.fullmatch(r"/api/exp/([0-9]+)/rows", path):
+            i = int(m.group(1))
+            head = self._summary(i)
+            q = rows.parse_query(query, head["metrics"])
+            version, ordered = self.server.experiments.derived(
+                i,
+                ("rows", q.sort, q.descending, q.status),
+                lambda v, e: (v, rows.sort_trials(e.trials, q.sort, q.descending, q.status)),
+            )
+            page = ordered[q.offset : q.offset + q.limit]
             self._json(
-                {**summary(i, version, exp, cv), "trials": [trial_row(t) for t in exp.trials]}
+                {
+                    "version": version,
+                    "n_trials": head["n_trials"],
+                    "total": len(ordered),
+                    "offset": q.offset,
+                    "rows": [trial_row(t) for t in page],
+                }
             )
             return
         if m := re.fullmatch(r"/api/exp/([0-9]+)/trial/([0-9]+)", path):
@@ -388,22 +482,30 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 
 class _Cache:
-    """A small memo of rendered charts (keyed by the experiment's chart version)."""
+    """A small memo of rendered charts (keyed by the experiment's chart version). A chart being
+    drawn is drawn once: a second request for it waits for the first (the page and the
+    server's own drawing ahead ask for the same charts)."""
 
     def __init__(self, size: int = 64):
         self.size, self._lock = size, threading.Lock()
-        self._data: dict[Any, Any] = {}
+        self._data: dict[Any, Future] = {}
 
     def get(self, key: Any, make: Callable[[], Any]) -> Any:
         with self._lock:
-            if key in self._data:
-                return self._data[key]
-        value = make()
-        with self._lock:
-            if len(self._data) >= self.size:
-                self._data.pop(next(iter(self._data)))
-            self._data[key] = value
-        return value
+            future = self._data.get(key)
+            owner = future is None
+            if owner:
+                if len(self._data) >= self.size:
+                    self._data.pop(next(iter(self._data)))
+                future = self._data[key] = Future()
+        if owner:
+            try:
+                future.set_result(make())
+            except BaseException as e:
+                with self._lock:
+                    self._data.pop(key, None)  # asked again, it is drawn again (and fails again)
+                future.set_exception(e)
+        return future.result()
 
 
 class ServeError(OSError):
@@ -419,8 +521,11 @@ class DashboardServer(http.server.ThreadingHTTPServer):
 
     def __init__(self, address, experiments: list[Path], token: str | None, verbose: bool = False):
         self.experiments = Experiments(experiments)
+        self.experiments.on_new_charts = self._draw_ahead
         self.static = _static_files()
         self.charts = _Cache()
+        self._to_draw: queue.SimpleQueue = queue.SimpleQueue()
+        self._painter: threading.Thread | None = None
         self.token = token
         self.verbose = verbose
         self.loopback_only = address[0] in LOOPBACK
@@ -430,6 +535,49 @@ class DashboardServer(http.server.ThreadingHTTPServer):
             super().__init__(address, Handler)
         except OSError as e:
             raise ServeError(e.errno, _bind_problem(address[0], address[1], e)) from None
+
+    def _draw_ahead(self, index: int, chart_version: str) -> None:
+        """Draw the charts the page shows first for a new chart version, in the background: the
+        page's requests then find them drawn (or wait for the drawing under way)."""
+        if self._painter is None:
+            self._painter = threading.Thread(target=self._paint, name="nasx-charts", daemon=True)
+            self._painter.start()
+        self._to_draw.put((index, chart_version))
+
+    def _paint(self) -> None:
+        while (job := self._to_draw.get()) is not None:
+            index, chart_version = job
+            try:
+                version, exp = self.experiments.get(index)
+                head = self.experiments.derived(index, "summary", functools.partial(summary, index))
+                for name, params in default_charts(head):
+                    key = (index, name, chart_version, tuple(sorted(params.items())))
+                    self.charts.get(key, lambda: render.chart(exp, name, params))  # noqa: B023
+            except Exception:  # noqa: S112 - the page's own request draws it again and reports
+                continue
+
+    def server_close(self) -> None:
+        if self._painter is not None:
+            self._to_draw.put(None)
+        super().server_close()
+
+
+def default_charts(head: dict[str, Any]) -> list[tuple[str, dict[str, str]]]:
+    """The charts (name, parameters) the page asks for first, given an experiment's summary.
+
+    >>> default_charts({'kind': 'multi-trial', 'metrics': ['default', 'ms'], 'has_curves': False})
+    [('history', {'metric': 'default'}), ('pareto', {'x': 'ms'})]
+    """
+    if head.get("kind") == "one-shot":
+        return [("arch_weights", {})]
+    metrics = head.get("metrics") or []
+    out = [("history", {"metric": metrics[0] if metrics else "default"})]
+    others = [m for m in metrics if m != "default"]
+    if len(metrics) > 1 and others:
+        out.append(("pareto", {"x": others[0]}))
+    if head.get("has_curves"):
+        out.append(("curves", {}))
+    return out
 
 
 def _bind_problem(host: str, port: int, error: OSError) -> str:
@@ -491,6 +639,8 @@ def serve(
     from . import render
 
     render.warm_up()  # import matplotlib now, not during the first page view
+    for i in range(len(experiments)):  # and draw each experiment's first charts ahead of it
+        server.experiments.chart_version(i, server.experiments.version(i))
     h, p = server.server_address[:2]
     if isinstance(h, bytes):  # typeshed allows bytes (AF_UNIX); a TCP server's host is a str
         h = h.decode()

@@ -77,11 +77,13 @@ async def _watch(url: str, run: subprocess.Popen, tmp_path: Path) -> None:
         await b.goto(url)
         first = int(await b.wait_for("document.body.dataset.trials"))
         assert 3 <= first < N_TRIALS
-        rows_first = await b.eval("document.querySelectorAll('#trials tbody tr').length")
+        rows_first = await b.eval("document.querySelectorAll('#trials tbody tr[data-id]').length")
         assert rows_first == first
         # The page updates itself: wait (in real time) until it shows every trial.
         await b.wait_for(f"document.body.dataset.trials === '{N_TRIALS}'", timeout=120)
-        await b.wait_for(f"document.querySelectorAll('#trials tbody tr').length === {N_TRIALS}")
+        await b.wait_for(
+            f"document.querySelectorAll('#trials tbody tr[data-id]').length === {N_TRIALS}"
+        )
         # Charts are loaded images of the latest version, with real sizes.
         for chart in ("history", "pareto", "curves"):
             await b.wait_for(
@@ -121,12 +123,15 @@ async def _watch(url: str, run: subprocess.Popen, tmp_path: Path) -> None:
         )
         # Sorting by metric: a first click sorts high to low (widths grow along the grid, so the
         # last trial is best), a second low to high; failed trials (no metric) stay last.
-        first_row = "document.querySelector('#trials tbody tr').dataset.id"
-        last_row = "document.querySelector('#trials tbody tr:last-child').dataset.id"
+        # (The server sorts; the page shows the answer once it arrives.)
+        ends = (
+            "(() => { const r = document.querySelectorAll('#trials tbody tr[data-id]');"
+            " return r[0].dataset.id + ',' + r[r.length - 1].dataset.id; })()"
+        )
         await b.eval("document.querySelector('th[data-key=metric]').click()")
-        assert (await b.eval(first_row), await b.eval(last_row)) == (str(N_TRIALS - 1), "2")
+        await b.wait_for(f"{ends} === '{N_TRIALS - 1},2'", timeout=30)
         await b.eval("document.querySelector('th[data-key=metric]').click()")
-        assert (await b.eval(first_row), await b.eval(last_row)) == ("0", "2")
+        await b.wait_for(f"{ends} === '0,2'", timeout=30)
         # The trial opened from the URL (?trial=2, the failed one) shows its error and log as text.
         await b.wait_for("document.getElementById('trial-error') !== null")
         error = await b.eval("document.getElementById('trial-error').textContent")
