@@ -51,7 +51,7 @@ class Browser:
             stderr=subprocess.DEVNULL,
         )
         port_file = Path(self.profile.name) / "DevToolsActivePort"
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # a loaded machine takes a while
         while not (port_file.exists() and port_file.read_text().strip()):
             if time.monotonic() > deadline or self.proc.poll() is not None:
                 raise RuntimeError("chromium did not start its DevTools endpoint")
