@@ -25,6 +25,7 @@ from nasx.experiment.readonly import ExperimentRecord
 CHART_PARAMS = ("metric", "x", "y", "trial", "cell")
 # Above this many trials, charts draw summaries rather than one mark per trial.
 AGGREGATE_ABOVE = 2000
+_FIXED_LAYOUT = "nasx-fixed-layout"  # the label of a figure whose margins are set already
 _BINS = 200  # bins of trials in the metric-by-trial chart: about one per 2-3 pixels
 CHARTS = ("history", "pareto", "curves", "arch_weights", "trial_curve", "cells")
 _lock = threading.Lock()
@@ -53,7 +54,9 @@ def chart(exp: ExperimentRecord, name: str, params: dict[str, str]) -> bytes:
         matplotlib.use("Agg", force=False)
         fig = _figure(exp, name, params)
         buf = io.BytesIO()
-        fig.savefig(buf, format="svg", bbox_inches="tight")
+        # a summary chart has fixed margins: fitting them to the labels draws the figure twice
+        tight = fig.get_label() != _FIXED_LAYOUT
+        fig.savefig(buf, format="svg", bbox_inches="tight" if tight else None)
     return buf.getvalue()
 
 
@@ -195,7 +198,9 @@ def _history_summary(exp: ExperimentRecord, metric: str) -> Any:
         ax.scatter(
             marked,
             [0.0] * len(marked),
-            marker="x",
+            marker="|",  # a rug: one tick per bin with failures
+            s=30,
+            lw=0.8,
             color=_FAIL,
             transform=ax.get_xaxis_transform(),
             clip_on=False,
@@ -208,7 +213,7 @@ def _history_summary(exp: ExperimentRecord, metric: str) -> Any:
     ax.grid(alpha=0.3)
     if done or failed:
         ax.legend(fontsize=7, loc="best")
-    return fig
+    return _fixed_margins(fig)
 
 
 def _pareto_summary(exp: ExperimentRecord, x: str, y: str) -> Any:
@@ -253,7 +258,7 @@ def _pareto_summary(exp: ExperimentRecord, x: str, y: str) -> Any:
             alpha=0.7,
         )
         ax.scatter(fx, fy, s=40, color=_BEST, label=f"Pareto front ({len(front)})", zorder=3)
-        for i in front[:30]:  # more labels would cover each other
+        for i in front[:12]:  # more labels would cover each other
             ax.annotate(
                 f"#{rows[i][0]}",
                 (xs[i], ys[i]),
@@ -269,7 +274,7 @@ def _pareto_summary(exp: ExperimentRecord, x: str, y: str) -> Any:
     ax.set_ylabel(objective_label(y, directions[1]))
     ax.set_title(f"{plain(y)} vs {plain(x)} ({len(rows)} trials)")
     ax.grid(alpha=0.3)
-    return fig
+    return _fixed_margins(fig)
 
 
 def _curves_summary(exp: ExperimentRecord, top_k: int = 10) -> Any:
@@ -314,4 +319,11 @@ def _curves_summary(exp: ExperimentRecord, top_k: int = 10) -> Any:
     ax.grid(alpha=0.3)
     if trials:
         ax.legend(fontsize=7, ncol=2, loc="best", title=f"best {len(best)}")
+    return _fixed_margins(fig)
+
+
+def _fixed_margins(fig: Any) -> Any:
+    """Margins that fit the summaries' labels (a two-line title, tick labels of a few digits)."""
+    fig.subplots_adjust(left=0.11, right=0.98, bottom=0.12, top=0.87)
+    fig.set_label(_FIXED_LAYOUT)
     return fig
