@@ -91,6 +91,7 @@ class Experiments:
         self._cache: dict[int, tuple[str, ExperimentRecord]] = {}
         self._charts: dict[int, tuple[str, float]] = {}
         self._derived: dict[tuple, Any] = {}
+        self._rechecks: dict[int, threading.Timer] = {}
         self._lock = threading.Lock()
         # called (index, chart version) when the charts of an experiment move on: the server
         # draws the page's default charts then, before the page asks for them
@@ -106,17 +107,36 @@ class Experiments:
         as soon as the run ends (or pauses).
         """
         now = time.monotonic()
-        quiet = self._quiet_for(index) >= self.quiet_after
+        quiet_for = self._quiet_for(index)
         with self._lock:
             current, since = self._charts.get(index, (None, 0.0))
             moved = current != version and (
-                current is None or quiet or now - since >= self.chart_interval
+                current is None
+                or quiet_for >= self.quiet_after
+                or now - since >= self.chart_interval
             )
             if moved:
                 self._charts[index] = current, since = version, now
+            # Not quiet yet: look again once it may be, so that the charts of a run that just
+            # ended are drawn by the time the page next asks, not one poll after that.
+            recheck = current != version and index not in self._rechecks
+            if recheck:
+                quiet_in = self.quiet_after - quiet_for
+                delay = max(0.05, min(quiet_in, self.chart_interval - (now - since)) + 0.05)
+                timer = threading.Timer(delay, self._recheck, (index, version))
+                timer.daemon = True
+                self._rechecks[index] = timer
+        if recheck:
+            timer.start()
         if moved and self.on_new_charts is not None:
             self.on_new_charts(index, version)
         return current
+
+    def _recheck(self, index: int, version: str) -> None:
+        # the version the page saw, not a newer one: without a page asking, nothing is drawn
+        with self._lock:
+            self._rechecks.pop(index, None)
+        self.chart_version(index, version)
 
     def _quiet_for(self, index: int) -> float:
         """Seconds since the experiment's database last changed (0 when unknown)."""

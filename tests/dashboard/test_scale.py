@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import random
 import threading
 import time
@@ -266,3 +267,22 @@ def test_charts_catch_up_at_once_when_the_run_is_quiet(experiment):
     exps.on_new_charts = lambda i, v: drawn.append((i, v))
     exps.chart_version(0, "v3")
     assert drawn == [(0, "v3")]
+
+
+def test_charts_of_a_run_that_just_ended_are_drawn_without_another_poll(tmp_path):
+    from nasx.experiment.storage import TrialStore
+
+    store = TrialStore.create(tmp_path, {"direction": "maximize"})
+    store.add(Trial(0, {"k": 1}, "succeeded", metric=0.5))
+    store.close()
+    exps = Experiments([tmp_path], chart_interval=60.0, quiet_after=0.4)
+    drawn = []
+    exps.on_new_charts = lambda i, v: drawn.append(v)
+    assert exps.chart_version(0, "v1") == "v1"
+    os.utime(tmp_path / "nasx.db")  # the run's last write, just now
+    assert exps.chart_version(0, "v2") == "v1"  # still busy: the charts wait
+    deadline = time.monotonic() + 10
+    while drawn != ["v1", "v2"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    # once quiet, the server moved on (and drew) by itself: the page's next poll finds them
+    assert drawn == ["v1", "v2"] and exps.chart_version(0, "v2") == "v2"
