@@ -233,6 +233,15 @@ async def measure(url: str, n: int, best_id: int, workdir: Path, live: int) -> d
             run_end - wall_start
         )
         final_version = await b.eval("document.body.dataset.version || ''")
+        if TRACE:  # what the page showed, every 20 ms, for 6 s after the run's last write
+            t_end = time.time() + 6
+            while time.time() < t_end:
+                state = await b.eval(
+                    "[document.body.dataset.version, document.body.dataset.chartVersion,"
+                    + ",".join(f"!!({chart_loaded(c)})" for c in CHARTS) + "]"
+                )
+                print(f"  +{time.time() - run_end:5.2f} s", *state, flush=True)
+                await asyncio.sleep(0.1)
         charts_done = " && ".join(chart_loaded(c) for c in CHARTS)
         out["charts_caught_up_s"] = (
             await wait_page(
@@ -258,6 +267,7 @@ async def measure(url: str, n: int, best_id: int, workdir: Path, live: int) -> d
 
 
 SCREENSHOT: Path | None = None
+TRACE = bool(os.environ.get("NASX_BENCH_TRACE"))
 
 
 def main() -> None:
