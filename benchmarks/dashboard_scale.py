@@ -143,16 +143,33 @@ async def page_time(b: Browser) -> float:
     return await b.eval("performance.now()")
 
 
-async def wait_page(b: Browser, condition: str, timeout: float = 120.0) -> float:
-    """Poll ``condition`` every 20 ms; the page's clock (ms since navigation) when it held."""
+async def first_seen(b: Browser, conditions: dict[str, str], timeout: float) -> dict:
+    """For each named JavaScript condition, the page's clock (ms since navigation) when it was
+    first seen true, polled every 20 ms; None for those not seen within ``timeout`` s. A page
+    whose main thread is frozen answers late: the time is when it answered."""
+    out: dict = dict.fromkeys(conditions)
+    pending = dict(conditions)
     deadline = time.monotonic() + timeout
-    while True:
-        value = await b.eval(f"({condition}) ? performance.now() : 0")
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"waited {timeout} s for {condition}")
+    while pending and time.monotonic() < deadline:
+        checks = "[" + ", ".join(f"!!({c})" for c in pending.values()) + ", performance.now()]"
+        try:
+            *seen, now = await b.eval(checks)
+        except (TimeoutError, asyncio.TimeoutError, RuntimeError):
+            continue  # the page did not answer within 30 s: ask again
+        for name, ok in zip(list(pending), seen, strict=True):
+            if ok:
+                out[name] = now
+                del pending[name]
         await asyncio.sleep(0.02)
+    return out
+
+
+async def wait_page(b: Browser, condition: str, timeout: float = 120.0) -> float | None:
+    return (await first_seen(b, {"c": condition}, timeout))["c"]
+
+
+def since(t: float | None, t0: float, scale: float = 1.0, minus: float = 0.0) -> float | None:
+    return None if t is None else (t - t0) * scale - minus
 
 
 def chart_loaded(chart: str) -> str:
@@ -166,29 +183,24 @@ def chart_loaded(chart: str) -> str:
 DATA_ROWS = "document.querySelectorAll('#trials tbody tr[data-id]')"
 
 
-async def measure(url: str, n: int, best_id: int, workdir: Path, live: int) -> dict:
+async def measure(url: str, n: int, best_id: int, workdir: Path, live: int, wait: float) -> dict:
     out: dict = {}
     async with Browser() as b:
         await b.call("Page.addScriptToEvaluateOnNewDocument", source=LONG_TASKS)
         await b.call("Page.navigate", url=url)
         await asyncio.sleep(0.05)
         # each of the table and the charts: when it was first seen on the page
-        pending = {
-            "table_ms": f"{DATA_ROWS}.length > 0 && "
-            "document.getElementById('status').textContent.length > 0",
-            **{f"{chart}_ms": chart_loaded(chart) for chart in CHARTS},
-        }
-        deadline = time.monotonic() + 120
-        while pending and time.monotonic() < deadline:
-            checks = "[" + ", ".join(f"!!({c})" for c in pending.values()) + ", performance.now()]"
-            *seen, now = await b.eval(checks)
-            for name, ok in zip(list(pending), seen, strict=True):
-                if ok:
-                    out[name] = now
-                    del pending[name]
-            await asyncio.sleep(0.02)
-        if pending:
-            raise TimeoutError(f"not shown within 120 s: {sorted(pending)}")
+        out.update(
+            await first_seen(
+                b,
+                {
+                    "table_ms": f"{DATA_ROWS}.length > 0 && "
+                    "document.getElementById('status').textContent.length > 0",
+                    **{f"{chart}_ms": chart_loaded(chart) for chart in CHARTS},
+                },
+                wait,
+            )
+        )
         out["rows_in_page"] = await b.eval(f"{DATA_ROWS}.length")
         # scroll to the middle of the table (sorted by id): until trial n/2 is drawn
         mid = n // 2
@@ -198,18 +210,12 @@ async def measure(url: str, n: int, best_id: int, workdir: Path, live: int) -> d
             f"const r = document.querySelector('#trials tbody tr[data-id]'); "
             f"s.scrollTop = (r ? r.offsetTop : 0) + {mid} * (r ? r.offsetHeight : 24); }})()"
         )
-        out["scroll_ms"] = (
-            await wait_page(b, f"!!document.querySelector('#trials tbody tr[data-id=\"{mid}\"]')")
-            - t0
-        )
+        row = f"!!document.querySelector('#trials tbody tr[data-id=\"{mid}\"]')"
+        out["scroll_ms"] = since(await wait_page(b, row, wait), t0)
         t0 = await page_time(b)
         await b.eval("document.querySelector('th[data-key=metric]').click()")
-        out["sort_ms"] = (
-            await wait_page(
-                b, f"{DATA_ROWS}.length > 0 && {DATA_ROWS}[0].dataset.id === '{best_id}'"
-            )
-            - t0
-        )
+        best_first = f"{DATA_ROWS}.length > 0 && {DATA_ROWS}[0].dataset.id === '{best_id}'"
+        out["sort_ms"] = since(await wait_page(b, best_first, wait), t0)
         await asyncio.sleep(2)
         # the live run
         live_start = await page_time(b)
@@ -223,44 +229,39 @@ async def measure(url: str, n: int, best_id: int, workdir: Path, live: int) -> d
         end_line = await asyncio.get_running_loop().run_in_executor(None, writer.stdout.readline)
         writer.wait()
         run_end = float(end_line)
-        final = n + live
-        # when did the page show the last trial, finished? (status counts and table)
+        ran_for = run_end - wall_start
+        # when did the page show the last trial, finished (status and table), and charts of it?
         shown = (
-            f"document.body.dataset.trials === '{final}' && "
+            f"document.body.dataset.trials === '{n + live}' && "
             "!document.getElementById('status').textContent.includes('running')"
         )
-        out["caught_up_s"] = (await wait_page(b, shown, timeout=60) - live_start) / 1000 - (
-            run_end - wall_start
-        )
-        final_version = await b.eval("document.body.dataset.version || ''")
-        if TRACE:  # what the page showed, every 20 ms, for 6 s after the run's last write
+        t_shown = await wait_page(b, shown, wait)
+        out["caught_up_s"] = since(t_shown, live_start, 1 / 1000, ran_for)
+        if TRACE:  # what the page showed, every 100 ms, for 6 s after the run's last write
             t_end = time.time() + 6
             while time.time() < t_end:
                 state = await b.eval(
                     "[document.body.dataset.version, document.body.dataset.chartVersion,"
-                    + ",".join(f"!!({chart_loaded(c)})" for c in CHARTS) + "]"
+                    + ",".join(f"!!({chart_loaded(c)})" for c in CHARTS)
+                    + "]"
                 )
                 print(f"  +{time.time() - run_end:5.2f} s", *state, flush=True)
                 await asyncio.sleep(0.1)
         charts_done = " && ".join(chart_loaded(c) for c in CHARTS)
-        out["charts_caught_up_s"] = (
-            await wait_page(
-                b,
-                f"{charts_done} && document.getElementById('chart-history').getAttribute('src')"
-                ".includes(encodeURIComponent(document.body.dataset.version))",
-                timeout=60,
-            )
-            - live_start
-        ) / 1000 - (run_end - wall_start)
-        out["final_version"] = final_version
+        t_charts = await wait_page(
+            b,
+            f"{charts_done} && document.getElementById('chart-history').getAttribute('src')"
+            ".includes(encodeURIComponent(document.body.dataset.version))",
+            wait,
+        )
+        out["charts_caught_up_s"] = since(t_charts, live_start, 1 / 1000, ran_for)
         tasks = await b.eval("window.__longTasks")
-        live_end = live_start + (run_end - wall_start) * 1000
+        live_end = live_start + ran_for * 1000
         during = [d for s, d in tasks if live_start <= s <= live_end]
         out["live_longest_task_ms"] = max(during, default=0.0)
         out["live_tasks_over_200ms"] = sum(d > 200 for d in during)
         out["live_tasks_over_50ms"] = len(during)
         out["load_longest_task_ms"] = max((d for s, d in tasks if s < live_start), default=0.0)
-        out["tasks"] = tasks
         if SCREENSHOT:
             await b.screenshot(SCREENSHOT)
     return out
@@ -268,6 +269,10 @@ async def measure(url: str, n: int, best_id: int, workdir: Path, live: int) -> d
 
 SCREENSHOT: Path | None = None
 TRACE = bool(os.environ.get("NASX_BENCH_TRACE"))
+
+
+def shown(value: float | None, unit: str, wait: float, digits: int = 0) -> str:
+    return f"not within {wait:.0f} s" if value is None else f"{value:.{digits}f} {unit}"
 
 
 def main() -> None:
@@ -284,7 +289,10 @@ def main() -> None:
         help="checkout whose nasx serves the page (default: this one)",
     )
     parser.add_argument("--screenshot", type=Path, help="save the page after the run as a PNG")
-    parser.add_argument("--workdir", type=Path, help="reuse (or create) the experiment here")
+    parser.add_argument("--workdir", type=Path, help="create the experiment here")
+    parser.add_argument(
+        "--wait", type=float, default=60.0, help="seconds to wait for each thing to show"
+    )
     args = parser.parse_args()
     if chromium_path() is None:
         sys.exit("needs Chromium: apt-get install chromium")
@@ -298,27 +306,31 @@ def main() -> None:
     )
     server, url = start_server(workdir, args.server_root.resolve())
     try:
-        r = asyncio.run(measure(url, args.trials, best_id, workdir, args.live))
+        r = asyncio.run(measure(url, args.trials, best_id, workdir, args.live, args.wait))
     finally:
         server.terminate()
         server.wait()
+    w = args.wait
     print(f"server: {args.server_root.resolve()}")
     print(
-        f"first render, table and status      {r['table_ms']:8.0f} ms after navigation start "
-        f"({r['rows_in_page']} rows in the page)"
+        f"first render, table and status       {shown(r['table_ms'], 'ms', w):>10s} after "
+        f"navigation start ({r['rows_in_page']} rows in the page)"
     )
     for chart in CHARTS:
-        print(f"first render, {chart:22s} {r[chart + '_ms']:8.0f} ms")
-    print(f"scroll to trial {args.trials // 2:<6d}               {r['scroll_ms']:8.0f} ms")
-    print(f"sort by metric (best first)          {r['sort_ms']:8.0f} ms")
+        print(f"first render, {chart:23s} {shown(r[chart + '_ms'], 'ms', w):>10s}")
     print(
-        f"live run ({args.live} trials, 1/s): longest main-thread task {r['live_longest_task_ms']:.0f} ms, "
-        f"{r['live_tasks_over_200ms']} over 200 ms, {r['live_tasks_over_50ms']} over 50 ms"
+        f"scroll to trial {args.trials // 2:<6d}                {shown(r['scroll_ms'], 'ms', w):>10s}"
+    )
+    print(f"sort by metric (best first)           {shown(r['sort_ms'], 'ms', w):>10s}")
+    print(
+        f"live run ({args.live} trials, 1/s): longest main-thread task "
+        f"{r['live_longest_task_ms']:.0f} ms, {r['live_tasks_over_200ms']} over 200 ms, "
+        f"{r['live_tasks_over_50ms']} over 50 ms"
     )
     print(f"longest main-thread task while loading {r['load_longest_task_ms']:.0f} ms")
     print(
-        f"caught up after the run's last write: table and status {r['caught_up_s']:.2f} s, "
-        f"charts {r['charts_caught_up_s']:.2f} s"
+        "caught up after the run's last write: table and status "
+        f"{shown(r['caught_up_s'], 's', w, 2)}, charts {shown(r['charts_caught_up_s'], 's', w, 2)}"
     )
     print(f"load average after: {os.getloadavg()[0]:.1f}")
 
