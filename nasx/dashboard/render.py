@@ -1,10 +1,9 @@
 """Charts for the dashboard as SVG bytes (matplotlib's Agg-free SVG backend, one lock: pyplot is
 not thread-safe). Each chart is the figure of :mod:`nasx.plot` that ``nasx plot`` writes, up to
 :data:`AGGREGATE_ABOVE` trials (2,000; 300 for learning curves); above that, metric by trial,
-the Pareto chart and the learning
-curves draw summaries (:mod:`nasx.dashboard.aggregate`: quantile bands, density, the exact best
-and front), so that a chart of 20,000 trials is drawn in a fraction of a second and weighs tens
-of kilobytes, not megabytes.
+the Pareto chart and the learning curves draw summaries (:mod:`nasx.dashboard.aggregate`:
+quantile bands, density, the exact best and front), so that a chart of 20,000 trials is drawn
+in a fraction of a second and weighs tens of kilobytes, not megabytes.
 
     >>> from pathlib import Path
     >>> from nasx.experiment.readonly import ExperimentRecord
