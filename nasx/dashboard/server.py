@@ -130,7 +130,7 @@ class Experiments:
             timer.start()
         if moved and self.on_new_charts is not None:
             self.on_new_charts(index, version)
-        return current
+        return version if current is None else current  # (never None here: see `moved`)
 
     def _recheck(self, index: int, version: str) -> None:
         # the version the page saw, not a newer one: without a page asking, nothing is drawn
@@ -512,19 +512,20 @@ class _Cache:
 
     def get(self, key: Any, make: Callable[[], Any]) -> Any:
         with self._lock:
-            future = self._data.get(key)
-            owner = future is None
-            if owner:
+            drawing = self._data.get(key)
+            if drawing is None:
                 if len(self._data) >= self.size:
                     self._data.pop(next(iter(self._data)))
-                future = self._data[key] = Future()
-        if owner:
-            try:
-                future.set_result(make())
-            except BaseException as e:
-                with self._lock:
-                    self._data.pop(key, None)  # asked again, it is drawn again (and fails again)
-                future.set_exception(e)
+                future: Future = Future()
+                self._data[key] = future
+        if drawing is not None:
+            return drawing.result()  # drawn, or being drawn by another thread: wait for it
+        try:
+            future.set_result(make())
+        except BaseException as e:
+            with self._lock:
+                self._data.pop(key, None)  # asked again, it is drawn again (and fails again)
+            future.set_exception(e)
         return future.result()
 
 
