@@ -23,10 +23,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ._errors import NasxError
+
 PROG = "nasx"
 
 
-class CliError(Exception):
+class CliError(NasxError):
     """A problem worth one line to the user (exit code 1)."""
 
 

@@ -36,6 +36,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ._errors import NasxError
+
 STEPS = ("search", "fullytrain")
 MULTI_TRIAL = (
     "Random",
@@ -50,7 +52,7 @@ COSTS = ("latency_ms", "macs", "flops", "params")
 REQUIRED = object()
 
 
-class PipelineError(ValueError):
+class PipelineError(NasxError, ValueError):
     """A pipeline file is invalid: the message starts with the key's path."""
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .._errors import NasxError
 from .arrays import ArrayImageDataset
 from .files import _cache_paths, _check_split, _save_npy_atomic, download_file
 from .locate import DataNotFoundError, _data_dir_candidates, cache_dir
@@ -52,7 +53,7 @@ def _find_cifar10(root: str | os.PathLike | None) -> Path:
     )
 
 
-class _UnusualTar(ValueError):
+class _UnusualTar(NasxError, ValueError):
     """The fast tar reader met an entry it does not handle (long names, sparse files...)."""
 
 

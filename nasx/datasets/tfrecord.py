@@ -32,6 +32,8 @@ import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import IO, Any, cast
 
+from .._errors import NasxError
+
 Feature = list[bytes] | list[float] | list[int]
 
 # ----------------------------------------------------------------------------- CRC-32C
@@ -96,7 +98,7 @@ def masked_crc(data: bytes) -> int:
 
 
 # ----------------------------------------------------------------------------- framing
-class TFRecordError(ValueError):
+class TFRecordError(NasxError, ValueError):
     """A TFRecord file is corrupt or truncated; the message names the file, record and offset."""
 
 

@@ -75,6 +75,7 @@ from typing import Any
 import torch
 import torch.nn as nn
 
+from .._errors import NasxError
 from .runner import ModelBuilder
 
 _log = logging.getLogger("nasx.experiment")
@@ -85,7 +86,7 @@ FORMAT = "nasx-trial-weights"
 VERSION = 1
 
 
-class WeightsError(Exception):
+class WeightsError(NasxError):
     """A model cannot be loaded from an experiment directory (base of the errors below)."""
 
 
