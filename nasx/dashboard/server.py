@@ -12,6 +12,13 @@ Safety, by construction rather than by filtering:
 - User strings (labels, values, metric names, errors, logs) reach the page only as JSON, inserted
   with ``textContent``; the Content-Security-Policy forbids inline scripts, so even a missed
   string could not run. Charts are SVG images, which browsers never run scripts in.
+- Every malformed request (bad request line, unknown method, non-ASCII token or cookie, bad
+  parameter) gets a 4xx answer with these headers, never a dropped connection.
+
+At scale (20,000 trials and a run adding more): the page polls a small summary per experiment
+(``/api/experiments``, kept per database version) and fetches the table a page at a time
+(``/api/exp/N/rows``, sorted and filtered here); charts are drawn once per chart version, ahead
+of the page, and summarised above a few thousand trials (:mod:`nasx.dashboard.render`).
 
     >>> server = make_server([], port=0)
     >>> server.server_address[0]
@@ -41,6 +48,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from nasx._errors import NasxError
 from nasx.experiment.readonly import ExperimentReadError, ExperimentRecord, read_experiment
 
 from . import render, rows
@@ -529,7 +537,7 @@ class _Cache:
         return future.result()
 
 
-class ServeError(OSError):
+class ServeError(NasxError, OSError):
     """The dashboard cannot listen where asked (port in use, an address this machine lacks);
     the message fits on one line and says what to change."""
 
