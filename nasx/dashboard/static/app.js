@@ -295,8 +295,13 @@ async function refresh(force) {
 
 const POLL_MS = 1000;
 
+// A poll every POLL_MS from the start of the last one (not from its end: a refresh that took
+// half a second on a busy machine would otherwise stretch the period, and the lag, by as much).
 async function poll() {
-  try { await refresh(false); } finally { setTimeout(poll, POLL_MS); }
+  const start = performance.now();
+  try { await refresh(false); } finally {
+    setTimeout(poll, Math.max(100, POLL_MS - (performance.now() - start)));
+  }
 }
 
 document.addEventListener("DOMContentLoaded", () => {
