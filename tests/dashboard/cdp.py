@@ -38,7 +38,10 @@ class Browser:
     """``async with Browser() as b: await b.goto(url); await b.eval('1 + 1')``."""
 
     def __init__(self):
-        self.profile = tempfile.TemporaryDirectory(prefix="nasx-chromium-")
+        # (Chromium's helpers may still write to the profile as it exits)
+        self.profile = tempfile.TemporaryDirectory(
+            prefix="nasx-chromium-", ignore_cleanup_errors=True
+        )
         self.proc: subprocess.Popen | None = None
         self._ids = itertools.count(1)
 
