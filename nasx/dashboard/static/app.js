@@ -196,6 +196,7 @@ function renderTable(d) {
   $("table-count").textContent = `${table.total} of ${table.n} trials`;
   $("table-count").className = "meta";
   document.body.setAttribute("data-table-version", table.version || "");
+  document.body.setAttribute("data-trials", String(table.n));  // with the rows, in one task
   performance.mark("nasx:table");
 }
 
@@ -288,7 +289,6 @@ async function refresh(force) {
   renderStatus(e);
   await loadRows(true);
   document.body.setAttribute("data-version", e.version);
-  document.body.setAttribute("data-trials", String(e.n_trials));
   if (openTrial != null) await showTrial(openTrial);
   else if (state.selected != null && !$("detail").hidden) await showTrial(state.selected);  // live log
 }
