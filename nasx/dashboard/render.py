@@ -45,10 +45,26 @@ def warm_up() -> None:
         plt.close(fig)
 
 
-def chart(exp: ExperimentRecord, name: str, params: dict[str, str]) -> bytes:
-    """The SVG of chart ``name`` (one of :data:`CHARTS`) for ``exp``; KeyError for unknown names."""
+def check(exp: ExperimentRecord, name: str, params: dict[str, str]) -> None:
+    """Raise what :func:`chart` would for an unknown chart (KeyError), a malformed trial id
+    (ValueError) or an unknown trial (ExperimentReadError), without drawing or waiting for the
+    charts being drawn: a bad request is answered at once.
+
+    >>> from pathlib import Path
+    >>> check(ExperimentRecord(Path('.'), 'multi-trial'), 'trial_curve', {'trial': 'x'})
+    Traceback (most recent call last):
+    ...
+    ValueError: trial must be a trial id (an integer), got 'x'
+    """
     if name not in CHARTS:
         raise KeyError(f"chart {name!r}")
+    if name in ("trial_curve", "cells"):
+        exp.trial(_int(params.get("trial")))
+
+
+def chart(exp: ExperimentRecord, name: str, params: dict[str, str]) -> bytes:
+    """The SVG of chart ``name`` (one of :data:`CHARTS`) for ``exp``; KeyError for unknown names."""
+    check(exp, name, params)
     with _lock:
         matplotlib = optional_import("matplotlib", "dashboard", "the dashboard's charts")
 

@@ -499,6 +499,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             i, name = int(m.group(1)), m.group(2)
             version, exp = self.server.experiments.get(i)
             params = {k: v[0] for k, v in query.items() if k in render.CHART_PARAMS}
+            render.check(exp, name, params)  # a bad request does not wait for the drawing
             chart_version = self.server.experiments.chart_version(i, version)
             svg = self.server.charts.get(
                 (i, name, chart_version, tuple(sorted(params.items()))),
@@ -550,7 +551,6 @@ class DashboardServer(http.server.ThreadingHTTPServer):
 
     def __init__(self, address, experiments: list[Path], token: str | None, verbose: bool = False):
         self.experiments = Experiments(experiments)
-        self.experiments.on_new_charts = self._draw_ahead
         self.static = _static_files()
         self.charts = _Cache()
         self._to_draw: queue.SimpleQueue = queue.SimpleQueue()
@@ -634,12 +634,15 @@ def make_server(
     *,
     allow_remote: bool = False,
     verbose: bool = False,
+    draw_ahead: bool = False,
 ) -> DashboardServer:
     """A server for ``experiments`` (not yet serving: call ``serve_forever``).
 
     Binding an address other than loopback needs ``allow_remote=True``, and then every request
     must carry the random ``server.token`` (``?token=...`` once, a cookie after that).
     :class:`ServeError` (one line) when the port is taken or the address is not this machine's.
+    ``draw_ahead`` (what ``nasx serve`` does): draw the page's first charts in a background
+    thread whenever an experiment's charts move on, before the page asks for them.
     """
     if not 0 <= port <= 65535:
         raise ServeError(
@@ -650,7 +653,10 @@ def make_server(
             f"refusing to bind {host!r}: other machines could read the experiments; pass allow_remote=True"
         )
     token = None if host in LOOPBACK else secrets.token_urlsafe(18)
-    return DashboardServer((host, port), [Path(e) for e in experiments], token, verbose)
+    server = DashboardServer((host, port), [Path(e) for e in experiments], token, verbose)
+    if draw_ahead:
+        server.experiments.on_new_charts = server._draw_ahead
+    return server
 
 
 def serve(
@@ -660,7 +666,9 @@ def serve(
     open_browser: bool = False,
 ) -> int:
     """Serve until interrupted (Ctrl-C); prints the URL. Returns an exit code."""
-    server = make_server(experiments, host, port, allow_remote=host not in LOOPBACK, verbose=False)
+    server = make_server(
+        experiments, host, port, allow_remote=host not in LOOPBACK, verbose=False, draw_ahead=True
+    )
     try:
         os.nice(10)  # the experiment comes first on a busy machine
     except OSError:

@@ -286,3 +286,27 @@ def test_charts_of_a_run_that_just_ended_are_drawn_without_another_poll(tmp_path
         time.sleep(0.05)
     # once quiet, the server moved on (and drew) by itself: the page's next poll finds them
     assert drawn == ["v1", "v2"] and exps.chart_version(0, "v2") == "v2"
+
+
+def test_nasx_serve_draws_the_first_charts_before_the_page_asks(experiment):
+    srv = make_server([experiment.workdir], port=0, draw_ahead=True)
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        (head,) = get(srv, "/api/experiments")[1]
+        wanted = {
+            (0, "history", head["chart_version"], (("metric", "default"),)),
+            (0, "pareto", head["chart_version"], (("x", "latency_ms"),)),
+            (0, "curves", head["chart_version"], ()),
+        }
+        deadline = time.monotonic() + 120
+        while not wanted <= set(srv.charts._data) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert wanted <= set(srv.charts._data)
+        for key in wanted:  # drawn: the page's request is answered from the cache
+            assert srv.charts._data[key].result(timeout=120).startswith(b"<?xml")
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    plain = make_server([experiment.workdir], port=0)  # a library user's server: no drawing ahead
+    plain.server_close()
+    assert plain.experiments.on_new_charts is None
