@@ -127,11 +127,15 @@ class Experiments:
                 self._charts[index] = current, since = version, now
             # Not quiet yet: look again once it may be, so that the charts of a run that just
             # ended are drawn by the time the page next asks, not one poll after that.
-            recheck = current != version and index not in self._rechecks
+            # (Only when that comes before the interval's end: then the next poll moves them.)
+            quiet_in = self.quiet_after - quiet_for
+            recheck = (
+                current != version
+                and index not in self._rechecks
+                and quiet_in < self.chart_interval - (now - since)
+            )
             if recheck:
-                quiet_in = self.quiet_after - quiet_for
-                delay = max(0.05, min(quiet_in, self.chart_interval - (now - since)) + 0.05)
-                timer = threading.Timer(delay, self._recheck, (index, version))
+                timer = threading.Timer(max(0.05, quiet_in + 0.05), self._recheck, (index, version))
                 timer.daemon = True
                 self._rechecks[index] = timer
         if recheck:
