@@ -26,6 +26,7 @@ even by a segfault or ``SIGKILL``, fails only the trial it was running and is re
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import socket
@@ -41,9 +42,24 @@ from nasx.trial import failure
 from .jobs import Job, TrialResult, TrialStarted, WorkerSetupFailed
 from .runner import run_trial
 
+# Beside a trial's log while it evaluates in the experiment's own process: a death of the process
+# counts as the trial's crash only when this file is there (not a kill between trials, before
+# its restart or after its result). SIGKILL cannot remove it; the trial's normal end does.
+EVALUATING_MARK = "evaluating"
+
+
+def evaluating_mark(log_path: str | os.PathLike[str]) -> Path:
+    """The file that says the trial whose log is ``log_path`` is evaluating in-process."""
+    return Path(log_path).with_name(EVALUATING_MARK)
+
 
 class SequentialExecutor:
-    """Runs each trial in the calling process when :meth:`wait` is called (the default)."""
+    """Runs each trial in the calling process when :meth:`wait` is called (the default).
+
+    While a trial's model is built and evaluated, its folder holds an ``evaluating`` mark
+    (:func:`evaluating_mark`): if the process dies then (a segfault, the OOM killer), the resumed
+    run counts a crash of that trial; a death at any other moment counts none.
+    """
 
     capacity = 1
 
@@ -62,7 +78,10 @@ class SequentialExecutor:
     def wait(self, timeout: float | None = None) -> list[TrialResult]:
         if not self._queue:
             return []
-        return [run_trial(self.builder, self.evaluator, self._queue.pop(0))]
+        job = self._queue.pop(0)
+        if job.log_path is not None:  # the trial runs in this process: its crash is ours
+            job = dataclasses.replace(job, evaluating_mark=str(evaluating_mark(job.log_path)))
+        return [run_trial(self.builder, self.evaluator, job)]
 
     def shutdown(self) -> None:
         self._queue.clear()

@@ -39,10 +39,11 @@ from nasx.strategy.base import MultiTrialStrategy
 from nasx.strategy.oneshot.base import OneShotStrategy
 from nasx.trial import SUCCEEDED, Trial
 
-from . import settings
+from . import settings, weights
 from .execution import make_executor
 from .filters import admission
 from .identity import adopt_stored_seed, experiment_meta, open_store
+from .interrupt import run_until_stopped
 from .jobs import Job
 from .loop import Limits, TrialBook, TrialLoop, as_seen, label_splitter
 from .oneshot_run import run_one_shot
@@ -279,7 +280,7 @@ class NasExperiment:
             on_finished=TrialWriter(self.workdir).write if self.tensorboard else None,
         )
         try:
-            self.stop_reason = loop.run(rerun)
+            self.stop_reason = run_until_stopped(loop, rerun, self.workdir)
             progress.close(self.stop_reason)
             if keeper is not None:
                 _log.info(keeper.summary())
@@ -324,15 +325,11 @@ class NasExperiment:
     ) -> nn.Module:
         """The trained model of a kept trial (``keep_weights``), or for a one-shot search the
         subnet of ``arch`` with its inherited weights: :func:`nasx.experiment.load_model`."""
-        from .weights import load_model
-
-        return load_model(self.workdir, trial, arch=arch, model_space=self.model_space)
+        return weights.load_model(self.workdir, trial, arch=arch, model_space=self.model_space)
 
     def kept_weights(self) -> list[Any]:
         """The trials whose weights are kept (:class:`~nasx.experiment.weights.KeptWeights`)."""
-        from .weights import kept_weights
-
-        return kept_weights(self.workdir)
+        return weights.kept_weights(self.workdir)
 
     def export_top_trials(self, top_k: int = 1) -> list[dict[str, Any]]:
         """The ``top_k`` best trials as ``{'id', 'arch', 'hparams', 'metric', 'metrics'}`` dicts.

@@ -111,6 +111,10 @@ def open_store(
     store = TrialStore(workdir)
     try:
         stored = store.meta()
+        if not stored and not store.trials():  # a creation cut short (killed) before its meta
+            record = {**meta, "created": time.time(), "launch": _launch_record()}
+            store.set_meta_all(record)
+            return store, record
         _check_same(workdir, stored, meta)
         if not (resume or continuing):
             raise ExperimentDirError(

@@ -49,7 +49,9 @@ class Job:
     ``hparams``: values of the evaluator's choices (the evaluator is made again with them);
     ``log_path``: the trial's log file (None: the log comes back as ``TrialResult.log``);
     ``seed``: seed torch, numpy and random with it before the model is built; ``weights``:
-    keep the trained weights (None: keep none).
+    keep the trained weights (None: keep none); ``evaluating_mark``: a file that exists exactly
+    while the model is built and evaluated (a trial in the experiment's own process: a death
+    then is the trial's crash).
     """
 
     id: int
@@ -58,6 +60,7 @@ class Job:
     log_path: str | None = None
     seed: int | None = None
     weights: WeightsSpec | None = None
+    evaluating_mark: str | None = None
 
     @classmethod
     def of(cls, job: Job | Mapping[str, Any]) -> Job:

@@ -43,8 +43,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from nasx.space import InvalidArchError, SearchSpace
-from nasx.trial import FAILED, REJECTED, RUNNING, Trial, TrialStatus, failure
+from nasx.trial import FAILED, REJECTED, RUNNING, WAITING, Trial, TrialStatus, failure
 
+from .execution import evaluating_mark
 from .jobs import Job, TrialResult, WeightsSpec
 
 _log = logging.getLogger("nasx.experiment")
@@ -222,7 +223,9 @@ class TrialLoop:
         self.keeper, self.seed, self.on_finished = keeper, seed, on_finished
         self.progress: Progress = progress if progress is not None else _Quiet()
         self.in_flight: set[int] = set()
+        self.interrupted: list[Trial] = []  # in flight when Ctrl-C or SIGTERM stopped the run
         self.stop_reason: str | None = None
+        self._next_id: int | None = None  # asked of the store once per run, then counted here
         self._rejections_in_a_row = 0
 
     # ----------------------------------------------------------------- the loop
@@ -230,15 +233,41 @@ class TrialLoop:
         """Run until stopped; ``queue``: interrupted trials to re-run first. The stop reason."""
         queue = sorted(queue or [], key=lambda t: t.id)
         started = time.monotonic()
-        self.stop_reason = None
-        while True:
-            self._fill(queue, started)
-            if not self.in_flight:
-                break
-            for result in self.executor.wait(timeout=1.0):
-                self._collect(result)
+        self.stop_reason, self._next_id = None, None
+        try:
+            while True:
+                self._fill(queue, started)
+                if not self.in_flight:
+                    break
+                for result in self.executor.wait(timeout=1.0):
+                    self._collect(result)
+        except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (nasx.experiment.interrupt)
+            self._store_interrupted()
+            raise
         _log.info("experiment stopped: %s", self.stop_reason)
         return self.stop_reason
+
+    def _store_interrupted(self) -> None:
+        """Every trial not finished in the store (in flight, or waiting to re-run) goes back to
+        waiting, with a note: it runs again on resume, and counts no crash (its ``evaluating``
+        mark goes too). A result that came back just as the run was stopped is dropped with it."""
+        for trial in sorted(self.book.unfinished.values(), key=lambda t: t.id):
+            self.book.set_status(trial, WAITING)
+            trial.error = failure(
+                "Interrupted",
+                "the experiment was stopped (Ctrl-C or SIGTERM) while this trial ran; it runs "
+                "again on resume",
+            )
+            self.store.update(trial)
+            log_path = self.store.log_path(trial.id)
+            if log_path is not None:
+                evaluating_mark(log_path).unlink(missing_ok=True)
+            if trial.id in self.in_flight:
+                self.interrupted.append(trial)
+        self.in_flight.clear()
+        _log.warning(
+            "experiment stopped: %d trial(s) in flight stored as interrupted", len(self.interrupted)
+        )
 
     def _fill(self, queue: list[Trial], started: float) -> None:
         """Submit trials until the executor is full or something says stop."""
@@ -266,7 +295,10 @@ class TrialLoop:
             self.stop_reason = "the strategy has no more archs to propose"
             return None
         arch, hparams = self.split(self._validate(sample))
-        trial = Trial(self.store.next_id(), arch, RUNNING, start_time=time.time(), hparams=hparams)
+        if self._next_id is None:
+            self._next_id = self.store.next_id()
+        trial = Trial(self._next_id, arch, RUNNING, start_time=time.time(), hparams=hparams)
+        self._next_id += 1
         try:
             reason = self.admit(arch)
         except (
@@ -328,14 +360,16 @@ class TrialLoop:
 
     def _collect(self, result: TrialResult) -> Trial:
         """Store a finished trial's result, then keep its weights and tell the strategy."""
-        trial = self.book.unfinished.pop(result.id)
-        self.in_flight.discard(trial.id)
+        trial = self.book.unfinished[result.id]
         if result.log:  # remote workers send their log back
             with open(self.store.log_path(trial.id), "a") as f:
                 f.write(result.log)
         self.book.set_status(trial, result.status)
         result.apply_to(trial)
         self.store.update(trial)
+        # Finished only once stored: a stop before this line stores it as interrupted instead.
+        del self.book.unfinished[trial.id]
+        self.in_flight.discard(trial.id)
         if self.keeper is not None:  # after the row: pruning never outruns the stored result
             self.keeper.finished(trial, result)
         if self.on_finished is not None:

@@ -3,7 +3,9 @@
 Each such trial is re-run, unless ``rerun_interrupted=False`` (it is then stored as failed,
 ``Interrupted``) or it has crashed the experiment's own process ``max_trial_crashes`` times
 (stored as failed, ``Crashed``), so a trial that segfaults cannot keep the experiment from ever
-finishing.
+finishing. A crash is counted only for a death while the trial was evaluating in the process (its
+``evaluating`` mark, :func:`~nasx.experiment.execution.evaluating_mark`, was left behind): a kill
+between trials, before a trial restarted or after its result came back costs it nothing.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import time
 from typing import Any
 
 from nasx.trial import FAILED, RUNNING, WAITING, Trial, failure
+
+from .execution import evaluating_mark
 
 _log = logging.getLogger("nasx.experiment")
 
@@ -57,10 +61,17 @@ def _count_crashes(
     if not interrupted:
         return interrupted
     crashes = {int(k): v for k, v in meta.get("crashes", {}).items()}
-    for t in interrupted:
+    marks = [evaluating_mark(store.log_path(t.id)) for t in interrupted]
+    died_evaluating = [t for t, mark in zip(interrupted, marks, strict=True) if mark.exists()]
+    # The marks go before the counts are written: a kill in between loses a count (the trial
+    # then gets one more try) instead of counting one death twice.
+    for mark in marks:
+        mark.unlink(missing_ok=True)
+    for t in died_evaluating:
         if in_process and t.status == RUNNING:  # a WAITING trial never started
             crashes[t.id] = crashes.get(t.id, 0) + 1
-    store.set_meta("crashes", {str(k): v for k, v in sorted(crashes.items())})
+    if died_evaluating and in_process:
+        store.set_meta("crashes", {str(k): v for k, v in sorted(crashes.items())})
     rerun = []
     for t in interrupted:
         n = crashes.get(t.id, 0)

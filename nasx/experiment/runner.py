@@ -22,9 +22,12 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import os
 import threading
 import time
 import traceback
+import types
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -114,20 +117,36 @@ def call_evaluator(
     >>> call_evaluator(lambda model, arch: len(arch), None, print, arch={'a': 1, 'b': 2})
     2
     """
-    kwargs: dict[str, Any]
     if isinstance(evaluator, ModelEvaluator):
-        fn, kwargs = evaluator.evaluate, {"report": report}
+        fn, wants_report = evaluator.evaluate, True
     elif callable(evaluator):
-        fn, kwargs = evaluator, {"report": report} if accepts_parameter(evaluator, "report") else {}
+        fn, wants_report = evaluator, _declares(evaluator, "report")
     else:
         raise TypeError(
             f"the evaluator must have an evaluate(model, report) method or be callable, got {type(evaluator).__name__}"
         )
-    if accepts_parameter(fn, "arch"):
+    kwargs: dict[str, Any] = {"report": report} if wants_report else {}
+    if _declares(fn, "arch"):
         kwargs["arch"] = arch
     # any evaluator may use NNI's report functions (nasx.report_final_result ...) while it runs
     with reporting(report) as channel:
         return channel.result(fn(model, **kwargs))
+
+
+# What each evaluator function declares, looked up once: inspect.signature took a tenth of a
+# trivial trial's time, twice per trial. Keyed weakly by the function (a bound method's own).
+_DECLARED: weakref.WeakKeyDictionary[Any, dict[str, bool]] = weakref.WeakKeyDictionary()
+
+
+def _declares(fn: Callable[..., Any], name: str) -> bool:
+    """:func:`~nasx.evaluator.base.accepts_parameter`, remembered per plain function."""
+    key = getattr(fn, "__func__", fn)
+    if not isinstance(key, types.FunctionType):  # a callable object, a builtin: not cached
+        return accepts_parameter(fn, name)
+    declared = _DECLARED.setdefault(key, {})
+    if name not in declared:
+        declared[name] = accepts_parameter(fn, name)
+    return declared[name]
 
 
 def run_trial(
@@ -160,9 +179,12 @@ def run_trial(
 
         result = TrialResult(job.id, FAILED, intermediates=intermediates, start_time=start)
         try:
-            model = builder(job.arch)
-            trial_evaluator = freeze_evaluator(evaluator, job.hparams) if job.hparams else evaluator
-            value = call_evaluator(trial_evaluator, model, report, arch=job.arch)
+            with _evaluating(job.evaluating_mark):  # a death in here is the trial's crash
+                model = builder(job.arch)
+                trial_evaluator = (
+                    freeze_evaluator(evaluator, job.hparams) if job.hparams else evaluator
+                )
+                value = call_evaluator(trial_evaluator, model, report, arch=job.arch)
             result.metric, result.metrics = checked_metric(value, job.id)
             result.status = SUCCEEDED
             log.info("succeeded: %s", result.metrics)
@@ -177,6 +199,23 @@ def run_trial(
     if buffer is not None:
         result.log = buffer.getvalue()
     return result
+
+
+@contextlib.contextmanager
+def _evaluating(mark: str | None) -> Iterator[None]:
+    """``mark`` exists while the block runs and is gone after it, unless the process dies in
+    it: a SIGKILL or a segfault leave it for the resumed run to see
+    (:mod:`nasx.experiment.recovery`). An exception of the trial's own removes it too."""
+    if mark is None:
+        yield
+        return
+    os.close(os.open(mark, os.O_WRONLY | os.O_CREAT, 0o644))
+    try:
+        yield
+    except Exception:
+        os.unlink(mark)
+        raise
+    os.unlink(mark)
 
 
 def _keep_weights(

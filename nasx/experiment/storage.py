@@ -135,8 +135,7 @@ class TrialStore:
             )
         directory.mkdir(parents=True, exist_ok=True)
         store = cls(directory)
-        for key, value in meta.items():
-            store.set_meta(key, value)
+        store.set_meta_all(meta)
         return store
 
     @classmethod
@@ -191,6 +190,17 @@ class TrialStore:
 
     def set_meta(self, key: str, value: Any) -> None:
         self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
+
+    def set_meta_all(self, meta: dict[str, Any]) -> None:
+        """Write every key of ``meta`` in one transaction: a kill leaves all of them or none."""
+        rows = [(key, json.dumps(value)) for key, value in meta.items()]
+        self._db.execute("BEGIN")
+        try:
+            self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", rows)
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
 
     # ----------------------------------------------------------------- trials
     def trial_dir(self, trial_id: int) -> Path:
