@@ -346,7 +346,8 @@ VARIANTS = {
 }
 # Path strategies beside the models they sample (--variants oneshot --ref "sampled 4 archs").
 ONESHOT_VARIANTS = ",".join(
-    ["sampled 4 archs", "sampled 4 archs x2", "RandomOneShot", "Proxyless", "Proxyless all-paths"]
+    ["sampled plain model", "sampled 4 archs", "sampled 4 archs x2"]
+    + ["RandomOneShot", "ENAS", "Proxyless", "Proxyless all-paths"]
 )
 CPU_VARIANTS = ",".join(
     ["plain", "plain+channels_last", "nasx (defaults)", "nasx channels_last=False"]

@@ -8,7 +8,9 @@
 # then one device call per group, each with carry [".gpu_carry"] (the device's python3 has torch,
 # Lightning, torchvision and torchmetrics; pycocotools travels as a wheel, CIFAR-10 as data):
 #
-#   bash benchmarks/gpu_session.sh tests       # ~4 min: the GPU tests that skip on CPU
+#   bash benchmarks/gpu_session.sh issue34     # ~10 min: tests, retrain speed and accuracy, path strategies
+#   bash benchmarks/gpu_session.sh tests       # ~2 min: the GPU tests that skip on CPU
+#   bash benchmarks/gpu_session.sh accuracy    # ~3 min: retrain_accuracy (fast path vs plain loop)
 #   bash benchmarks/gpu_session.sh oneshot     # ~6 min: darts_step's path strategies (Proxyless two-path)
 #   bash benchmarks/gpu_session.sh retrain     # ~5 min: retrain_step (CUDA-graph retraining vs a plain loop)
 #   bash benchmarks/gpu_session.sh detection   # ~10 min: the detection tutorial's full run
@@ -43,6 +45,19 @@ device_setup() {  # the carried wheels on the path, unbuffered output, nasx from
     export PYTHONPATH="$PWD:/tmp/site" PYTHONUNBUFFERED=1 NASX_DATA_DIR="$PWD/$CARRY/data"
 }
 
+gpu_tests() {
+    step gpu_tests 170 python3 -m pytest -q -p no:cacheprovider -m "slow or not slow" -rs \
+        --timeout 120 tests/evaluator/test_cuda_graphs.py tests/experiment/test_gpu_trials.py \
+        tests/strategy/oneshot/test_cuda_graphs.py tests/strategy/oneshot/test_base.py \
+        tests/test_cuda_graph.py tests/hardware/test_latency.py \
+        tests/nni_compat/test_evaluator_darts_tutorial.py
+}
+
+retrain_accuracy() {
+    step retrain_accuracy 200 python3 benchmarks/retrain_accuracy.py --data-dir "$CARRY/data" \
+        --train-images 10000 --epochs 3 --seeds 0,1
+}
+
 case "${1:-}" in
 prepare)
     grep -qx "/$CARRY/" .git/info/exclude 2>/dev/null || echo "/$CARRY/" >>.git/info/exclude
@@ -53,11 +68,13 @@ prepare)
         --platform manylinux2014_x86_64 -d "$CARRY/whl" pycocotools==2.0.11
     du -sh "$CARRY"
     ;;
-tests)
+tests)  # every test that skips without CUDA, and the DARTS tutorial's GPU path (~2 min)
     device_setup
-    step gpu_tests 420 python3 -m pytest -q -p no:cacheprovider -m "slow or not slow" -rs \
-        tests/evaluator/test_cuda_graphs.py tests/experiment/test_gpu_trials.py \
-        tests/strategy/oneshot/test_cuda_graphs.py tests/strategy/oneshot/test_base.py
+    gpu_tests
+    ;;
+accuracy)  # retraining accuracy: the evaluator's fast path against a plain loop (~3 min)
+    device_setup
+    retrain_accuracy
     ;;
 oneshot)
     device_setup
@@ -68,13 +85,23 @@ retrain)
     device_setup
     step retrain_step 540 python3 benchmarks/retrain_step.py
     ;;
+issue34)  # issue 34 in one ~10-minute call: the GPU tests, then retraining speed and accuracy,
+    # then the path strategies; each step under its own timeout, the most important first.
+    device_setup
+    gpu_tests
+    step retrain_step 130 python3 benchmarks/retrain_step.py --repeats 3
+    retrain_accuracy
+    step darts_step_paths 110 python3 benchmarks/darts_step.py --device cuda --variants oneshot \
+        --ref "sampled plain model" --width 16 --cells 8 --batch 64 --size 32 --steps 3 \
+        --repeats 3 --no-memory
+    ;;
 detection)
     device_setup
     step spinenet_detection 580 python3 tutorials/spinenet_detection.py --search-minutes 3 \
         --final-epochs 12 --workdir /tmp/spinenet_det
     ;;
 *)
-    echo "usage: bash benchmarks/gpu_session.sh prepare|tests|oneshot|retrain|detection" >&2
+    echo "usage: bash benchmarks/gpu_session.sh prepare|issue34|tests|accuracy|oneshot|retrain|detection" >&2
     exit 2
     ;;
 esac

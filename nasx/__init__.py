@@ -36,6 +36,7 @@ _LAZY_NAMES = {
     "search_space": "nasx.space",
     "ensure_frozen": "nasx.space",
     "label_scope": "nasx.space",
+    "NasxError": "nasx._errors",  # the root of every nasx exception
     # NNI's top-level shortcuts (nni.uniform, ...) and nni.mutable's main names (issue 17)
     **dict.fromkeys(
         ["Numerical", "MutableExpression", "MutableList", "MutableDict", "frozen_context"]
@@ -64,6 +65,7 @@ __all__ = ["__version__", *_LAZY_NAMES, *_SUBPACKAGES]
 # What type checkers and IDEs see: the names of _LAZY_NAMES and _SUBPACKAGES, imported eagerly
 # by them only (tests/test_typing.py checks that the lists agree).
 if TYPE_CHECKING:
+    from nasx._errors import NasxError as NasxError
     from nasx.evaluator.nni_report import report_final_result as report_final_result
     from nasx.evaluator.nni_report import report_intermediate_result as report_intermediate_result
     from nasx.evaluator.tracing import trace as trace

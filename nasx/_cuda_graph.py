@@ -205,11 +205,19 @@ class CapturedStep:
         graph = torch.cuda.CUDAGraph()
         for opt in self.optimizers:
             opt.zero_grad(set_to_none=True)  # gradients get allocated inside the graph's pool
+        generator = torch.cuda.default_generators[torch.cuda.current_device()]
+        # (clone_state / graphsafe_set_state: torch 2.3 and newer)
+        rng_before = generator.clone_state() if hasattr(generator, "clone_state") else None
         try:
             with torch.cuda.graph(graph), _capture_autocast(), _quiet_stream_warning():
                 outputs = self.step(*static)
         except Exception as err:  # a host sync, an unsupported op: eager from now on
             torch.cuda.synchronize()
+            # When the capture breaks, torch skips the epilogue that tells the CUDA generator the
+            # capture is over, so every later random op on the device (dropout, drop-path, randn)
+            # would raise "Offset increment outside graph capture". Put back its state from before.
+            if rng_before is not None:
+                generator.graphsafe_set_state(rng_before)
             self.disable(f"capturing it failed ({type(err).__name__}: {err})".strip())
             return False
         self.graph, self._static_inputs, self._static_outputs = graph, static, outputs

@@ -19,6 +19,8 @@ import importlib
 import importlib.util
 from types import ModuleType
 
+from ._errors import NasxError
+
 # The extras of pyproject.toml and the modules each provides (tests/test_packaging.py checks
 # that this table and pyproject agree).
 EXTRAS: dict[str, tuple[str, ...]] = {
@@ -34,7 +36,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 }
 
 
-class MissingExtraError(ImportError):
+class MissingExtraError(NasxError, ImportError):
     """An optional dependency is not installed; the message names the extra that installs it."""
 
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 import os
 import signal
 
+from ._errors import NasxError
 
-class PosixOnlyError(NotImplementedError):
+
+class PosixOnlyError(NasxError, NotImplementedError):
     """A feature that needs a POSIX system (Linux, macOS) was used on another one (Windows)."""
 
 

@@ -21,12 +21,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
+
+from ._errors import NasxError
 
 PROG = "nasx"
 
 
-class CliError(Exception):
+class CliError(NasxError):
     """A problem worth one line to the user (exit code 1)."""
 
 
@@ -387,7 +389,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from nasx.experiment import ExperimentDirError
-    from nasx.pipeline import PipelineError, load, run_pipeline
+    from nasx.pipeline import (
+        PipelineError,
+        check_arguments,
+        load,
+        no_success_message,
+        run_pipeline,
+    )
 
     try:
         cfg = load(args.file)
@@ -397,6 +405,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise CliError(
                 f"--steps {unknown[0]!r} is not a step of {args.file}: {cfg['pipeline']}"
             )
+        try:  # before anything runs: the space and strategy the file's arguments build
+            check_arguments(cfg)
+        except PipelineError as e:
+            raise CliError(f"{args.file}: {e}") from None
         if args.check:
             print(f"{args.file}: valid; steps {', '.join(steps or cfg['pipeline'])}")
             return 0
@@ -404,6 +416,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     except (PipelineError, FileNotFoundError, ExperimentDirError) as e:
         raise CliError(str(e)) from None
     for step, exp in results.items():
+        failed = no_success_message(step, exp)
+        if failed is not None:
+            raise CliError(failed + f"; `nasx show {exp.workdir}` has the full errors")
         best = exp.export_top_models(1)
         print(
             f"{step}: {len(exp.trials())} trials in {exp.workdir}; best arch {json.dumps(best[0])}"
@@ -412,13 +427,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 # ----------------------------------------------------------------------------- parser
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description="Look at and drive nasx experiments (directories with nasx.db).",
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+# What add_subparsers returns; each _add_<command> below adds one command's parser to it.
+_Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
+
+def _add_list(sub: _Commands) -> None:
     p = sub.add_parser(
         "list", help="list the experiments under a directory", description="List experiments."
     )
@@ -433,6 +446,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_list)
 
+
+def _add_show(sub: _Commands) -> None:
     p = sub.add_parser(
         "show", help="status, best trials and the trial table", description="Show one experiment."
     )
@@ -448,6 +463,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_show)
 
+
+def _add_export(sub: _Commands) -> None:
     p = sub.add_parser(
         "export",
         help="print the best archs (and their hyperparameters)",
@@ -464,6 +481,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
     p.set_defaults(func=cmd_export)
 
+
+def _add_model(sub: _Commands) -> None:
     p = sub.add_parser(
         "model",
         help="write a kept trial's trained model (state dict, arch, space) to a file",
@@ -480,6 +499,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, help="the file to write (e.g. model.pt)")
     p.set_defaults(func=cmd_model)
 
+
+def _add_plot(sub: _Commands) -> None:
     p = sub.add_parser(
         "plot", help="write the charts (and cells of the best arch)", description="Write charts."
     )
@@ -505,6 +526,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_plot)
 
+
+def _add_resume(sub: _Commands) -> None:
     p = sub.add_parser(
         "resume",
         help="start the experiment's script again (it resumes)",
@@ -515,6 +538,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--python", help="interpreter to use (default: this one)")
     p.set_defaults(func=cmd_resume)
 
+
+def _add_tensorboard(sub: _Commands) -> None:
     p = sub.add_parser(
         "tensorboard",
         help="write TensorBoard logs of the stored trials",
@@ -524,6 +549,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--overwrite", action="store_true", help="rewrite trials logged before")
     p.set_defaults(func=cmd_tensorboard)
 
+
+def _add_serve(sub: _Commands) -> None:
     p = sub.add_parser(
         "serve",
         help="a read-only dashboard in the browser",
@@ -540,6 +567,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--open", action="store_true", help="open the page in a web browser")
     p.set_defaults(func=cmd_serve)
 
+
+def _add_run(sub: _Commands) -> None:
     p = sub.add_parser(
         "run",
         help="run a pipeline described in a YAML file (search, then full training)",
@@ -550,6 +579,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="validate the file, run nothing")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_run)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Look at and drive nasx experiments (directories with nasx.db).",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    # one function per command above, in the order `nasx --help` lists them
+    for add_command in (
+        _add_list,
+        _add_show,
+        _add_export,
+        _add_model,
+        _add_plot,
+        _add_resume,
+        _add_tensorboard,
+        _add_serve,
+        _add_run,
+    ):
+        add_command(sub)
     return parser
 
 

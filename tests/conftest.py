@@ -22,6 +22,16 @@ def shared_data_dir() -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def _cuda_random_generator_stays_usable():
+    """On a GPU machine, fail the test that leaves the device's random generator unusable (a
+    CUDA graph capture that broke without cleanup makes every later random op raise): otherwise
+    the next test to draw a random number on the GPU fails for a reason that is not its own."""
+    yield
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.randn(1, device="cuda")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist (``make test``), keep each test file on one worker, in order, as a
     serial run has it (module-scoped fixtures are built once); the Ray test files share one

@@ -80,3 +80,6 @@ def test_a_host_sync_inside_the_step_turns_graphs_off_with_a_reason():
     run = CapturedStep(lambda t: t * float(t.sum()), optimizers=[], warmup=0)
     assert run((x,)).tolist() == [2.0, 2.0]  # fell back to an eager call
     assert not run.enabled and "capturing it failed" in run.disabled_reason
+    # The broken capture leaves the device's random generator usable (eager dropout, randn).
+    assert torch.randn(4, device="cuda").isfinite().all()
+    assert nn.functional.dropout(torch.ones(8, device="cuda"), 0.5).shape == (8,)

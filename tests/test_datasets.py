@@ -220,10 +220,73 @@ def test_cifar10_download_fallback(nothing_local, monkeypatch):
         D.cifar10("test", download=True)
     assert not list((nothing_local.parent / "cache").rglob("*.tar.gz*"))  # no partial file left
     monkeypatch.setattr(cifar, "CIFAR10_MD5", hashlib.md5(tarball.read_bytes()).hexdigest())
+    monkeypatch.setattr(cifar, "CIFAR10_SHA256", hashlib.sha256(tarball.read_bytes()).hexdigest())
     ds = D.cifar10("test", download=True, normalize=False)
     assert ds.targets.tolist() == list(range(6)) and "downloaded" in ds.origin
     # rows are R, G, B planes of 32x32: image 2, green channel, pixel (row 0, col 5)
     assert ds[2][0][1, 0, 5].item() == pytest.approx(batch[b"data"][2, 1024 + 5] / 255)
+
+
+class _RunsCode:
+    """A pickle payload: unpickling it creates the file ``marker`` (what an attacker's would do)."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (eval, (f"open({self.marker!r}, 'w').close()",))
+
+
+def _tarball_with_batch(path, batch_bytes):
+    import io
+    import tarfile
+
+    with tarfile.open(path, "w:gz") as tar:
+        info = tarfile.TarInfo("cifar-10-batches-py/test_batch")
+        info.size = len(batch_bytes)
+        tar.addfile(info, io.BytesIO(batch_bytes))
+
+
+def test_a_tampered_cifar10_cache_is_not_unpickled_without_download(nothing_local, monkeypatch):
+    """Whoever can write the cache folder must not run code in the next user's process."""
+    marker = nothing_local / "pwned"
+    cached = nothing_local.parent / "cache" / "data" / "cifar10" / "cifar-10-python.tar.gz"
+    cached.parent.mkdir(parents=True)
+    _tarball_with_batch(cached, pickle.dumps({b"data": _RunsCode(marker), b"labels": []}))
+    with pytest.raises(ValueError, match="sha256 .* is not that of the CIFAR-10 archive") as err:
+        D.cifar10("test")  # download=False: the cached archive alone
+    assert str(cached) in str(err.value) and "Delete the file" in str(err.value)
+    with pytest.raises(ValueError, match="refusing to unpickle"):
+        D.cifar10("test", download=True)  # a cached archive is checked as well
+    assert not marker.exists()
+    assert not list(cached.parent.glob("*.npy"))  # nothing cached from it
+
+
+def test_cifar10_batches_are_unpickled_with_numpy_arrays_only(nothing_local, monkeypatch):
+    """Second guard: even an archive that passed the checksum cannot name other globals."""
+    import hashlib
+
+    marker = nothing_local / "pwned"
+    cached = nothing_local.parent / "cache" / "data" / "cifar10" / "cifar-10-python.tar.gz"
+    cached.parent.mkdir(parents=True)
+    _tarball_with_batch(cached, pickle.dumps({b"data": _RunsCode(marker), b"labels": []}))
+    monkeypatch.setattr(cifar, "CIFAR10_SHA256", hashlib.sha256(cached.read_bytes()).hexdigest())
+    with pytest.raises(ValueError, match="refusing to unpickle the global builtins.eval") as err:
+        D.cifar10("test")
+    assert str(cached) in str(err.value)
+    assert not marker.exists()
+
+
+def test_the_array_unpickler_reads_numpy_1_batches():
+    """The published batches name numpy.core (numpy 1); they load under numpy 2 without warnings."""
+    import io
+
+    array = np.arange(12, dtype=np.uint8).reshape(2, 6)
+    blob = pickle.dumps({b"data": array, b"labels": [3, 4]}, protocol=2)
+    blob = blob.replace(b"numpy._core.multiarray", b"numpy.core.multiarray")
+    assert b"numpy.core.multiarray\n_reconstruct" in blob
+    batch = cifar._ArrayUnpickler(io.BytesIO(blob), encoding="bytes").load()
+    assert np.array_equal(batch[b"data"], array) and batch[b"labels"] == [3, 4]
 
 
 def test_fast_tar_reader_matches_tarfile(tmp_path):

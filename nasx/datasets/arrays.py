@@ -84,8 +84,8 @@ class ArrayImageDataset(Dataset):
                     f"{labels_path}, which this machine lacks: share the cache folder "
                     "(NASX_CACHE_DIR) or build the dataset here"
                 )
-            self.images = np.load(images_path, mmap_mode="r")
-            self.targets = np.load(labels_path).astype(np.int64)
+            self.images = np.load(images_path, mmap_mode="r", allow_pickle=False)
+            self.targets = np.load(labels_path, allow_pickle=False).astype(np.int64)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(n={len(self)}, shape={tuple(self.images.shape[1:])})"

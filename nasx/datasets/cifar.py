@@ -6,17 +6,20 @@ import gzip
 import io
 import logging
 import os
+import pickle
 import re
 import tarfile
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
+from .._errors import NasxError
 from .arrays import ArrayImageDataset
-from .files import _cache_paths, _check_split, _save_npy_atomic, download_file
+from .files import _cache_paths, _check_split, _file_sha256, _save_npy_atomic, download_file
 from .locate import DataNotFoundError, _data_dir_candidates, cache_dir
 
 __all__ = ["CIFAR10_CLASSES", "CIFAR10_MEAN", "CIFAR10_STD", "cifar10"]
@@ -28,7 +31,9 @@ CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)
 CIFAR10_STD = (0.2470, 0.2435, 0.2616)
 # Used only when no local copy exists and download=True is passed.
 CIFAR10_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
-CIFAR10_MD5 = "c58f30108f718f92721af3b95e74349a"
+CIFAR10_MD5 = "c58f30108f718f92721af3b95e74349a"  # the one the CIFAR-10 page publishes
+# SHA-256 of the same file (as Keras pins it): checked before every read of its pickled batches.
+CIFAR10_SHA256 = "6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7fe0b5c001ce"
 _CIFAR_COUNTS = {"train": 50_000, "test": 10_000}
 log = logging.getLogger("nasx.datasets")  # one logger for the package, as before the split
 
@@ -52,7 +57,7 @@ def _find_cifar10(root: str | os.PathLike | None) -> Path:
     )
 
 
-class _UnusualTar(ValueError):
+class _UnusualTar(NasxError, ValueError):
     """The fast tar reader met an entry it does not handle (long names, sparse files...)."""
 
 
@@ -126,7 +131,9 @@ def _decode_cifar10(
     archive: Path, split: str, use_torchvision: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
     """Decode one split's JPEGs into canonical order: images (N, 3, 32, 32) uint8, labels (N,)."""
-    labels = np.load(archive.parent / "cifar10_labels_canonical.npz")[split].astype(np.uint8)
+    labels = np.load(archive.parent / "cifar10_labels_canonical.npz", allow_pickle=False)[
+        split
+    ].astype(np.uint8)
     # File NNNN.jpg of class c is the NNNN-th image of class c in canonical order.
     positions = {c: np.flatnonzero(labels == c) for c in range(len(CIFAR10_CLASSES))}
     class_index = {name: i for i, name in enumerate(CIFAR10_CLASSES)}
@@ -158,18 +165,70 @@ def _cifar10_from_archive(archive: Path, split: str) -> tuple[Path, Path]:
     return images_path, labels_path
 
 
-def _read_cifar10_python(tarball: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
-    """Read the original ``cifar-10-python.tar.gz`` batches: (N, 3, 32, 32) uint8, (N,) uint8."""
-    import pickle
+class _ArrayUnpickler(pickle.Unpickler):
+    """Unpickles what CIFAR-10's batches hold (dicts, lists, bytes, numpy arrays) and nothing else.
 
+    A second guard after the checksum: any global other than numpy's array constructors (the
+    way a pickle runs code) is refused by name instead of being imported and called.
+    """
+
+    _ALLOWED = {
+        ("numpy._core.multiarray", "_reconstruct"),
+        ("numpy._core.numeric", "_frombuffer"),
+        ("numpy", "ndarray"),
+        ("numpy", "dtype"),
+    }
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) == ("_codecs", "encode"):  # bytes in a protocol-2 pickle written by py3
+            return _latin1_bytes
+        # the batches were written by numpy 1 (numpy.core); numpy 2 calls it numpy._core
+        modern = re.sub(r"^numpy\.core\b", "numpy._core", module)
+        if (modern, name) not in self._ALLOWED:
+            raise pickle.UnpicklingError(
+                f"refusing to unpickle the global {module}.{name}: CIFAR-10 batches hold only "
+                "dicts, lists, bytes and numpy arrays"
+            )
+        return super().find_class(modern if hasattr(np, "_core") else module, name)
+
+
+def _latin1_bytes(text: str, encoding: str = "latin1") -> bytes:
+    """``_codecs.encode`` as protocol-2 pickles use it for bytes, and only that use."""
+    if not isinstance(text, str) or encoding != "latin1":
+        raise pickle.UnpicklingError("refusing _codecs.encode other than str to latin-1 bytes")
+    return text.encode("latin1")
+
+
+def _verify_cifar10_tarball(tarball: Path) -> None:
+    """Refuse ``tarball`` unless its SHA-256 is the published archive's: its batches are pickles,
+    and unpickling a file anyone with write access to the cache put there would run their code."""
+    actual = _file_sha256(tarball)
+    if actual != CIFAR10_SHA256:
+        raise ValueError(
+            f"{tarball}: sha256 {actual} is not that of the CIFAR-10 archive ({CIFAR10_SHA256}); "
+            "refusing to unpickle its batches (a tampered pickle runs code). Delete the file and "
+            f"pass download=True to fetch {CIFAR10_URL} again"
+        )
+
+
+def _read_cifar10_python(tarball: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
+    """Read the original ``cifar-10-python.tar.gz`` batches: (N, 3, 32, 32) uint8, (N,) uint8.
+
+    Every call checks the archive's SHA-256 first (a cached copy as much as a fresh download)
+    and unpickles with :class:`_ArrayUnpickler`; the arrays are then cached as ``.npy`` files,
+    which are read back without pickle (``allow_pickle=False``).
+    """
+    _verify_cifar10_tarball(tarball)
     names = [f"data_batch_{i}" for i in range(1, 6)] if split == "train" else ["test_batch"]
     batches = {}
     with tarfile.open(tarball, "r:gz") as tar:
         for member in tar:
             f = tar.extractfile(member) if member.isfile() else None
             if f is not None and Path(member.name).name in names:
-                # the batches are Python pickles made by the dataset's authors (checksum verified)
-                batches[Path(member.name).name] = pickle.load(f, encoding="bytes")
+                try:
+                    batches[Path(member.name).name] = _ArrayUnpickler(f, encoding="bytes").load()
+                except pickle.UnpicklingError as e:
+                    raise ValueError(f"{tarball}: {member.name}: {e}") from None
     missing = [n for n in names if n not in batches]
     if missing:
         raise ValueError(f"{tarball} lacks CIFAR-10 batches {missing}")
@@ -214,9 +273,11 @@ def cifar10(
     Decoded from ``<data dir>/cifar10/cifar10_jpg.tar.gz`` (found by :func:`find_data_dir`, or
     under ``root``) once and cached as uint8 ``.npy`` files (see :func:`cache_dir`). Only when
     that archive is absent: a previously downloaded copy in the cache, then (``download=True``)
-    the original archive from the CIFAR-10 website. ``transform`` maps the [0, 1] float tensor to
-    a tensor; then ``normalize`` applies the official per-channel mean/std. ``dataset.origin``
-    says which data was used. Raises :class:`DataNotFoundError` when nothing is found.
+    the original archive from the CIFAR-10 website; that archive (cached or fresh) is read only
+    after its SHA-256 matches the published one, since its batches are pickles. ``transform``
+    maps the [0, 1] float tensor to a tensor; then ``normalize`` applies the official
+    per-channel mean/std. ``dataset.origin`` says which data was used. Raises
+    :class:`DataNotFoundError` when nothing is found.
 
     Example:
         >>> test = cifar10('test')  # doctest: +SKIP
@@ -231,8 +292,8 @@ def cifar10(
     else:
         images_path, labels_path = _cifar10_from_archive(archive, split)
         origin = f"{archive} (JPEG; decoded cache {images_path})"
-    images = np.load(images_path, mmap_mode="r")
-    labels = np.load(labels_path)
+    images = np.load(images_path, mmap_mode="r", allow_pickle=False)
+    labels = np.load(labels_path, allow_pickle=False)
     if images.shape != (_CIFAR_COUNTS[split], 3, 32, 32) or len(labels) != len(images):
         raise ValueError(f"cache file {images_path} has shape {images.shape}; delete it to rebuild")
     log.info("CIFAR-10 %s: %s", split, origin)

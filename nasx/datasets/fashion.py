@@ -139,8 +139,8 @@ def fashion_mnist(
         _save_npy_atomic(images_path, images[:, None])  # (N, 1, 28, 28)
     log.info("Fashion-MNIST %s: %s", split, images_idx)
     return ArrayImageDataset(
-        np.load(images_path, mmap_mode="r"),
-        np.load(labels_path),
+        np.load(images_path, mmap_mode="r", allow_pickle=False),
+        np.load(labels_path, allow_pickle=False),
         transform=transform,
         classes=FASHION_MNIST_CLASSES,
         source=(images_path, labels_path),

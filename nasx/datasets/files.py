@@ -66,6 +66,15 @@ def download_file(url: str, dest: Path, md5: str | None = None) -> Path:
     return dest
 
 
+def _file_sha256(path: Path) -> str:
+    """The SHA-256 of a file, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 @lru_cache(maxsize=8)
 def _file_digest(path: str, size: int, mtime_ns: int) -> str:
     h = hashlib.md5()

@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .._errors import NasxError
+
 __all__ = ["DataNotFoundError", "cache_dir", "find_data_dir"]
 
 
-class DataNotFoundError(FileNotFoundError):
+class DataNotFoundError(NasxError, FileNotFoundError):
     """Data is not on disk; the message lists every place looked and how to get the data."""
 
 

@@ -32,6 +32,8 @@ import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import IO, Any, cast
 
+from .._errors import NasxError
+
 Feature = list[bytes] | list[float] | list[int]
 
 # ----------------------------------------------------------------------------- CRC-32C
@@ -96,7 +98,7 @@ def masked_crc(data: bytes) -> int:
 
 
 # ----------------------------------------------------------------------------- framing
-class TFRecordError(ValueError):
+class TFRecordError(NasxError, ValueError):
     """A TFRecord file is corrupt or truncated; the message names the file, record and offset."""
 
 
@@ -109,45 +111,108 @@ def write_record(f: IO[bytes], data: bytes) -> None:
     f.write(struct.pack("<I", masked_crc(data)))
 
 
-def iter_records(f: IO[bytes], check_crc: bool = True, name: str | None = None) -> Iterator[bytes]:
-    """The records of the open binary file ``f``, in order.
+MAX_RECORD_BYTES = 256 * 2**20
+"""The default largest record a reader accepts (256 MiB): far above any real image (a
+full-resolution ImageNet JPEG is under 20 MB), far below what a forged length may claim
+(up to 2**64 - 1 bytes). Pass ``max_record_bytes=`` to change it (None: no limit)."""
 
-    Raises :class:`TFRecordError` on a truncated record or, with ``check_crc``, a CRC mismatch.
-    """
-    name = name or getattr(f, "name", "<stream>")
+_CHUNK = 16 * 2**20  # data is read in pieces: a forged length allocates only what the file holds
+
+
+def _check_max_record_bytes(value: int | None) -> None:
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+        raise ValueError(f"max_record_bytes must be a positive integer or None, got {value!r}")
+
+
+def _read_up_to(f: IO[bytes], n: int) -> bytes:
+    """Up to ``n`` bytes of ``f`` (fewer at the end of the file), read in pieces of ``_CHUNK``, so
+    that memory follows the bytes really there, not the number asked for."""
+    if n <= _CHUNK:
+        return f.read(n)
+    parts, left = [], n
+    while left:
+        part = f.read(min(left, _CHUNK))
+        if not part:
+            break
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
+
+
+def _skip(f: IO[bytes], n: int) -> int:
+    """Move ``n`` bytes forward in ``f`` (or to its end); returns how many bytes were skipped."""
+    if isinstance(f, gzip.GzipFile) or not f.seekable():  # decompressed (or read) either way
+        skipped = 0
+        while skipped < n:
+            part = len(f.read(min(n - skipped, _CHUNK)))
+            if not part:
+                break
+            skipped += part
+        return skipped
+    here = f.tell()
+    end = f.seek(0, os.SEEK_END)
+    f.seek(min(here + n, end))
+    return min(n, end - here)
+
+
+def _frames(
+    f: IO[bytes], check_crc: bool, name: str, max_record_bytes: int | None, read_data: bool
+) -> Iterator[bytes | None]:
+    """The records of ``f`` (or, without ``read_data``, None per record, its data skipped)."""
+    _check_max_record_bytes(max_record_bytes)
     index = 0
     while True:
         offset = f.tell()
         header = f.read(12)
         if not header:
             return
+        where = f"{name}: record {index} at byte {offset}"
         if len(header) < 12:
             raise TFRecordError(
-                f"{name}: record {index} at byte {offset} is truncated (header of {len(header)} "
-                "bytes, expected 12)"
+                f"{where} is truncated (header of {len(header)} bytes, expected 12)"
             )
         length_bytes = header[:8]
         (length,) = struct.unpack("<Q", length_bytes)
         (length_crc,) = struct.unpack("<I", header[8:])
         if check_crc and masked_crc(length_bytes) != length_crc:
             raise TFRecordError(
-                f"{name}: record {index} at byte {offset}: the length's CRC does not match "
-                "(corrupt file, or not a TFRecord file)"
+                f"{where}: the length's CRC does not match (corrupt file, or not a TFRecord file)"
             )
-        data = f.read(length)
+        if max_record_bytes is not None and length > max_record_bytes:
+            raise TFRecordError(
+                f"{where} claims {length} bytes, more than max_record_bytes={max_record_bytes} "
+                "(a corrupt or forged length); pass a larger max_record_bytes= (or None) if the "
+                "file really holds records that big"
+            )
+        data = _read_up_to(f, length) if read_data else None
+        got = len(data) if data is not None else _skip(f, length)
         footer = f.read(4)
-        if len(data) < length or len(footer) < 4:
+        if got < length or len(footer) < 4:
+            raise TFRecordError(f"{where} is truncated ({got} of {length} data bytes)")
+        if check_crc and data is not None and masked_crc(data) != struct.unpack("<I", footer)[0]:
             raise TFRecordError(
-                f"{name}: record {index} at byte {offset} is truncated ({len(data)} of "
-                f"{length} data bytes)"
-            )
-        if check_crc and masked_crc(data) != struct.unpack("<I", footer)[0]:
-            raise TFRecordError(
-                f"{name}: record {index} at byte {offset}: the data's CRC does not match "
-                "(corrupt record); pass check_crc=False to read it anyway"
+                f"{where}: the data's CRC does not match (corrupt record); pass check_crc=False "
+                "to read it anyway"
             )
         yield data
         index += 1
+
+
+def iter_records(
+    f: IO[bytes],
+    check_crc: bool = True,
+    name: str | None = None,
+    max_record_bytes: int | None = MAX_RECORD_BYTES,
+) -> Iterator[bytes]:
+    """The records of the open binary file ``f``, in order.
+
+    Raises :class:`TFRecordError` on a truncated record, a record longer than
+    ``max_record_bytes`` (see :data:`MAX_RECORD_BYTES`) or, with ``check_crc``, a CRC mismatch.
+    """
+    label = name or str(getattr(f, "name", "<stream>"))
+    for data in _frames(f, check_crc, label, max_record_bytes, read_data=True):
+        assert data is not None
+        yield data
 
 
 COMPRESSIONS = ("auto", "none", "gzip")
@@ -214,28 +279,62 @@ def open_records(
 
 
 def read_records(
-    path: str | os.PathLike[str], check_crc: bool = True, compression: str | None = "auto"
+    path: str | os.PathLike[str],
+    check_crc: bool = True,
+    compression: str | None = "auto",
+    max_record_bytes: int | None = MAX_RECORD_BYTES,
 ) -> Iterator[bytes]:
     """The records of the TFRecord file at ``path``; ``compression``: ``'auto'`` (the default:
-    plain or GZIP, see :func:`detect_compression`), ``'gzip'`` or ``'none'``.
+    plain or GZIP, see :func:`detect_compression`), ``'gzip'`` or ``'none'``. A record longer
+    than ``max_record_bytes`` (:data:`MAX_RECORD_BYTES` by default; None: no limit) is refused.
 
     A damaged gzip stream raises :class:`TFRecordError` naming the file and the record.
     """
     name = os.fspath(path)
     with open_records(path, "rb", compression) as f:
-        records = iter_records(f, check_crc, name=name)
-        index = 0
-        while True:
-            try:
-                data = next(records)
-            except StopIteration:
-                return
-            except (EOFError, OSError, zlib.error) as e:  # gzip's own errors
-                raise TFRecordError(
-                    f"{name}: the gzip stream is damaged or truncated at record {index} ({e})"
-                ) from e
+        for data in _gzip_errors_named(_frames(f, check_crc, name, max_record_bytes, True), name):
+            assert data is not None
             yield data
-            index += 1
+
+
+def count_records(
+    path: str | os.PathLike[str],
+    check_crc: bool = True,
+    compression: str | None = "auto",
+    max_record_bytes: int | None = MAX_RECORD_BYTES,
+) -> int:
+    """How many records the file at ``path`` holds, reading each header and skipping its data:
+    the length's CRC is checked (with ``check_crc``) and the length capped as when reading, so a
+    corrupt length raises :class:`TFRecordError` here too; the data's CRC is left to reading.
+
+        >>> import tempfile
+        >>> path = tempfile.mkdtemp() + '/data.tfrecord'
+        >>> with open_records(path, 'wb') as f:
+        ...     for r in (b'a', b'bb', b'ccc'):
+        ...         write_record(f, r)
+        >>> count_records(path)
+        3
+    """
+    name = os.fspath(path)
+    with open_records(path, "rb", compression) as f:
+        frames = _frames(f, check_crc, name, max_record_bytes, read_data=False)
+        return sum(1 for _ in _gzip_errors_named(frames, name))
+
+
+def _gzip_errors_named(frames: Iterator[bytes | None], name: str) -> Iterator[bytes | None]:
+    """``frames``, with gzip's own errors (a damaged stream) as :class:`TFRecordError`."""
+    index = 0
+    while True:
+        try:
+            data = next(frames)
+        except StopIteration:
+            return
+        except (EOFError, OSError, zlib.error) as e:  # gzip's own errors
+            raise TFRecordError(
+                f"{name}: the gzip stream is damaged or truncated at record {index} ({e})"
+            ) from e
+        yield data
+        index += 1
 
 
 # ----------------------------------------------------------------------------- tf.train.Example

@@ -41,7 +41,10 @@ import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
 from .tfrecord import (
+    MAX_RECORD_BYTES,
+    _check_max_record_bytes,
     compression_kind,
+    count_records,
     decode_example,
     encode_example,
     open_records,
@@ -95,8 +98,13 @@ class TFRecordImageDataset(IterableDataset):
         label_offset: added to every class label (``-1`` for 1-based ImageNet labels).
         compression: ``'auto'`` (plain or GZIP-compressed shards, told apart per file),
             ``'gzip'`` or ``'none'`` (TensorFlow's ``compression_type``).
+        max_record_bytes: the largest record accepted (default
+            :data:`~nasx.datasets.tfrecord.MAX_RECORD_BYTES`, 256 MiB; None: no limit): a longer
+            one, as a corrupt or forged length claims, raises ``TFRecordError`` naming the
+            file, the record and this limit, before anything is allocated for it.
 
-    ``len()`` counts the records once (reading the files) when asked.
+    ``len()`` counts the records once when asked, reading each record's header (its length's
+    CRC checked with ``check_crc``, the length capped as when iterating) and skipping its data.
     """
 
     def __init__(
@@ -111,6 +119,7 @@ class TFRecordImageDataset(IterableDataset):
         check_crc: bool = True,
         label_offset: int = 0,
         compression: str | None = "auto",
+        max_record_bytes: int | None = MAX_RECORD_BYTES,
     ):
         if task not in TASKS:
             raise ValueError(f"task must be one of {TASKS}, got {task!r}")
@@ -124,6 +133,8 @@ class TFRecordImageDataset(IterableDataset):
         self.check_crc, self.label_offset = check_crc, label_offset
         self.compression = compression
         compression_kind(compression)
+        _check_max_record_bytes(max_record_bytes)
+        self.max_record_bytes = max_record_bytes
         self._len: int | None = None
 
     def set_epoch(self, epoch: int) -> None:
@@ -132,7 +143,10 @@ class TFRecordImageDataset(IterableDataset):
 
     def __len__(self) -> int:
         if self._len is None:
-            self._len = sum(1 for f in self.files for _ in read_records(f, False, self.compression))
+            self._len = sum(
+                count_records(f, self.check_crc, self.compression, self.max_record_bytes)
+                for f in self.files
+            )
         return self._len
 
     def _my_files(self) -> list[str]:
@@ -160,7 +174,7 @@ class TFRecordImageDataset(IterableDataset):
         rng = random.Random((self.seed + self.epoch) * 1000 + (info.id if info else 0))
         buffer: list[dict[str, Any]] = []
         for path in self._my_files():
-            for data in read_records(path, self.check_crc, self.compression):
+            for data in read_records(path, self.check_crc, self.compression, self.max_record_bytes):
                 example = decode_example(data)
                 if not self.shuffle_buffer:
                     yield example

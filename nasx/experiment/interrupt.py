@@ -7,12 +7,12 @@ run again on resume and count no crash), one line says how to resume, and the ex
 process that SIGTERM ended) for SIGTERM.
 
     >>> import os, signal
-    >>> with sigterm_as_interrupt():
+    >>> with sigterm_as_interrupt() as terminated:
     ...     try:
     ...         os.kill(os.getpid(), signal.SIGTERM)
-    ...     except Terminated:
-    ...         print('stopped')
-    stopped
+    ...     except KeyboardInterrupt:
+    ...         print('stopped', terminated)
+    stopped [15]
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from .progress import announce
 
 __all__ = [
     "SIGTERM_EXIT_CODE",
-    "Terminated",
     "resume_hint",
     "run_until_stopped",
     "sigterm_as_interrupt",
@@ -38,29 +37,28 @@ __all__ = [
 SIGTERM_EXIT_CODE = 128 + 15
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM arrived while nasx ran trials: handled as Ctrl-C is (a KeyboardInterrupt)."""
-
-
 @contextlib.contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """Within the block, SIGTERM raises :class:`Terminated` in the main thread (once: a second
-    SIGTERM while the trials in flight are being stored is ignored). Nothing changes outside the
-    main thread, or when the application set its own SIGTERM handler."""
+def sigterm_as_interrupt() -> Iterator[list[int]]:
+    """Within the block, SIGTERM raises ``KeyboardInterrupt`` in the main thread, as Ctrl-C does,
+    and is noted in the list the block gets (once: a second SIGTERM while the trials in flight
+    are being stored is ignored). Nothing changes outside the main thread, or when the
+    application set its own SIGTERM handler."""
+    received: list[int] = []
     if (
         threading.current_thread() is not threading.main_thread()
         or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
     ):
-        yield
+        yield received
         return
 
     def handler(signum: int, frame: FrameType | None) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        raise Terminated("SIGTERM")
+        received.append(signum)
+        raise KeyboardInterrupt("SIGTERM")
 
     signal.signal(signal.SIGTERM, handler)
     try:
-        yield
+        yield received
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
@@ -78,12 +76,13 @@ def run_until_stopped(loop: Any, queue: list[Any], workdir: Path) -> str | None:
     """``loop.run(queue)`` (a :class:`~nasx.experiment.loop.TrialLoop`), with Ctrl-C and
     SIGTERM storing the trials in flight as interrupted; the stop reason. The line on how to
     resume is shown even with ``progress=False``: it is what the person who stopped it needs."""
+    terminated: list[int] = []
     try:
-        with sigterm_as_interrupt():
+        with sigterm_as_interrupt() as terminated:
             reason: str | None = loop.run(queue)
             return reason
-    except KeyboardInterrupt as e:
+    except KeyboardInterrupt:
         announce(resume_hint(workdir, len(loop.interrupted)))
-        if isinstance(e, Terminated):
+        if terminated:
             raise SystemExit(SIGTERM_EXIT_CODE) from None
         raise

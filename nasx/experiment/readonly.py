@@ -33,10 +33,11 @@ from typing import Any
 
 from nasx.trial import Trial, best_trials, status_counts
 
+from .._errors import NasxError
 from .storage import DB_NAME, TRIALS_DIR, _read_lazy
 
 
-class ExperimentReadError(Exception):
+class ExperimentReadError(NasxError):
     """The directory is missing, is not a nasx experiment, or its database cannot be read."""
 
 

@@ -40,6 +40,7 @@ from filelock import FileLock, Timeout
 
 from nasx.trial import Trial
 
+from .._errors import NasxError
 from .stored import gc_paused, stored_trial
 
 DB_NAME = "nasx.db"
@@ -83,7 +84,7 @@ _COLUMNS = (
 _JSON_COLUMNS = ("arch", "metrics", "intermediates", "hparams")
 
 
-class ExperimentDirError(RuntimeError):
+class ExperimentDirError(NasxError, RuntimeError):
     """The experiment directory cannot be used as asked (another experiment, locked, not resumable)."""
 
 

@@ -32,13 +32,15 @@ from typing import Any
 
 from nasx.trial import STATUSES, Trial
 
+from .._errors import NasxError
+
 # The JSON fields, each with what a NULL column reads as (older or hand-made databases).
 JSON_FIELDS = {"arch": dict, "metrics": dict, "intermediates": list, "hparams": dict}
 _FIELDS = tuple(f.name for f in dataclasses.fields(Trial))
 _RAW = {name: f"_{name}_json" for name in JSON_FIELDS}
 
 
-class DamagedTrialError(ValueError):
+class DamagedTrialError(NasxError, ValueError):
     """A stored trial's JSON field does not decode: its database row was damaged (a hand edit,
     a disk error). Raised when the field is first read, naming the trial and the field."""
 

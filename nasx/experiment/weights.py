@@ -75,6 +75,7 @@ from typing import Any
 import torch
 import torch.nn as nn
 
+from .._errors import NasxError
 from .jobs import Job, TrialResult, WeightsSpec
 from .runner import ModelBuilder
 
@@ -86,7 +87,7 @@ FORMAT = "nasx-trial-weights"
 VERSION = 1
 
 
-class WeightsError(Exception):
+class WeightsError(NasxError):
     """A model cannot be loaded from an experiment directory (base of the errors below)."""
 
 

@@ -38,13 +38,14 @@ from typing import Any
 import torch
 import torch.nn as nn
 
+from .._errors import NasxError
 from .latency import device_name, measure_latency
 from .shapes import ShapeTrace
 
 FORMAT = "nasx-latency-table/1"
 
 
-class MissingEntryError(KeyError):
+class MissingEntryError(NasxError, KeyError):
     """The table has no latency for a block and was told not to measure it."""
 
 

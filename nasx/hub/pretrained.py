@@ -251,15 +251,26 @@ def file_sha256(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
-def _verify(path: Path, expected: str | None, what: str) -> None:
+def _check_digest(expected: str | None) -> None:
+    """Refuse a checksum that is not 8+ hex digits (None: no check asked for)."""
     if expected is None:
         return
-    if len(expected) < 8 or any(c not in "0123456789abcdef" for c in expected.lower()):
+    if (
+        not isinstance(expected, str)
+        or len(expected) < 8
+        or any(c not in "0123456789abcdef" for c in expected.lower())
+    ):
         # An empty string would match every file: a check that silently checks nothing.
         raise ValueError(
             f"sha256 must be the file's checksum or a prefix of at least 8 hex digits (or None "
             f"to skip the check), got {expected!r}"
         )
+
+
+def _verify(path: Path, expected: str | None, what: str) -> None:
+    if expected is None:
+        return
+    _check_digest(expected)
     actual = file_sha256(path)
     if not actual.startswith(expected.lower()):
         raise ValueError(
@@ -309,11 +320,18 @@ def _packaged_weights(name: str) -> Iterator[Path | None]:
 
 
 def _published_weights(
-    entry: SearchedModel, directory: Path, progress: bool, download: bool = True
+    entry: SearchedModel,
+    directory: Path,
+    progress: bool,
+    download: bool = True,
+    sha256: str | None = None,
 ) -> Path:
+    """The cached (or freshly downloaded) weights of ``entry``, checked against its configured
+    checksum and ``sha256`` (the caller's), each when given."""
     path = directory / entry.filename
     if path.exists():
         _verify(path, entry.sha256, f"cached weights of {entry.name!r}")
+        _verify(path, sha256, f"cached weights of {entry.name!r} (sha256= argument)")
         return path
     if entry.url is None or not download:
         raise FileNotFoundError(
@@ -321,13 +339,15 @@ def _published_weights(
             f"to use another directory), pass weights='path/to/file.pth', or configure a URL with "
             f"nasx.hub.configure_weights({entry.name!r}, url=..., sha256=...)"
         )
-    try:
-        _download(entry.url, path, entry.sha256, progress)
+    try:  # checked on the way against one checksum, the other after (a mismatch keeps nothing)
+        _download(entry.url, path, entry.sha256 or sha256, progress)
     except OSError as err:  # no network, HTTP error, unwritable cache
         raise FileNotFoundError(
             f"could not download weights of {entry.name!r} from {entry.url} ({err}); "
             f"download them yourself and put the file at {str(path)!r}"
         ) from err
+    # kept even when this fails: it matched the configured checksum, the one nasx publishes
+    _verify(path, sha256, f"downloaded weights of {entry.name!r} (sha256= argument)")
     return path
 
 
@@ -409,7 +429,9 @@ def load_searched_model(
         weights: a ``state_dict`` file of your own to load instead (``pretrained`` is ignored).
         progress: show torch.hub's download progress bar on stderr.
         cache_dir: the cache directory (default: :func:`default_cache_dir`).
-        sha256: expected checksum (or an 8+ digit prefix) of ``weights``.
+        sha256: expected checksum (or an 8+ digit prefix) of the file loaded: ``weights``, or
+            with ``pretrained=True`` the shipped, cached or downloaded file (checked as well as
+            the checksum nasx knows for it); a mismatch refuses to load.
         download: allow downloading missing published weights (when a URL is configured).
 
     Raises ValueError for an unknown name (listing the known ones), a checksum mismatch or weights
@@ -421,15 +443,17 @@ def load_searched_model(
         'ENAS'
     """
     entry = _entry(name)
+    _check_digest(sha256)
     model = entry.build()
     if weights is not None:
         load_weights(model, weights, sha256)
     elif pretrained:
         with _packaged_weights(name) as shipped:
             if shipped is not None:
+                _verify(shipped, sha256, f"shipped weights of {name!r} (sha256= argument)")
                 return load_weights(model, shipped)
         directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        load_weights(model, _published_weights(entry, directory, progress, download))
+        load_weights(model, _published_weights(entry, directory, progress, download, sha256))
     return model
 
 

@@ -8,12 +8,14 @@
 invalid value 3 for label 'k': allowed one of [1, 2]
 """
 
+from .._errors import NasxError
 
-class InvalidArchError(ValueError):
+
+class InvalidArchError(NasxError, ValueError):
     """An arch dict does not fit a space: unknown or missing label, or a value not allowed."""
 
 
-class LabelConflictError(ValueError):
+class LabelConflictError(NasxError, ValueError):
     """Two different decisions were given the same label."""
 
 

@@ -218,3 +218,104 @@ def test_damaged_gzip_and_bad_compression_names(tmp_path):
         list(read_records(path, compression="ZLIB"))
     with pytest.raises(ValueError, match="compression must be one of 'none', 'gzip'"):
         open_records(tmp_path / "x", "wb", compression="auto")
+
+
+# ----------------------------------------------------------------------------- forged lengths
+def forged_header(length: int) -> bytes:
+    """A record header claiming ``length`` data bytes, with a valid length CRC (as a forger
+    would write it: the CRC protects against accidents, not against intent)."""
+    raw = struct.pack("<Q", length)
+    return raw + struct.pack("<I", masked_crc(raw))
+
+
+def peak_and_error(fn):
+    """(peak bytes allocated while ``fn`` ran, the TFRecordError it raised)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        fn()
+    except TFRecordError as e:
+        error = e
+    else:
+        raise AssertionError("no TFRecordError")
+    finally:
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    return peak, str(error)
+
+
+def test_a_small_gzip_file_claiming_a_2_gib_record_allocates_nothing(tmp_path):
+    import gzip
+
+    path = tmp_path / "forged.tfrecord.gz"
+    body = forged_header(2**31) + random.Random(0).randbytes(2 * 2**20)  # 2 MB of real data
+    path.write_bytes(gzip.compress(body, mtime=0))
+    assert os.path.getsize(path) < 3 * 2**20
+    peak, error = peak_and_error(lambda: list(read_records(path)))
+    assert peak < 2**20  # refused from the header alone
+    assert error.startswith(f"{path}: record 0 at byte 0 claims 2147483648 bytes")
+    assert f"max_record_bytes={tfrecord.MAX_RECORD_BYTES}" in error
+    # without a limit the reader still allocates only about what the file really holds
+    peak, error = peak_and_error(lambda: list(read_records(path, max_record_bytes=None)))
+    assert peak < 64 * 2**20
+    assert "record 0 at byte 0 is truncated (2097152 of 2147483648 data bytes)" in error
+
+
+@pytest.mark.parametrize("length", [2**36, 2**50, 2**63, 2**64 - 1])
+@pytest.mark.parametrize("limit", [tfrecord.MAX_RECORD_BYTES, None], ids=["default", "no-limit"])
+def test_huge_lengths_give_nasx_error_with_the_file_name(tmp_path, length, limit):
+    path = tmp_path / "huge.tfrecord"
+    with open(path, "wb") as f:
+        write_record(f, b"a good first record")
+        f.write(forged_header(length) + b"only a few bytes")
+    expected = "claims" if limit else "is truncated"
+    with pytest.raises(TFRecordError, match=rf"huge.tfrecord: record 1 at byte 35 {expected}"):
+        list(read_records(path, max_record_bytes=limit))
+    with pytest.raises(TFRecordError, match=rf"huge.tfrecord: record 1 at byte 35 {expected}"):
+        tfrecord.count_records(path, max_record_bytes=limit)
+    # check_crc=False reads garbage lengths as lengths: the limit still stops them
+    with pytest.raises(TFRecordError, match="claims"):
+        list(read_records(path, check_crc=False))
+
+
+def test_the_limit_is_configurable_and_checked(tmp_path):
+    path = tmp_path / "data.tfrecord"
+    write(path, [b"x" * 100, b"y" * 1000])
+    assert [len(r) for r in read_records(path, max_record_bytes=1000)] == [100, 1000]
+    with pytest.raises(
+        TFRecordError,
+        match="record 1 at byte 116 claims 1000 bytes, more than max_record_bytes=999",
+    ):
+        list(read_records(path, max_record_bytes=999))
+    for bad in (0, -5, 1.5, "1MB", True):
+        with pytest.raises(
+            ValueError, match=r"max_record_bytes must be a positive integer or None"
+        ):
+            list(read_records(path, max_record_bytes=bad))
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+def test_count_records_checks_each_length_crc_and_skips_the_data(tmp_path, gz):
+    from nasx.datasets.tfrecord import count_records, open_records
+
+    path = tmp_path / ("data.tfrecord.gz" if gz else "data.tfrecord")
+    records = [bytes([i]) * (i * 1000 + 1) for i in range(5)]
+    with open_records(path, "wb", compression="gzip" if gz else None) as f:
+        for r in records:
+            write_record(f, r)
+    assert count_records(path) == 5
+    if gz:
+        return
+    raw = bytearray(path.read_bytes())
+    third = sum(16 + len(r) for r in records[:2])
+    raw[third + 2] ^= 0x01  # one flipped bit in record 2's length
+    path.write_bytes(bytes(raw))
+    with pytest.raises(
+        TFRecordError, match=rf"data.tfrecord: record 2 at byte {third}: the length's CRC"
+    ):
+        count_records(path)
+    raw[third + 2] ^= 0x01
+    path.write_bytes(bytes(raw[:-3]))  # the last record's data CRC cut short
+    with pytest.raises(TFRecordError, match=r"record 4 at byte \d+ is truncated"):
+        count_records(path)

@@ -157,3 +157,34 @@ def test_gzip_shards_round_trip_and_mix_with_plain_ones(tmp_path):
     assert len(TFRecordImageDataset(gz, compression="gzip")) == 8
     with pytest.raises(ValueError, match="compression must be one of"):
         TFRecordImageDataset(gz, compression="zip")
+
+
+def test_len_checks_the_length_crc_as_iterating_does(tmp_path):
+    """One flipped length bit: len(ds) and len(DataLoader) raise nasx's error, as iterating does."""
+    write_shards(samples(4), tmp_path / "s", image_format="png")
+    path = tmp_path / "s-00000-of-00001.tfrecord"
+    assert len(TFRecordImageDataset(path)) == 4
+    raw = bytearray(path.read_bytes())
+    second = 16 + int.from_bytes(raw[:8], "little")
+    raw[second + 1] ^= 0x04  # record 1's length, one bit
+    path.write_bytes(bytes(raw))
+    match = rf"s-00000-of-00001.tfrecord: record 1 at byte {second}: the length's CRC"
+    with pytest.raises(TFRecordError, match=match):
+        list(TFRecordImageDataset(path))
+    with pytest.raises(TFRecordError, match=match):
+        len(TFRecordImageDataset(path))
+    with pytest.raises(TFRecordError, match=match):
+        len(DataLoader(TFRecordImageDataset(path), batch_size=2))
+
+
+def test_max_record_bytes_reaches_the_reader_and_len(tmp_path):
+    write_shards(samples(3, size=16), tmp_path / "m", image_format="png")
+    path = tmp_path / "m-00000-of-00001.tfrecord"
+    small = TFRecordImageDataset(path, max_record_bytes=64)
+    with pytest.raises(TFRecordError, match=r"claims \d+ bytes, more than max_record_bytes=64"):
+        next(iter(small))
+    with pytest.raises(TFRecordError, match="more than max_record_bytes=64"):
+        len(small)
+    assert len(TFRecordImageDataset(path, max_record_bytes=None)) == 3
+    with pytest.raises(ValueError, match="max_record_bytes must be a positive integer or None"):
+        TFRecordImageDataset(path, max_record_bytes=0)

@@ -158,12 +158,13 @@ gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU
 
 @gpu
 @pytest.mark.parametrize("precision", ["32-true", "bf16-mixed"])
+@pytest.mark.filterwarnings("ignore:You defined a `validation_step` but have no")  # training only
 def test_gpu_replayed_training_equals_eager(precision):
     def fit(cuda_graphs: bool) -> tuple[nn.Module, CudaGraphTraining]:
         torch.manual_seed(0)
         x = torch.randn(256, 3, 16, 16, device="cuda")
         y = torch.randint(0, 10, (256,), device="cuda")
-        batches = [(x[i : i + 32], y[i : i + 32]) for i in range(0, 256, 32)]
+        batches = DataLoader(TensorDataset(x, y), batch_size=32)  # 8 batches, in order
         torch.manual_seed(1)
         model = nn.Sequential(
             nn.Conv2d(3, 8, 3, padding=1),
@@ -185,11 +186,16 @@ def test_gpu_replayed_training_equals_eager(precision):
             callbacks=[callback],
         ).build()
         trainer.fit(module, batches)
-        return model, callback
+        # Trainer.build() deep-copies its callbacks: read the copy that ran
+        ran = next(c for c in trainer.callbacks if isinstance(c, CudaGraphTraining))
+        return model, ran
 
     eager, _ = fit(False)
     graphed, callback = fit(True)
-    assert callback.steps["replays"] > 0 and callback.steps["captures"] == 2  # one per epoch (LR)
+    steps = (callback.steps, callback.disabled_reason)
+    assert callback.steps["replays"] > 0 and callback.steps["captures"] == 2, (
+        steps
+    )  # one per epoch (LR)
     tol = {"atol": 1e-4, "rtol": 1e-4} if precision == "32-true" else {"atol": 2e-2, "rtol": 2e-2}
     for a, b in zip(eager.state_dict().values(), graphed.state_dict().values(), strict=True):
         torch.testing.assert_close(b.float(), a.float(), **tol)

@@ -227,3 +227,68 @@ def test_package_data_ships_the_weights_folder():
     pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
     package_data = tomllib.loads(pyproject.read_text())["tool"]["setuptools"]["package-data"]
     assert "weights/*.pt" in package_data["nasx.hub"]
+
+
+# sha256= with pretrained=True: checked against whichever file is loaded, on every path.
+def test_sha256_argument_refuses_shipped_weights_that_differ(shipped, entry, trained_file):
+    path, sha = trained_file
+    (shipped / "darts-v2.pt").write_bytes(path.read_bytes())
+    pt.PACKAGED_WEIGHTS["darts-v2"] = ("darts-v2.pt", sha)  # the shipped file itself is fine
+    with pytest.raises(ValueError, match=r"shipped weights of 'darts-v2' \(sha256= argument\)"):
+        load_searched_model("darts-v2", pretrained=True, sha256="0" * 64)
+    model = load_searched_model("darts-v2", pretrained=True, sha256=sha[:10].upper())
+    assert torch.all(model.classifier.bias == 0.25)
+
+
+def test_sha256_argument_refuses_the_real_shipped_weights_when_wrong():
+    with pytest.raises(ValueError, match="checksum mismatch for shipped weights of 'darts-v2'"):
+        load_searched_model("darts-v2", pretrained=True, sha256="deadbeef")
+    shipped_sha = pt.PACKAGED_WEIGHTS["darts-v2"][1]
+    load_searched_model("darts-v2", pretrained=True, sha256=shipped_sha[:8])
+
+
+@pytest.mark.parametrize("configured", [False, True], ids=["no-configured-sha", "configured-sha"])
+def test_sha256_argument_refuses_cached_weights_that_differ(
+    tmp_path, entry, trained_file, configured
+):
+    path, sha = trained_file
+    (tmp_path / "darts-v2.pth").write_bytes(path.read_bytes())
+    configure_weights("darts-v2", sha256=sha if configured else None)
+    with pytest.raises(ValueError, match=r"cached weights of 'darts-v2' \(sha256= argument\)"):
+        load_searched_model("darts-v2", pretrained=True, cache_dir=tmp_path, sha256="1" * 64)
+    model = load_searched_model("darts-v2", pretrained=True, cache_dir=tmp_path, sha256=sha)
+    assert torch.all(model.classifier.bias == 0.25)
+
+
+def test_sha256_argument_checks_a_download_without_configured_checksum(
+    tmp_path, entry, trained_file
+):
+    path, sha = trained_file
+    cache = tmp_path / "cache"
+    configure_weights("darts-v2", url=path.as_uri(), sha256=None)
+    with pytest.raises(ValueError, match="checksum mismatch for download"):
+        load_searched_model(
+            "darts-v2", pretrained=True, cache_dir=cache, progress=False, sha256="2" * 64
+        )
+    assert not cache.exists() or list(cache.iterdir()) == []  # the mismatch kept nothing
+    model = load_searched_model(
+        "darts-v2", pretrained=True, cache_dir=cache, progress=False, sha256=sha[:8]
+    )
+    assert torch.all(model.classifier.bias == 0.25)
+
+
+def test_sha256_argument_checks_a_download_with_a_configured_checksum(
+    tmp_path, entry, trained_file
+):
+    path, sha = trained_file
+    configure_weights("darts-v2", url=path.as_uri(), sha256=sha)
+    with pytest.raises(ValueError, match=r"downloaded weights of 'darts-v2' \(sha256= argument\)"):
+        load_searched_model(
+            "darts-v2", pretrained=True, cache_dir=tmp_path, progress=False, sha256="3" * 64
+        )
+
+
+@pytest.mark.parametrize("sha256", ["", "abc", "not-hex-at-all", 12345678])
+def test_a_malformed_sha256_argument_is_refused_before_anything_loads(tmp_path, entry, sha256):
+    with pytest.raises(ValueError, match="sha256 must be the file's checksum"):
+        load_searched_model("darts-v2", pretrained=True, cache_dir=tmp_path, sha256=sha256)

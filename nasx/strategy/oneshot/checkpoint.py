@@ -25,6 +25,8 @@ import numpy as np
 import torch
 from pytorch_lightning.callbacks import Checkpoint
 
+from ..._errors import NasxError
+
 CHECKPOINT_DIR = "checkpoints"
 LAST = "last.ckpt"
 
@@ -157,7 +159,7 @@ class SearchCheckpoint(Checkpoint):
         trainer.strategy.barrier()
 
 
-class CheckpointError(RuntimeError):
+class CheckpointError(NasxError, RuntimeError):
     """A one-shot checkpoint in the workdir cannot be resumed by this search (nasx's message)."""
 
 

@@ -1,0 +1,56 @@
+"""Multi-fidelity schedulers: stop poor architectures early, promote good ones (issue 31).
+
+Each scheduler decides, after every budget unit a trial trains (an epoch by default), whether it
+continues, pauses (and may be promoted to a larger budget later), is pruned, or is complete; and
+what a free worker runs next. Their state is JSON (``state_dict``), their decisions a function
+of the events they heard, so a resumed search decides as an uninterrupted one.
+
+- :class:`ASHA`: asynchronous successive halving (promotion or stopping), several objectives too;
+- :class:`Hyperband`, :class:`SuccessiveHalving`: synchronous brackets;
+- :class:`MedianStopping`: prune below the median at the same budget;
+- :class:`FullBudget`: no early stopping (the baseline);
+- :func:`simulate` with :class:`LearningCurves`: replay a table of learning curves with simulated
+  workers, to compare schedulers and strategies over many seeds.
+
+Status: the schedulers and the simulator are complete and tested; running them inside
+``NasExperiment`` (budgets for evaluators, checkpoints for promoted trials, decisions in the
+worker's ``report``) comes with the trial loop of issue 28.
+"""
+
+from .asha import ASHA
+from .base import (
+    COMPLETE,
+    CONTINUE,
+    PAUSE,
+    PRUNE,
+    Assignment,
+    Decision,
+    Scheduler,
+    rung_budgets,
+)
+from .fifo import FullBudget
+from .halving import Hyperband, SuccessiveHalving
+from .median import MedianStopping
+from .pareto import best_first, nondominated_fronts
+from .simulate import LearningCurves, SimulationResult, simulate
+
+__all__ = [
+    "ASHA",
+    "COMPLETE",
+    "CONTINUE",
+    "PAUSE",
+    "PRUNE",
+    "Assignment",
+    "Decision",
+    "FullBudget",
+    "Hyperband",
+    "LearningCurves",
+    "MedianStopping",
+    "Scheduler",
+    "SimulationResult",
+    "SuccessiveHalving",
+    "best_first",
+    "nondominated_fronts",
+    "rung_budgets",
+    "simulate",
+]

@@ -1,0 +1,238 @@
+"""The scheduler seam: what a free worker runs next, and what a trial does after each report.
+
+A multi-fidelity search trains each architecture at a **budget** (epochs by default). A
+:class:`Scheduler` sits between the evaluator's ``report(value)`` and the store:
+
+- :meth:`Scheduler.assign` tells a free worker what to run: a new architecture (the strategy
+  proposes it) up to some budget, or a paused trial promoted to a larger one;
+- :meth:`Scheduler.report` answers each intermediate result, while the trial runs, with a
+  :data:`Decision`: ``'continue'``; ``'pause'`` (stop now, keep the checkpoint: it may be
+  promoted later); ``'prune'`` (stop for good); ``'complete'`` (the maximum budget is reached).
+
+As Syne Tune separates pausing from stopping, and Ray Tune's schedulers ``save``/``restore``
+their state, every scheduler here is plain data: :meth:`Scheduler.state_dict` is JSON, so its
+state can live in ``nasx.db`` next to the trials, and the same events in the same order lead
+to the same decisions (no random draws).
+
+    >>> from nasx.experiment.schedulers import ASHA
+    >>> asha = ASHA(min_budget=1, max_budget=9, eta=3)
+    >>> asha.budgets
+    [1, 3, 9]
+    >>> job = asha.assign(); job
+    Assignment(trial=None, budget=1, from_budget=0, bracket=0)
+    >>> asha.started(0, job); asha.report(0, 1, 0.5)
+    'pause'
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from .pareto import Score, best_first, to_score
+
+__all__ = [
+    "COMPLETE",
+    "CONTINUE",
+    "PAUSE",
+    "PRUNE",
+    "Assignment",
+    "Decision",
+    "RungScheduler",
+    "Scheduler",
+    "rung_budgets",
+]
+
+Decision = Literal["continue", "pause", "prune", "complete"]
+CONTINUE: Final = "continue"
+PAUSE: Final = "pause"
+PRUNE: Final = "prune"
+COMPLETE: Final = "complete"
+
+Budget = float | int
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """What a free worker runs: ``trial`` (None: a new architecture from the strategy) trained
+    from ``from_budget`` (0 for a new trial; else continue from the checkpoint left there) up
+    to ``budget``. ``bracket`` names the Hyperband bracket it belongs to (0 without brackets)."""
+
+    trial: int | None
+    budget: Budget
+    from_budget: Budget = 0
+    bracket: int = 0
+
+
+def rung_budgets(min_budget: Budget, max_budget: Budget, eta: int) -> list[Budget]:
+    """The budgets at which rungs sit: ``min_budget * eta**k`` below ``max_budget``, then it.
+
+    Integer arguments give integer budgets (epochs).
+
+    >>> rung_budgets(1, 9, 3), rung_budgets(1, 10, 3), rung_budgets(0.1, 1.0, 2)
+    ([1, 3, 9], [1, 3, 9, 10], [0.1, 0.2, 0.4, 0.8, 1.0])
+    """
+    if not isinstance(eta, int) or isinstance(eta, bool) or eta < 2:
+        raise ValueError(f"eta must be an integer >= 2, got {eta!r}")
+    for name, value in (("min_budget", min_budget), ("max_budget", max_budget)):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+            raise ValueError(f"{name} must be a positive number, got {value!r}")
+        if not math.isfinite(value):
+            raise ValueError(f"{name} must be finite, got {value!r}")
+    if min_budget > max_budget:
+        raise ValueError(
+            f"min_budget ({min_budget}) must not exceed max_budget ({max_budget}): "
+            "trials start at min_budget and are promoted up to max_budget"
+        )
+    integral = isinstance(min_budget, int) and isinstance(max_budget, int)
+    budgets: list[Budget] = []
+    k = 0
+    while True:
+        b = min_budget * eta**k
+        b = int(b) if integral else round(b, 12)
+        if b >= max_budget or math.isclose(b, max_budget):
+            break
+        budgets.append(b)
+        k += 1
+    budgets.append(max_budget)
+    return budgets
+
+
+def _directions(directions: str | Sequence[str]) -> tuple[str, ...]:
+    dirs = (directions,) if isinstance(directions, str) else tuple(directions)
+    if not dirs or any(d not in ("maximize", "minimize") for d in dirs):
+        raise ValueError(
+            f"directions must be 'maximize', 'minimize' or a list of them, got {directions!r}"
+        )
+    return dirs
+
+
+class Scheduler(abc.ABC):
+    """Base class of multi-fidelity schedulers (see the module docstring for the protocol).
+
+    The loop that drives a scheduler calls, for every free worker, :meth:`assign`; when the
+    assignment starts a new trial, :meth:`started` with the trial's id; then :meth:`report`
+    after each budget unit the trial trains, until a decision other than ``'continue'``;
+    :meth:`failed` when a trial raised or its worker died.
+
+    Args:
+        directions: ``'maximize'``/``'minimize'``, or one per objective when ``report`` gets
+            several values (accuracy and latency): then rungs rank by non-dominated fronts.
+    """
+
+    def __init__(self, *, directions: str | Sequence[str] = "maximize") -> None:
+        self.directions = _directions(directions)
+
+    @property
+    @abc.abstractmethod
+    def max_budget(self) -> Budget:
+        """The budget at which a trial is complete."""
+
+    @abc.abstractmethod
+    def assign(self, new_trials: bool = True) -> Assignment | None:
+        """What a free worker should run next, or None when nothing can run now (a synchronous
+        rung waits to fill). ``new_trials=False``: the strategy has no architecture left, so
+        only promotions may be assigned."""
+
+    @abc.abstractmethod
+    def started(self, trial: int, assignment: Assignment) -> None:
+        """Called when ``assignment`` (from :meth:`assign`, with ``trial=None``) became new
+        trial ``trial``."""
+
+    @abc.abstractmethod
+    def report(self, trial: int, budget: Budget, value: float | Sequence[float]) -> Decision:
+        """Called with the trial's metric once it has trained ``budget`` units in all; returns
+        what the trial does next."""
+
+    @abc.abstractmethod
+    def failed(self, trial: int) -> None:
+        """Called when ``trial`` failed: it is never promoted, and its results stay out of
+        every ranking from now on."""
+
+    @abc.abstractmethod
+    def state_dict(self) -> dict[str, Any]:
+        """The scheduler's state as JSON-compatible data."""
+
+    @abc.abstractmethod
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` returned (for the same scheduler arguments)."""
+
+    def score(self, value: float | Sequence[float]) -> Score:
+        """``value`` as a tuple where larger is better (see :func:`~.pareto.to_score`)."""
+        return to_score(value, self.directions)
+
+
+class RungScheduler(Scheduler):
+    """Shared machinery of rung-based schedulers (ASHA, successive halving, Hyperband): the rung
+    budgets, each rung's recorded scores, each trial's target rung, the failed trials."""
+
+    def __init__(
+        self,
+        min_budget: Budget,
+        max_budget: Budget,
+        eta: int,
+        *,
+        directions: str | Sequence[str] = "maximize",
+    ) -> None:
+        super().__init__(directions=directions)
+        self.budgets = rung_budgets(min_budget, max_budget, eta)
+        self.eta = eta
+        self.rungs: list[dict[int, Score]] = [{} for _ in self.budgets]
+        self.target: dict[int, int] = {}  # trial -> index of the rung its current job ends at
+        self.dead: set[int] = set()  # failed trials
+
+    @property
+    def max_budget(self) -> Budget:
+        return self.budgets[-1]
+
+    @property
+    def top_rung(self) -> int:
+        return len(self.budgets) - 1
+
+    def rung_of(self, budget: Budget) -> int | None:
+        """Index of the rung at ``budget``, or None between rungs; refuses budgets past the top."""
+        if budget > self.max_budget and not math.isclose(budget, self.max_budget):
+            raise ValueError(f"budget {budget} is past max_budget {self.max_budget}")
+        for k, b in enumerate(self.budgets):
+            if math.isclose(budget, b):
+                return k
+        return None
+
+    def ranked(self, k: int) -> list[int]:
+        """The live trials recorded at rung ``k``, best first."""
+        live = {t: s for t, s in self.rungs[k].items() if t not in self.dead}
+        return best_first(live)
+
+    def record(self, trial: int, budget: Budget, value: float | Sequence[float]) -> int | None:
+        """Store ``value`` in the rung at ``budget`` (if any); returns that rung's index."""
+        if trial in self.dead:
+            raise ValueError(f"trial {trial} failed earlier; it cannot report again")
+        k = self.rung_of(budget)
+        if k is not None:
+            self.rungs[k][trial] = self.score(value)
+        return k
+
+    def failed(self, trial: int) -> None:
+        self.dead.add(trial)
+        self.target.pop(trial, None)
+
+    def _base_state(self) -> dict[str, Any]:
+        return {
+            "budgets": list(self.budgets),
+            "rungs": [[[t, list(s)] for t, s in sorted(r.items())] for r in self.rungs],
+            "target": sorted(self.target.items()),
+            "dead": sorted(self.dead),
+        }
+
+    def _load_base_state(self, state: dict[str, Any]) -> None:
+        if list(state["budgets"]) != list(self.budgets):
+            raise ValueError(
+                f"the stored scheduler used budgets {state['budgets']}, this one {self.budgets}: "
+                "resume with the same min_budget, max_budget and eta"
+            )
+        self.rungs = [{int(t): tuple(s) for t, s in rung} for rung in state["rungs"]]
+        self.target = {int(t): int(k) for t, k in state["target"]}
+        self.dead = {int(t) for t in state["dead"]}

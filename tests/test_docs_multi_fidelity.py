@@ -1,0 +1,26 @@
+"""docs/multi_fidelity.md's python blocks run as written, and say what they claim."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .test_readme import python_blocks
+
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "multi_fidelity.md"
+
+
+def test_multi_fidelity_page_runs(capsys):
+    namespace: dict = {"__name__": "docs"}
+    blocks = python_blocks(PAGE.read_text())
+    assert len(blocks) == 1
+    for line, code in blocks:
+        try:
+            exec(compile(code, f"docs/multi_fidelity.md:{line}", "exec"), namespace)
+        except Exception as e:  # name the block, keep the traceback
+            pytest.fail(f"docs/multi_fidelity.md block at line {line} failed: {e!r}")
+    full, asha = capsys.readouterr().out.splitlines()
+    assert full.startswith("FullBudget(max_budget=9): ") and asha.startswith("ASHA(min_budget=1")
+    tried = [int(line.split(": ")[1].split()[0]) for line in (full, asha)]
+    assert tried[1] > 3 * tried[0]  # the same epochs look at many more archs
