@@ -6,13 +6,13 @@ run again on resume and count no crash), one line says how to resume, and the ex
 ``KeyboardInterrupt`` for Ctrl-C, ``SystemExit(143)`` (128 + SIGTERM, the exit status of a
 process that SIGTERM ended) for SIGTERM.
 
-    >>> import os, signal
-    >>> with sigterm_as_interrupt() as terminated:
-    ...     try:
-    ...         os.kill(os.getpid(), signal.SIGTERM)
-    ...     except KeyboardInterrupt:
-    ...         print('stopped', terminated)
-    stopped [15]
+    >>> from pathlib import Path
+    >>> print(resume_hint(Path('runs/a'), 1).replace('; ', ';\n'))
+    stopped: 1 trial in flight stored as interrupted (run again on resume);
+    continue with `nasx resume runs/a` or NasExperiment(..., resume=True)
+
+The signal itself is tested with real ``SIGTERM`` sent to a child process
+(``tests/experiment/test_interruptions.py``): a doctest must not signal the process running it.
 """
 
 from __future__ import annotations
