@@ -1,5 +1,6 @@
 """Model spaces and pre-searched models: the DARTS family (NDS), NAS-Bench-101/201, MnasNet, SpineNet,
-ProxylessNAS, MobileNetV3, ShuffleNet (SPOS), AutoFormer.
+ProxylessNAS, MobileNetV3, ShuffleNet (SPOS), AutoFormer; NNI's building blocks in
+:mod:`nasx.hub.modules` (``NasBench101Cell``, ``NasBench201Cell``, ``AutoActivation``).
 
 The hub imports only :mod:`nasx.space` (never strategies or evaluators).
 
@@ -9,7 +10,14 @@ The hub imports only :mod:`nasx.space` (never strategies or evaluators).
     True
 """
 
-from .autoformer import AUTOFORMER_BASE, AUTOFORMER_SMALL, AUTOFORMER_TINY, AutoFormer
+from . import modules
+from .autoformer import (
+    AUTOFORMER_BASE,
+    AUTOFORMER_SMALL,
+    AUTOFORMER_TINY,
+    AutoFormer,
+    AutoformerSpace,
+)
 from .genotypes import Genotype, arch_to_genotype, genotype_to_arch
 from .mnasnet import MNASNET_A1, MOBILENET_V2, MnasNet
 from .mobilenetv3 import MOBILENETV3_LARGE, MOBILENETV3_SMALL, MobileNetV3Space
@@ -27,6 +35,7 @@ __all__ = [
     "AUTOFORMER_SMALL",
     "AUTOFORMER_TINY",
     "AutoFormer",
+    "AutoformerSpace",
     "DARTS",
     "ENAS",
     "NDS",
@@ -59,4 +68,5 @@ __all__ = [
     "configure_weights",
     "load_searched_model",
     "genotype_to_arch",
+    "modules",
 ]
