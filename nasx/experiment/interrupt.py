@@ -7,8 +7,8 @@ run again on resume and count no crash), one line says how to resume, and the ex
 process that SIGTERM ended) for SIGTERM.
 
     >>> from pathlib import Path
-    >>> print(resume_hint(Path('runs/a'), 1).replace('; ', ';\n'))
-    stopped: 1 trial in flight stored as interrupted (run again on resume);
+    >>> print(*resume_hint(Path('runs/a'), 1).split('; '), sep=chr(10))
+    stopped: 1 trial in flight stored as interrupted (run again on resume)
     continue with `nasx resume runs/a` or NasExperiment(..., resume=True)
 
 The signal itself is tested with real ``SIGTERM`` sent to a child process
