@@ -202,6 +202,20 @@ def _has_val_dataloader(datamodule: pl.LightningDataModule | None) -> bool:
     )
 
 
+def _loader_settings(role: str, loader: Any) -> dict[str, Any]:
+    """A data loader's batch size, data set class and length, as ``{role}.batch_size``, ..."""
+    if loader is None:
+        return {}
+    dataset = getattr(loader, "dataset", None)
+    if dataset is None:  # not a DataLoader (a list of loaders, a dict): its type alone
+        return {role: type(loader).__qualname__}
+    out = {f"{role}.batch_size": getattr(loader, "batch_size", None)}
+    out[f"{role}.dataset"] = type(dataset).__qualname__
+    with contextlib.suppress(TypeError):  # an IterableDataset has no length
+        out[f"{role}.dataset_length"] = len(dataset)
+    return out
+
+
 class Lightning(Evaluator):
     """Evaluate a model by fitting ``module`` (holding the model) with a fresh Lightning trainer.
 
@@ -294,6 +308,39 @@ class Lightning(Evaluator):
         self.metric = str(metric or getattr(module, "metric_name", "default"))
         self.direction: Direction = direction  # type: ignore[assignment]  # checked above
         self.cuda_graphs = cuda_graphs
+
+    def resume_settings(self) -> dict[str, Any]:
+        """What a resumed experiment must train with (stored with it; a resume with other values
+        is refused, naming the setting): the module's constructor arguments (learning rate,
+        weight decay, optimizer, loss, ...), every trainer argument, each data loader's batch
+        size, data set and its length, the data module and ``fit_kwargs``.
+
+        Example:
+            >>> import torch
+            >>> from torch.utils.data import DataLoader, TensorDataset
+            >>> from nasx.evaluator import Classification
+            >>> data = DataLoader(TensorDataset(torch.randn(8, 2), torch.zeros(8).long()), batch_size=4)
+            >>> s = Classification(learning_rate=0.5, train_dataloaders=data, val_dataloaders=data,
+            ...                    max_epochs=3).resume_settings()
+            >>> s['learning_rate'], s['max_epochs'], s['train_dataloaders.batch_size']
+            (0.5, 3, 4)
+        """
+        from nasx._config import describe, plain_setting
+
+        settings = {k: v for k, v in describe(self.module).items() if k != "type"}
+        settings["module"] = type(self.module).__qualname__
+        for name, attr in (("optimizer", "optimizer_class"), ("criterion", "criterion")):
+            if hasattr(self.module, attr):
+                settings[name] = plain_setting(getattr(self.module, attr))
+        settings.update({k: plain_setting(v) for k, v in self.trainer.kwargs.items()})
+        for role in ("train_dataloaders", "val_dataloaders"):
+            settings.update(_loader_settings(role, getattr(self, role)))
+        if self.datamodule is not None:
+            described = describe(self.datamodule)
+            settings["datamodule"] = described.pop("type")
+            settings.update({f"datamodule.{k}": v for k, v in described.items()})
+        settings.update({f"fit_kwargs.{k}": plain_setting(v) for k, v in self.fit_kwargs.items()})
+        return settings
 
     def evaluate(self, model: nn.Module, report: Report | None = None) -> float:
         """Fit a copy of ``self.module`` holding ``model``; return the last validation metric."""

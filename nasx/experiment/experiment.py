@@ -92,7 +92,11 @@ class NasExperiment:
         filter: a :class:`~nasx.experiment.filters.Filter` (or ``f(arch) -> bool``) run before training.
         resume: continue the experiment already in ``workdir``; without it such a directory is an
             error. A resume is refused when the space (labels, candidates and their order), the
-            strategy's or the evaluator's settings differ from the stored experiment's.
+            strategy's or the evaluator's settings (a built-in evaluator's every argument, e.g.
+            ``learning_rate``, ``max_epochs``, the loaders' batch size; a user evaluator's
+            ``resume_settings()``) differ from the stored experiment's, naming each.
+            ``resume="force"`` continues with other strategy or evaluator settings on purpose
+            (never another space).
         overwrite: delete an experiment already in ``workdir`` (its database, trials and one-shot
             checkpoints) and start afresh.
         rerun_interrupted: on resume, re-run trials that were in flight when the last run stopped
@@ -145,7 +149,7 @@ class NasExperiment:
         trial_timeout: float | str | None = None,
         execution: str | None = None,
         filter: Any = None,  # noqa: A002 - the natural name, as in NNI's model_filter
-        resume: bool = False,
+        resume: bool | Literal["force"] = False,
         overwrite: bool = False,
         rerun_interrupted: bool = True,
         max_trial_crashes: int | None = 2,
@@ -162,6 +166,8 @@ class NasExperiment:
         settings.check_execution(execution, self.trial_timeout)
         self._one_shot = settings.is_one_shot(strategy)
         settings.check_evaluator(evaluator)
+        if resume not in (True, False, "force"):
+            raise ValueError(f"resume must be True, False or 'force', got {resume!r}")
         if resume and overwrite:
             raise ValueError(
                 "resume=True continues the stored experiment, overwrite=True deletes it: pass one"

@@ -29,7 +29,14 @@ from .storage import ExperimentDirError, TrialStore, remove_experiment
 
 _log = logging.getLogger("nasx.experiment")
 
-__all__ = ["adopt_stored_seed", "differences", "experiment_meta", "open_store"]
+__all__ = [
+    "adopt_stored_seed",
+    "differences",
+    "experiment_meta",
+    "open_store",
+    "setting_differences",
+    "space_differences",
+]
 
 
 def experiment_meta(
@@ -67,6 +74,12 @@ def experiment_meta(
 def differences(stored: Mapping[str, Any], meta: Mapping[str, Any]) -> list[str]:
     """What differs between the stored experiment and this one, one line each (keys an older
     nasx did not store are not compared)."""
+    return space_differences(stored, meta) + setting_differences(stored, meta)
+
+
+def space_differences(stored: Mapping[str, Any], meta: Mapping[str, Any]) -> list[str]:
+    """What differs in the space (its class, labels and candidates) and the evaluator's choices:
+    a resume can never accept these (the stored archs would mean other models)."""
     lines = []
     if stored.get("space") != meta["space"]:
         lines.append(f"space class: was {stored.get('space')}, now {meta['space']}")
@@ -78,6 +91,24 @@ def differences(stored: Mapping[str, Any], meta: Mapping[str, Any]) -> list[str]
             stored.get("hparam_space", {}), meta.get("hparam_space", {})
         )
     ]
+    return lines
+
+
+def setting_differences(stored: Mapping[str, Any], meta: Mapping[str, Any]) -> list[str]:
+    """What differs in the strategy's and the evaluator's settings (``resume="force"`` accepts
+    these). A setting the stored experiment did not record (written by an older nasx) is not
+    compared.
+
+    >>> stored = {'evaluator_config': {'type': 'Classification', 'cuda_graphs': None}}
+    >>> now = {'evaluator_config': {'type': 'Classification', 'cuda_graphs': None,
+    ...                             'learning_rate': 0.5}}
+    >>> setting_differences(stored, now)
+    []
+    >>> stored['evaluator_config']['learning_rate'] = 0.001
+    >>> setting_differences(stored, now)
+    ["evaluator setting 'learning_rate': was 0.001, now 0.5"]
+    """
+    lines = []
     for key, what in (("strategy_config", "strategy"), ("evaluator_config", "evaluator")):
         if key not in stored or stored[key] == meta.get(key):
             continue
@@ -88,18 +119,26 @@ def differences(stored: Mapping[str, Any], meta: Mapping[str, Any]) -> list[str]
 def _setting_differences(what: str, stored: dict[str, Any], now: dict[str, Any]) -> list[str]:
     if stored.get("type") != now.get("type"):
         return [f"{what}: was {stored.get('type')}, now {now.get('type')}"]
-    return [f"{what} {line}" for line in fingerprint_differences(stored, now, "setting")]
+    recorded = {k: v for k, v in now.items() if k in stored}
+    return [f"{what} {line}" for line in fingerprint_differences(stored, recorded, "setting")]
 
 
 def open_store(
-    workdir: Path, meta: dict[str, Any], *, resume: bool, overwrite: bool, continuing: bool = False
+    workdir: Path,
+    meta: dict[str, Any],
+    *,
+    resume: bool | str,
+    overwrite: bool,
+    continuing: bool = False,
 ) -> tuple[TrialStore, dict[str, Any]]:
     """The store of ``workdir`` for a run of the experiment ``meta``, and the stored meta.
 
     A new store when there is none (or ``overwrite``: the stored experiment is deleted first);
     the stored one when it holds this experiment and ``resume`` (or ``continuing``: a second
-    ``run()`` of the same object). Anything else is an :class:`ExperimentDirError` that says
-    what differs, and nothing is changed.
+    ``run()`` of the same object). ``resume="force"`` also accepts other strategy or evaluator
+    settings (never another space): they are logged and stored as the experiment's settings
+    from then on. Anything else is an :class:`ExperimentDirError` that says what differs, and
+    nothing is changed.
     """
     if overwrite and not continuing:
         remove_experiment(workdir)
@@ -115,28 +154,46 @@ def open_store(
             record = {**meta, "created": time.time(), "launch": _launch_record()}
             store.set_meta_all(record)
             return store, record
-        _check_same(workdir, stored, meta)
+        _check_same(workdir, stored, meta, force=resume == "force")
         if not (resume or continuing):
             raise ExperimentDirError(
                 f"{workdir} already holds an experiment with {len(store.trials())} trials; "
                 "pass resume=True to continue it, or choose another workdir (nothing was changed)"
             )
+        if resume == "force" and setting_differences(stored, meta):
+            _log.warning(
+                "%s: resuming with other settings, as resume='force' asks: %s",
+                workdir,
+                "; ".join(setting_differences(stored, meta)),
+            )
+            for key in ("strategy_config", "evaluator_config"):
+                store.set_meta(key, meta[key])
+                stored[key] = meta[key]
     except BaseException:
         store.close()
         raise
     return store, stored
 
 
-def _check_same(workdir: Path, stored: dict[str, Any], meta: dict[str, Any]) -> None:
-    found = differences(stored, meta)
+def _check_same(
+    workdir: Path, stored: dict[str, Any], meta: dict[str, Any], *, force: bool = False
+) -> None:
+    space = space_differences(stored, meta)
+    settings = setting_differences(stored, meta)
+    found = space + ([] if force else settings)
     if found:
         shown = "; ".join(found[:8]) + ("; ..." if len(found) > 8 else "")
         labels = len(stored.get("search_space", {}))
+        forcing = (
+            ', or pass resume="force" to continue it with the new settings on purpose'
+            if settings and not space
+            else ""
+        )
         raise ExperimentDirError(
             f"{workdir} holds another experiment (space {stored.get('space')}, {labels} labels, "
             f"strategy {stored.get('strategy')}) than this one: {shown}. Resuming would mix the "
             "two; to start fresh choose another workdir, or pass overwrite=True to delete the "
-            "stored experiment (nothing was changed)"
+            f"stored experiment{forcing} (nothing was changed)"
         )
     if stored.get("direction") != meta["direction"]:
         raise ExperimentDirError(
