@@ -202,6 +202,25 @@ def _has_val_dataloader(datamodule: pl.LightningDataModule | None) -> bool:
     )
 
 
+# Trainer arguments that change how a run is watched or where it runs, not what it trains: a
+# resume may change them (stop early with a callback, log elsewhere, move from CPU to GPU).
+_UNWATCHED = frozenset(
+    {
+        "accelerator",
+        "callbacks",
+        "default_root_dir",
+        "detect_anomaly",
+        "enable_checkpointing",
+        "enable_model_summary",
+        "enable_progress_bar",
+        "log_every_n_steps",
+        "logger",
+        "num_sanity_val_steps",
+        "profiler",
+    }
+)
+
+
 def _loader_settings(role: str, loader: Any) -> dict[str, Any]:
     """A data loader's batch size, data set class and length, as ``{role}.batch_size``, ..."""
     if loader is None:
@@ -332,7 +351,9 @@ class Lightning(Evaluator):
         for name, attr in (("optimizer", "optimizer_class"), ("criterion", "criterion")):
             if hasattr(self.module, attr):
                 settings[name] = plain_setting(getattr(self.module, attr))
-        settings.update({k: plain_setting(v) for k, v in self.trainer.kwargs.items()})
+        settings.update(
+            {k: plain_setting(v) for k, v in self.trainer.kwargs.items() if k not in _UNWATCHED}
+        )
         for role in ("train_dataloaders", "val_dataloaders"):
             settings.update(_loader_settings(role, getattr(self, role)))
         if self.datamodule is not None:

@@ -366,7 +366,7 @@ class BaseOneShotStrategy(abc.ABC):
         self.module = OneShotModule(copy.deepcopy(module), self.supernet, self)
         from .checkpoint import check_checkpoint, experiment_identity
 
-        self.identity = experiment_identity(model_space, self)
+        self.identity = experiment_identity(model_space, self, evaluator)
         ckpt = None
         if workdir is not None and (pathlib.Path(workdir) / "checkpoints" / "last.ckpt").exists():
             ckpt = str(pathlib.Path(workdir) / "checkpoints" / "last.ckpt")

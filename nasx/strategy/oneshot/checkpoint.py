@@ -246,13 +246,37 @@ _FREE_SETTINGS = (
 )
 
 
-def experiment_identity(space: Any, strategy: Any) -> dict[str, Any]:
-    """What a checkpoint must match to be resumed: the space's fingerprint, the strategy's settings."""
+# Evaluator settings that may change: training longer is how a one-shot search goes on (a
+# checkpoint further along than max_epochs is refused on its own, below).
+_FREE_EVALUATOR_SETTINGS = ("max_epochs", "max_steps", "max_time")
+
+
+def experiment_identity(space: Any, strategy: Any, evaluator: Any = None) -> dict[str, Any]:
+    """What a checkpoint must match to be resumed: the space's fingerprint, the strategy's and
+    the evaluator's settings (learning rate, batch size, data set, ...; see
+    :func:`nasx._config.describe`)."""
     from nasx._config import describe
     from nasx.space import space_fingerprint
 
     settings = {k: v for k, v in describe(strategy).items() if k not in _FREE_SETTINGS}
-    return {"space": space_fingerprint(space), "strategy": settings}
+    identity = {"space": space_fingerprint(space), "strategy": settings}
+    if evaluator is not None:
+        described = describe(evaluator).items()
+        identity["evaluator"] = {k: v for k, v in described if k not in _FREE_EVALUATOR_SETTINGS}
+    return identity
+
+
+def _evaluator_differences(stored: dict[str, Any] | None, now: dict[str, Any] | None) -> list[str]:
+    """One line per evaluator setting that differs; a checkpoint written before nasx recorded
+    them (no ``evaluator``), or a setting it did not record, is not compared."""
+    from nasx.space import fingerprint_differences
+
+    if stored is None or now is None:
+        return []
+    if stored.get("type") != now.get("type"):
+        return [f"evaluator: was {stored.get('type')}, now {now.get('type')}"]
+    recorded = {k: v for k, v in now.items() if k in stored}
+    return [f"evaluator {line}" for line in fingerprint_differences(stored, recorded, "setting")]
 
 
 def check_checkpoint(path: pathlib.Path, identity: dict[str, Any], max_epochs: int | None) -> None:
@@ -280,6 +304,7 @@ def check_checkpoint(path: pathlib.Path, identity: dict[str, Any], max_epochs: i
         lines = fingerprint_differences(stored.get("space", {}), identity["space"])
         if stored.get("strategy") != identity["strategy"]:
             lines.append(f"strategy: was {stored.get('strategy')}, now {identity['strategy']}")
+        lines += _evaluator_differences(stored.get("evaluator"), identity.get("evaluator"))
         if lines:
             shown = "; ".join(lines[:6]) + ("; ..." if len(lines) > 6 else "")
             raise CheckpointError(
