@@ -1,5 +1,5 @@
 """Model spaces and pre-searched models: the DARTS family (NDS), NAS-Bench-101/201, MnasNet, SpineNet,
-ProxylessNAS, MobileNetV3, ShuffleNet (SPOS), AutoFormer.
+ProxylessNAS, MobileNetV3, ShuffleNet (SPOS), AutoFormer, an elastic GPT language model (GPTSpace).
 
 The hub imports only :mod:`nasx.space` (never strategies or evaluators).
 
@@ -11,6 +11,7 @@ The hub imports only :mod:`nasx.space` (never strategies or evaluators).
 
 from .autoformer import AUTOFORMER_BASE, AUTOFORMER_SMALL, AUTOFORMER_TINY, AutoFormer
 from .genotypes import Genotype, arch_to_genotype, genotype_to_arch
+from .gpt import GPTSpace
 from .mnasnet import MNASNET_A1, MOBILENET_V2, MnasNet
 from .mobilenetv3 import MOBILENETV3_LARGE, MOBILENETV3_SMALL, MobileNetV3Space
 from .nasbench101 import NasBench101, nb101_spec_to_arch
@@ -33,6 +34,7 @@ __all__ = [
     "PNAS",
     "AmoebaNet",
     "Genotype",
+    "GPTSpace",
     "MNASNET_A1",
     "MOBILENET_V2",
     "MnasNet",

@@ -49,6 +49,16 @@ def from_hf(model: nn.Module) -> tuple[GPTSpace, nn.Module]:
 
     ``model`` is a ``transformers`` ``GPT2LMHeadModel``; the space's only values are the model's,
     so pass its ``head_dim`` and ``block_size`` to a wider :class:`GPTSpace` to search below it.
+
+    Example:
+        >>> import transformers
+        >>> config = transformers.GPT2Config(vocab_size=16, n_positions=4, n_embd=8, n_layer=1,
+        ...                                  n_head=2, bos_token_id=None, eos_token_id=None)
+        >>> hf = transformers.GPT2LMHeadModel(config).eval()
+        >>> space, ours = from_hf(hf)
+        >>> x = torch.tensor([[1, 2, 3]])
+        >>> torch.allclose(ours.eval()(x), hf(x).logits, atol=1e-5)
+        True
     """
     config = getattr(model, "config", None)
     if getattr(config, "model_type", None) != "gpt2":
@@ -115,6 +125,13 @@ def to_hf(model: nn.Module, family: str = "gpt2") -> Any:
 
     GPT-2 has one head count and one MLP width for all layers and q, k, v as wide as the
     embedding: a model that differs gets a ValueError naming the layer.
+
+    Example:
+        >>> from nasx.hub.gpt import GPTSpace, gpt_arch
+        >>> space = GPTSpace(vocab_size=16, block_size=4, search_embed_dim=(8,), search_depth=(1,),
+        ...                  search_num_heads=(2,), search_mlp_ratio=(2.0,), head_dim=4)
+        >>> to_hf(space.freeze(gpt_arch(8, [2], [2.0]))).config.n_inner
+        16
     """
     if family != "gpt2":
         raise ValueError(f"family must be 'gpt2' (the one nasx.lm writes), got {family!r}")
