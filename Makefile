@@ -18,7 +18,7 @@ PIP_NOISE_FILTER := grep -v -e "^ *$$" -e BuildBackendWarning -e "^ *!!" -e "^ *
 	-e "Please be careful" -e "name as your package" -e "with strategy, WheelFile" \
 	-e "is ignored: it is neither a file nor a directory" || true
 
-.PHONY: demo test test-all test-latest lint format typecheck constraints clean-venv
+.PHONY: demo test test-slow test-all test-latest lint format typecheck constraints clean-venv
 
 $(STAMP): pyproject.toml $(wildcard $(CONSTRAINTS))
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,16 @@ test: $(STAMP)
 	@# Two slow packaging checks that run here too: every module imported with POSIX-only
 	@# modules hidden, and nasx installed without extras running the README's search.
 	$(PY) -m pytest -q tests/test_portability.py tests/test_install.py
+
+# The slow tier alone (end to end, DDP, Ray driver kill, the crash matrix, real-data tutorials):
+# what `make test` leaves out, less the three slow checks that `make test` and `make typecheck`
+# run already. CI runs it after `make test`.
+ALREADY_RUN := --deselect tests/test_portability.py::test_nasx_imports_and_runs_without_posix_only_modules \
+	--deselect tests/test_install.py::test_nasx_without_extras_runs_the_readmes_multi_trial_block \
+	--deselect tests/test_typing.py::test_a_users_mypy_sees_real_types_and_no_any
+
+test-slow: $(STAMP)
+	$(PY) -m pytest -q -m slow $(XDIST) $(ALREADY_RUN)
 
 test-all: $(STAMP)
 	$(PY) -m pytest -q $(XDIST)

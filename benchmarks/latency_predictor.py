@@ -13,8 +13,11 @@ figure is the median over the rounds, so a burst of load shifts one round of eve
 than one arch. Prints, over the evaluation archs, the median and 90th-percentile absolute
 percentage error and the bias of the raw table (sum of blocks) and of the table calibrated on
 the calibration archs (``LatencyTable.calibrate``: ``scale * sum + offset``), Spearman's rank
-correlation, where the raw sum's gap comes from (blocks alone vs in context vs the whole model),
-and the load average seen during the run. ``--device cuda`` measures on the GPU (synchronised).
+correlation, the latency hit rate at a target (``--target-ms``, default: the median measured
+latency of the evaluation archs; of the archs a predictor puts under the target, the share that
+measure under it, as a latency-constrained search uses the predictor), where the raw sum's gap
+comes from (blocks alone vs in context vs the whole model), and the load average seen during the
+run. ``--device cuda`` measures on the GPU (synchronised).
 """
 
 from __future__ import annotations
@@ -80,6 +83,12 @@ def errors(pred, meas):
     return statistics.median(e), float(np.percentile(e, 90)), max(e), bias
 
 
+def hit_rate(pred, meas, target):
+    """(hits, admitted): of the archs predicted at or under ``target`` ms, how many measure so."""
+    admitted = [m for p, m in zip(pred, meas) if p <= target]
+    return sum(m <= target for m in admitted), len(admitted)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--archs", type=int, default=20)
@@ -97,6 +106,12 @@ def main() -> None:
         choices=("wall", "thread"),
         default="wall",
         help="thread: CPU time of the measuring thread (CPU, 1 thread; for a shared machine)",
+    )
+    p.add_argument(
+        "--target-ms",
+        type=float,
+        default=None,
+        help="latency target of the hit rate (default: median measured latency of the eval archs)",
     )
     p.add_argument("--table", default=None, help="save the merged, calibrated table here (JSON)")
     p.add_argument("--json", default=None, help="write every arch's figures here")
@@ -190,6 +205,15 @@ def main() -> None:
             f"bias {bias:+.1f} %"
         )
     print(f"calibration: measured = {scale:.3f} * sum + {offset:.3f} ms")
+    target = args.target_ms if args.target_ms is not None else statistics.median(measured[:n])
+    under = sum(m <= target for m in measured[:n])
+    for name, pred in (("table sum ", raw[:n]), ("calibrated", cal)):
+        hits, admitted = hit_rate(pred, measured[:n], target)
+        share = f"{hits / admitted:.0%}" if admitted else "n/a"
+        print(
+            f"{name}: latency hit rate at {target:.3f} ms: {hits}/{admitted} ({share}) of the "
+            f"archs it puts under the target measure under it ({under}/{n} archs do)"
+        )
     print(f"Spearman(table sum, measured) = {spearman(raw[:n], measured[:n]):.3f}")
     alone = statistics.median(c / s for c, s in zip(ctx[:n], raw[:n]))
     outside = statistics.median((m - c) / m * 100 for m, c in zip(measured[:n], ctx[:n]))
@@ -208,6 +232,7 @@ def main() -> None:
                     "table_sum": raw,
                     "calibrated": cal,
                     "scale": scale,
+                    "target_ms": target,
                     "offset_ms": offset,
                 },
                 f,

@@ -382,9 +382,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
             f"--host {args.host} would let other machines read these experiments; add --allow-remote "
             "if that is what you want (anyone who can reach the port can read every trial)"
         )
-    from nasx.dashboard.server import serve
+    from nasx.dashboard.server import ServeError, serve
 
-    return serve(experiments, host=args.host, port=args.port, open_browser=args.open)
+    try:
+        return serve(experiments, host=args.host, port=args.port, open_browser=args.open)
+    except ServeError as e:  # port in use, an address this machine does not have
+        raise CliError(str(e)) from None
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -4,7 +4,10 @@ search the same space one-shot (Proxyless with an expected-latency penalty, Rand
 latency range).
 
 Run it with ``python tutorials/hardware_aware.py`` (CIFAR-10 at 32x32 from ``../shared/data``;
-random images when it is absent), or ``NASX_FAST=1`` for a smoke run of seconds.
+random images when it is absent), or ``NASX_FAST=1`` for a smoke run of seconds. ``NASX_SHORT=1``
+is a short real run (about half an hour on one CPU core): 2,000 training images, 6 search trials,
+stage 2 of 3 epochs, one-shot searches of 2 epochs (its results:
+``benchmarks/hardware_aware_tutorial.results.md``).
 """
 # %% [markdown]
 # # Hardware-aware search, the MnasNet way
@@ -43,12 +46,19 @@ from nasx.strategy import Proxyless, RandomOneShot, RegularizedEvolution  # noqa
 from nasx.strategy.oneshot.cost import ArchCostRange, CostPenalty  # noqa: E402
 
 FAST = os.environ.get("NASX_FAST") == "1"
+SHORT = not FAST and os.environ.get("NASX_SHORT") == "1"
 logging.getLogger("pytorch_lightning").setLevel(logging.WARNING)
 logging.getLogger("lightning").setLevel(logging.WARNING)
 torch.manual_seed(0)
 WORK = Path(tempfile.mkdtemp(prefix="nasx_hw_")) if FAST else Path("nasx_experiments")
 SHAPE = (3, 32, 32)
-print("FAST smoke run: the numbers below mean nothing" if FAST else "full run")
+print(
+    "FAST smoke run: the numbers below mean nothing"
+    if FAST
+    else "short run"
+    if SHORT
+    else "full run"
+)
 
 # %% [markdown]
 # ## Data: CIFAR-10 at 32x32 (random images when it is not installed)
@@ -62,7 +72,7 @@ except DataNotFoundError:
     x, y = torch.randn(512, *SHAPE, generator=g), torch.randint(0, 10, (512,), generator=g)
     train_set, val_set = TensorDataset(x, y), TensorDataset(x[:128], y[:128])
     data_name = "random images"
-n_train, n_val = (256, 128) if FAST else (10_000, 2_000)
+n_train, n_val = (256, 128) if FAST else (2_000, 1_000) if SHORT else (10_000, 2_000)
 train_set = Subset(train_set, range(min(n_train, len(train_set))))
 val_set = Subset(val_set, range(min(n_val, len(val_set))))
 print(f"data: {data_name}, {len(train_set)} training and {len(val_set)} validation images")
@@ -120,7 +130,7 @@ search = NasExperiment(
     CostEvaluator(classification(1), SHAPE, latency=table, objective=MnasNetReward(target, "soft")),
     RegularizedEvolution(population_size=4, sample_size=2, seed=0),
     workdir=WORK / "mnasnet-hw-search",
-    max_trials=3 if FAST else 24,
+    max_trials=3 if FAST else 6 if SHORT else 24,
     filter=CostFilter(SHAPE, macs=(None, max_macs), patience=20),
     overwrite=True,
     progress=False,
@@ -154,7 +164,7 @@ print(f"latency hit rate of the top {len(top)}: {hits}/{len(top)} under {target:
 # %%
 full = stage2(
     search,
-    CostEvaluator(classification(1 if FAST else 10), SHAPE, latency=table),
+    CostEvaluator(classification(1 if FAST else 3 if SHORT else 10), SHAPE, latency=table),
     top_k=3,
     seeds=1,
     workdir=WORK / "mnasnet-hw-full",
@@ -202,12 +212,14 @@ oneshot = {
         arc_learning_rate=1e-2, cost_fn=penalty, penalty_weight=1.0
     ),
     "RandomOneShot + latency range": RandomOneShot(
-        num_samples=2 if FAST else 20, eval_batches=1 if FAST else 4, filter=under_target
+        num_samples=2 if FAST else 8 if SHORT else 20,
+        eval_batches=1 if FAST else 4,
+        filter=under_target,
     ),
 }
 for name, strategy in oneshot.items():
     start = time.monotonic()
-    strategy.run(space, classification(1 if FAST else 5))
+    strategy.run(space, classification(1 if FAST else 2 if SHORT else 5))
     archs = strategy.export_top_models(top_k=1 if FAST else 3)
     ms = [arch_cost(space, a, SHAPE, latency=table).latency_ms for a in archs]
     hits = sum(m <= target for m in ms)

@@ -3,8 +3,10 @@ arch and retrain it.
 
 Run it with ``make demo`` or ``python tutorials/hello_nas.py`` (about 3 minutes on 2 CPU cores), or
 with ``NASX_FAST=1`` (or ``--fast``) for a smoke run of a few seconds. ``--seed N`` changes the
-seed (same seed, same numbers); ``--data-dir DIR`` points at Fashion-MNIST's IDX files; Ctrl-C
-stops it and running it again resumes where it stopped.
+seed (same seed, CPU and torch thread count: same numbers; torch's kernels split sums by thread,
+so another thread count or CPU rounds differently and ends slightly apart);
+``--data-dir DIR`` points at Fashion-MNIST's IDX files; Ctrl-C stops it and running it again
+resumes where it stopped.
 """
 # %% [markdown]
 # # Hello NAS
@@ -92,7 +94,8 @@ print(f"data: {data.name} ({data.origin})")
 print(
     f"  search: train on {len(search_train):,} images, validate on {len(search_val):,} held-out "
     f"train images; final: retrain on {len(final_train):,}, test on {len(test):,} test images "
-    f"({'FAST smoke run: numbers mean nothing' if FAST else 'full run'}, seed {args.seed})"
+    f"({'FAST smoke run: numbers mean nothing' if FAST else 'full run'}, seed {args.seed}, "
+    f"{torch.get_num_threads()} torch threads)"
 )
 
 # %% [markdown]

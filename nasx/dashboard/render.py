@@ -1,5 +1,9 @@
 """Charts for the dashboard as SVG bytes (matplotlib's Agg-free SVG backend, one lock: pyplot is
-not thread-safe). Each chart is the figure of :mod:`nasx.plot` that ``nasx plot`` writes.
+not thread-safe). Each chart is the figure of :mod:`nasx.plot` that ``nasx plot`` writes, up to
+:data:`AGGREGATE_ABOVE` trials (2,000; 300 for learning curves); above that, metric by trial,
+the Pareto chart and the learning curves draw summaries (:mod:`nasx.dashboard.aggregate`:
+quantile bands, density, the exact best and front), so that a chart of 20,000 trials is drawn
+in a fraction of a second and weighs tens of kilobytes, not megabytes.
 
     >>> from pathlib import Path
     >>> from nasx.experiment.readonly import ExperimentRecord
@@ -19,6 +23,11 @@ from nasx._optional import optional_import
 from nasx.experiment.readonly import ExperimentRecord
 
 CHART_PARAMS = ("metric", "x", "y", "trial", "cell")
+# Above this many trials a chart draws summaries rather than one mark per trial: a scatter
+# point costs matplotlib about 60 us to draw, a learning curve about 1 ms.
+AGGREGATE_ABOVE = {"history": 2000, "pareto": 2000, "curves": 300}
+_FIXED_LAYOUT = "nasx-fixed-layout"  # the label of a figure whose margins are set already
+_BINS = 200  # bins of trials in the metric-by-trial chart: about one per 2-3 pixels
 CHARTS = ("history", "pareto", "curves", "arch_weights", "trial_curve", "cells")
 _lock = threading.Lock()
 
@@ -36,17 +45,35 @@ def warm_up() -> None:
         plt.close(fig)
 
 
-def chart(exp: ExperimentRecord, name: str, params: dict[str, str]) -> bytes:
-    """The SVG of chart ``name`` (one of :data:`CHARTS`) for ``exp``; KeyError for unknown names."""
+def check(exp: ExperimentRecord, name: str, params: dict[str, str]) -> None:
+    """Raise what :func:`chart` would for an unknown chart (KeyError), a malformed trial id
+    (ValueError) or an unknown trial (ExperimentReadError), without drawing or waiting for the
+    charts being drawn: a bad request is answered at once.
+
+    >>> from pathlib import Path
+    >>> check(ExperimentRecord(Path('.'), 'multi-trial'), 'trial_curve', {'trial': 'x'})
+    Traceback (most recent call last):
+    ...
+    ValueError: trial must be a trial id (an integer), got 'x'
+    """
     if name not in CHARTS:
         raise KeyError(f"chart {name!r}")
+    if name in ("trial_curve", "cells"):
+        exp.trial(_int(params.get("trial")))
+
+
+def chart(exp: ExperimentRecord, name: str, params: dict[str, str]) -> bytes:
+    """The SVG of chart ``name`` (one of :data:`CHARTS`) for ``exp``; KeyError for unknown names."""
+    check(exp, name, params)
     with _lock:
         matplotlib = optional_import("matplotlib", "dashboard", "the dashboard's charts")
 
         matplotlib.use("Agg", force=False)
         fig = _figure(exp, name, params)
         buf = io.BytesIO()
-        fig.savefig(buf, format="svg", bbox_inches="tight")
+        # a summary chart has fixed margins: fitting them to the labels draws the figure twice
+        tight = fig.get_label() != _FIXED_LAYOUT
+        fig.savefig(buf, format="svg", bbox_inches="tight" if tight else None)
     return buf.getvalue()
 
 
@@ -55,7 +82,10 @@ def _figure(exp: ExperimentRecord, name: str, params: dict[str, str]) -> Any:
 
     from nasx.plot import charts
 
+    large = len(exp.trials) > AGGREGATE_ABOVE.get(name, len(exp.trials))
     if name == "history":
+        if large:
+            return _history_summary(exp, params.get("metric", "default"))
         return charts.plot_metric_history(
             exp.trials, params.get("metric", "default"), exp.direction
         )
@@ -68,10 +98,14 @@ def _figure(exp: ExperimentRecord, name: str, params: dict[str, str]) -> Any:
                     "only one metric: report a dict such as {'default': acc, 'latency': ms}"
                 )
             x = others[0]
+        if large:
+            return _pareto_summary(exp, x, params.get("y", "default"))
         return charts.plot_pareto(
             exp.trials, x, params.get("y", "default"), ("minimize", exp.direction)
         )
     if name == "curves":
+        if large:
+            return _curves_summary(exp)
         return charts.plot_learning_curves(exp.trials, top_k=10, direction=exp.direction)
     if name == "arch_weights":
         try:
@@ -100,7 +134,7 @@ def _figure(exp: ExperimentRecord, name: str, params: dict[str, str]) -> Any:
 
 
 def _int(value: str | None) -> int:
-    if value is None or not value.isdigit():
+    if value is None or not (value.isascii() and value.isdigit()):
         raise ValueError(f"trial must be a trial id (an integer), got {value!r}")
     return int(value)
 
@@ -112,4 +146,201 @@ def _message(text: str):
     plt.close(fig)
     ax.text(0.5, 0.5, text.replace("$", r"\$"), ha="center", va="center", wrap=True, fontsize=9)
     ax.set_axis_off()
+    return fig
+
+
+# ----------------------------------------------------------------------------- large experiments
+def _history_summary(exp: ExperimentRecord, metric: str) -> Any:
+    """Metric by trial as bands over bins of trials, with the exact running best."""
+    from nasx.plot.cells import plain
+    from nasx.plot.charts import _BEST, _FAIL, _POINT, _axes, metric_value, running_best
+    from nasx.trial import FAILED
+
+    from .aggregate import binned_quantiles
+
+    trials = sorted(exp.trials, key=lambda t: t.id)
+    done = [(t.id, v) for t in trials if (v := metric_value(t, metric)) is not None]
+    fig, ax = _axes(None)
+    title = f"{plain(metric)} by trial ({len(done)} of {len(trials)} succeeded)"
+    if done:
+        ids, values = zip(*done, strict=True)
+        bands = binned_quantiles(ids, values, _BINS)
+        per_bin = max(1, round(len(trials) / _BINS))
+        ax.fill_between(
+            bands.center,
+            bands.low,
+            bands.high,
+            color=_POINT,
+            alpha=0.12,
+            lw=0,
+            label="min to max",
+            step="mid",
+        )
+        ax.fill_between(
+            bands.center,
+            bands.q10,
+            bands.q90,
+            color=_POINT,
+            alpha=0.3,
+            lw=0,
+            label="10th to 90th percentile",
+            step="mid",
+        )
+        ax.plot(
+            bands.center,
+            bands.median,
+            color=_POINT,
+            lw=1,
+            label=f"median (about {per_bin} trials a bin)",
+        )
+        best = running_best(values, exp.direction)
+        # the step line needs only the trials where the best changed (and the last trial)
+        keep = [k for k in range(len(best)) if k == 0 or best[k] != best[k - 1]] + [len(best) - 1]
+        ax.step(
+            [ids[k] for k in keep],
+            [best[k] for k in keep],
+            where="post",
+            color=_BEST,
+            lw=2,
+            label="best so far",
+            zorder=3,
+        )
+        k = values.index(best[-1])
+        title += f"\nbest {best[-1]:.4g} (trial {ids[k]})"
+    failed = [t.id for t in trials if t.status == FAILED]
+    if failed:
+        lo, hi = trials[0].id, trials[-1].id
+        width = max(1.0, (hi - lo) / _BINS)
+        marked = sorted({lo + (int((i - lo) / width) + 0.5) * width for i in failed})
+        ax.scatter(
+            marked,
+            [0.0] * len(marked),
+            marker="|",  # a rug: one tick per bin with failures
+            s=30,
+            lw=0.8,
+            color=_FAIL,
+            transform=ax.get_xaxis_transform(),
+            clip_on=False,
+            label=f"failed ({len(failed)})",
+            zorder=2,
+        )
+    ax.set_xlabel("trial")
+    ax.set_ylabel(plain(metric))
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    if done or failed:
+        ax.legend(fontsize=7, loc="best")
+    return _fixed_margins(fig)
+
+
+def _pareto_summary(exp: ExperimentRecord, x: str, y: str) -> Any:
+    """Two metrics as point density (hexagons), with the exact Pareto front on top."""
+    from nasx.plot.cells import plain
+    from nasx.plot.charts import (
+        _BEST,
+        _axes,
+        _readable_ticks,
+        metric_names,
+        metric_value,
+        objective_label,
+    )
+
+    from .aggregate import pareto_indices
+
+    directions = ("minimize", exp.direction)
+    rows = [
+        (t.id, a, b)
+        for t in exp.trials
+        if (a := metric_value(t, x)) is not None and (b := metric_value(t, y)) is not None
+    ]
+    if not rows:
+        known = metric_names(exp.trials)
+        missing = [m for m in (x, y) if m not in known]
+        if missing:
+            raise ValueError(f"no trial has metric(s) {missing}; the trials have {known}")
+    fig, ax = _axes(None)
+    if rows:
+        xs = [r[1] for r in rows]
+        ys = [r[2] for r in rows]
+        cells = ax.hexbin(xs, ys, gridsize=(30, 15), cmap="Blues", mincnt=1, bins="log", lw=0.2)
+        cells.set_label("trials (darker: more)")
+        front = pareto_indices(list(zip(xs, ys, strict=True)), directions)
+        fx, fy = [xs[i] for i in front], [ys[i] for i in front]
+        ax.step(
+            fx,
+            fy,
+            where="post" if directions[0] != directions[1] else "pre",
+            color=_BEST,
+            lw=1.2,
+            alpha=0.7,
+        )
+        ax.scatter(fx, fy, s=40, color=_BEST, label=f"Pareto front ({len(front)})", zorder=3)
+        for i in front[:12]:  # more labels would cover each other
+            ax.annotate(
+                f"#{rows[i][0]}",
+                (xs[i], ys[i]),
+                textcoords="offset points",
+                xytext=(4, 4),
+                fontsize=7,
+                color=_BEST,
+            )
+        ax.legend(fontsize=8, loc="best")
+        _readable_ticks(ax.xaxis, xs)
+        _readable_ticks(ax.yaxis, ys)
+    ax.set_xlabel(objective_label(x, directions[0]))
+    ax.set_ylabel(objective_label(y, directions[1]))
+    ax.set_title(f"{plain(y)} vs {plain(x)} ({len(rows)} trials)")
+    ax.grid(alpha=0.3)
+    return _fixed_margins(fig)
+
+
+def _curves_summary(exp: ExperimentRecord, top_k: int = 10) -> Any:
+    """The best ``top_k`` learning curves, and the spread of all the others as bands per report."""
+    from nasx.plot.charts import _axes
+
+    from .aggregate import step_quantiles
+
+    trials = [t for t in exp.trials if t.intermediates]
+    sign = -1 if exp.direction == "maximize" else 1
+    ranked = sorted(trials, key=lambda t: (t.metric is None, sign * (t.metric or 0.0), t.id))
+    best = ranked[:top_k]
+    others = step_quantiles([t.intermediates for t in ranked[top_k:]])
+    fig, ax = _axes(None)
+    if others.center.size:
+        grey = "#999999"
+        ax.fill_between(
+            others.center,
+            others.low,
+            others.high,
+            color=grey,
+            alpha=0.15,
+            lw=0,
+            label="others: min to max",
+        )
+        ax.fill_between(
+            others.center,
+            others.q10,
+            others.q90,
+            color=grey,
+            alpha=0.35,
+            lw=0,
+            label="others: 10th-90th pct",
+        )
+        ax.plot(others.center, others.median, color=grey, lw=1.2, label="others: median")
+    for t in best:
+        steps = range(1, len(t.intermediates) + 1)
+        ax.plot(steps, t.intermediates, lw=1.6, marker="o", markersize=3, label=f"#{t.id}")
+    ax.set_xlabel("report (epoch)")
+    ax.set_ylabel("intermediate metric")
+    ax.set_title(f"learning curves ({len(trials)} trials)")
+    ax.grid(alpha=0.3)
+    if trials:
+        ax.legend(fontsize=7, ncol=2, loc="best", title=f"best {len(best)}")
+    return _fixed_margins(fig)
+
+
+def _fixed_margins(fig: Any) -> Any:
+    """Margins that fit the summaries' labels (a two-line title, tick labels of a few digits)."""
+    fig.subplots_adjust(left=0.11, right=0.98, bottom=0.12, top=0.87)
+    fig.set_label(_FIXED_LAYOUT)
     return fig

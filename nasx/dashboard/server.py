@@ -12,6 +12,13 @@ Safety, by construction rather than by filtering:
 - User strings (labels, values, metric names, errors, logs) reach the page only as JSON, inserted
   with ``textContent``; the Content-Security-Policy forbids inline scripts, so even a missed
   string could not run. Charts are SVG images, which browsers never run scripts in.
+- Every malformed request (bad request line, unknown method, non-ASCII token or cookie, bad
+  parameter) gets a 4xx answer with these headers, never a dropped connection.
+
+At scale (20,000 trials and a run adding more): the page polls a small summary per experiment
+(``/api/experiments``, kept per database version) and fetches the table a page at a time
+(``/api/exp/N/rows``, sorted and filtered here); charts are drawn once per chart version, ahead
+of the page, and summarised above a few thousand trials (:mod:`nasx.dashboard.render`).
 
     >>> server = make_server([], port=0)
     >>> server.server_address[0]
@@ -21,24 +28,30 @@ Safety, by construction rather than by filtering:
 
 from __future__ import annotations
 
+import errno
+import functools
 import http.server
 import json
 import math
 import os
+import queue
 import re
 import secrets
+import socket
 import sys
 import threading
 import time
 import urllib.parse
 from collections.abc import Callable
+from concurrent.futures import Future
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from nasx._errors import NasxError
 from nasx.experiment.readonly import ExperimentReadError, ExperimentRecord, read_experiment
 
-from . import render
+from . import render, rows
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MAX_LOG_BYTES = 200_000
@@ -70,28 +83,82 @@ def _static_files() -> dict[str, tuple[bytes, str]]:
 
 
 class Experiments:
-    """The served experiments, each re-read only when its database changed."""
+    """The served experiments, each re-read only when its database changed.
 
-    def __init__(self, directories: list[Path], chart_interval: float = 5.0):
+    Reading 20,000 trials again is quick (SQLite), decoding their JSON is not: a finished trial
+    whose row did not change keeps the object, and so the JSON, decoded for the last version.
+    What the page asks for again and again (the summary, a sorted table) is kept per version.
+    """
+
+    def __init__(
+        self, directories: list[Path], chart_interval: float = 5.0, quiet_after: float = 0.5
+    ):
         self.directories = [Path(d) for d in directories]
         self.chart_interval = chart_interval
+        self.quiet_after = quiet_after
         self._cache: dict[int, tuple[str, ExperimentRecord]] = {}
         self._charts: dict[int, tuple[str, float]] = {}
+        self._derived: dict[tuple, Any] = {}
+        self._rechecks: dict[int, threading.Timer] = {}
         self._lock = threading.Lock()
+        # called (index, chart version) when the charts of an experiment move on: the server
+        # draws the page's default charts then, before the page asks for them
+        self.on_new_charts: Callable[[int, str], None] | None = None
 
     def chart_version(self, index: int, version: str) -> str:
-        """``version``, but moving on at most every ``chart_interval`` seconds.
+        """``version``, but moving on at most every ``chart_interval`` seconds while the
+        experiment keeps changing, and at once when it has been quiet for ``quiet_after`` s.
 
         A fast experiment changes its database many times a second; redrawing matplotlib charts
         for each change would take CPU from it. The page redraws charts when this changes, so
-        they lag by at most ``chart_interval`` plus one poll, and end on the final data.
+        they lag by at most ``chart_interval`` plus one poll, and catch up with the final data
+        as soon as the run ends (or pauses).
         """
         now = time.monotonic()
+        quiet_for = self._quiet_for(index)
         with self._lock:
             current, since = self._charts.get(index, (None, 0.0))
-            if current != version and (current is None or now - since >= self.chart_interval):
+            moved = current != version and (
+                current is None
+                or quiet_for >= self.quiet_after
+                or now - since >= self.chart_interval
+            )
+            if moved:
                 self._charts[index] = current, since = version, now
-        return current
+            # Not quiet yet: look again once it may be, so that the charts of a run that just
+            # ended are drawn by the time the page next asks, not one poll after that.
+            # (Only when that comes before the interval's end: then the next poll moves them.)
+            quiet_in = self.quiet_after - quiet_for
+            recheck = (
+                current != version
+                and index not in self._rechecks
+                and quiet_in < self.chart_interval - (now - since)
+            )
+            if recheck:
+                timer = threading.Timer(max(0.05, quiet_in + 0.05), self._recheck, (index, version))
+                timer.daemon = True
+                self._rechecks[index] = timer
+        if recheck:
+            timer.start()
+        if moved and self.on_new_charts is not None:
+            self.on_new_charts(index, version)
+        return version if current is None else current  # (never None here: see `moved`)
+
+    def _recheck(self, index: int, version: str) -> None:
+        # the version the page saw, not a newer one: without a page asking, nothing is drawn
+        with self._lock:
+            self._rechecks.pop(index, None)
+        self.chart_version(index, version)
+
+    def _quiet_for(self, index: int) -> float:
+        """Seconds since the experiment's database last changed (0 when unknown)."""
+        newest = 0
+        for name in ("nasx.db", "nasx.db-wal"):
+            try:
+                newest = max(newest, (self.directories[index] / name).stat().st_mtime_ns)
+            except OSError:
+                pass
+        return max(0.0, time.time() - newest / 1e9) if newest else 0.0
 
     def version(self, index: int) -> str:
         """Changes whenever the experiment's database (or its WAL) changes."""
@@ -119,9 +186,44 @@ class Experiments:
             if cached and cached[0] == version:
                 return cached
         record = read_experiment(self.directories[index])
+        if cached:
+            record.trials[:] = _keep_decoded(cached[1].trials, record.trials)
         with self._lock:
             self._cache[index] = (version, record)
         return version, record
+
+    def derived(self, index: int, what: Any, make: Callable[[str, ExperimentRecord], Any]) -> Any:
+        """``make(version, record)`` for the experiment's current version, kept until it changes
+        (the summary, a sorted table: ``what`` names it)."""
+        version, exp = self.get(index)
+        key = (index, version, what)
+        with self._lock:
+            if key in self._derived:
+                return self._derived[key]
+        value = make(version, exp)
+        with self._lock:
+            for old in [k for k in self._derived if k[0] == index and k[1] != version]:
+                del self._derived[old]  # an older version's: never asked again
+            while len(self._derived) >= 64:
+                self._derived.pop(next(iter(self._derived)))
+            self._derived[key] = value
+        return value
+
+
+_FINISHED = ("succeeded", "failed")
+_ROW = ("status", "metric", "start_time", "end_time", "duration", "error")
+
+
+def _keep_decoded(old: list, new: list) -> list:
+    """``new``, with each finished trial whose row is unchanged replaced by its ``old`` object
+    (whose JSON fields are decoded already)."""
+    before = {t.id: t for t in old if t.status in _FINISHED}
+    out = []
+    for t in new:
+        o = before.get(t.id)
+        same = o is not None and all(getattr(o, f) == getattr(t, f) for f in _ROW)
+        out.append(o if same else t)
+    return out
 
 
 def summary(
@@ -195,10 +297,38 @@ def _finite(x: Any) -> Any:
     return x
 
 
+def _host_name(host: str | None) -> str:
+    """The name in a ``Host`` header without its port: ``[::1]:8080`` -> ``::1``.
+
+    >>> [_host_name(h) for h in ('127.0.0.1:80', 'localhost', '[::1]:8080', '[::1]', None)]
+    ['127.0.0.1', 'localhost', '::1', '::1', '']
+    """
+    host = (host or "").strip()
+    if host.startswith("["):  # an IPv6 literal, maybe with a port after the bracket
+        return host[1:].split("]", 1)[0]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _same_token(given: str, token: str) -> bool:
+    """A constant-time comparison that also takes what a client may send: ``compare_digest``
+    raises TypeError on a str with non-ASCII characters (``?token=é``, a Latin-1 cookie), so
+    both sides are compared as UTF-8 bytes (surrogates from undecodable bytes kept).
+
+    >>> _same_token('\u00e9', 'abc'), _same_token('abc', 'abc')
+    (False, True)
+    """
+    return secrets.compare_digest(
+        given.encode("utf-8", "surrogateescape"), token.encode("utf-8", "surrogateescape")
+    )
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     server: DashboardServer
     server_version = "nasx-dashboard"
     sys_version = ""
+    # Answer even a request line that names no version (garbage, HTTP/0.9) with a status line:
+    # http.server's default, HTTP/0.9, would send an error page without one.
+    default_request_version = "HTTP/1.0"
 
     # ----------------------------------------------------------------- plumbing
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
@@ -217,11 +347,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
             ),
         )
         self.send_header("Content-Length", str(len(body)))
-        for k, v in {**_SECURITY_HEADERS, **(extra or {})}.items():
+        for k, v in (extra or {}).items():
             self.send_header(k, v)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+    def end_headers(self) -> None:
+        # every response, send_error's (a malformed request line) included, carries these
+        for k, v in _SECURITY_HEADERS.items():
+            self.send_header(k, v)
+        super().end_headers()
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        # http.server answers an unknown HTTP version (``GET / HTTP/9.9``) with 505: it is the
+        # client's request that is malformed, so it gets a 4xx like every other bad request
+        if code == 505:
+            code, message = 400, f"unsupported HTTP version in {self.requestline!r}; send HTTP/1.1"
+        super().send_error(code, message, explain)
 
     def _json(self, data: Any, status: int = 200) -> None:
         body = json.dumps(_finite(data), allow_nan=False, default=str).encode()
@@ -234,28 +377,35 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self._error(405, "the dashboard is read-only: only GET is answered")
 
     do_POST = do_PUT = do_DELETE = do_PATCH = _refuse_method  # noqa: N815
+    do_OPTIONS = do_TRACE = do_CONNECT = _refuse_method  # noqa: N815
+
+    def __getattr__(self, name: str) -> Any:
+        # Any other method (``FOO / HTTP/1.1``): 405 like the write methods, not http.server's 501
+        if name.startswith("do_"):
+            return self._refuse_method
+        raise AttributeError(name)
 
     def do_HEAD(self) -> None:  # noqa: N802
         self.do_GET()
 
     # ----------------------------------------------------------------- routes
     def do_GET(self) -> None:  # noqa: N802
-        url = urllib.parse.urlsplit(self.path)
-        query = urllib.parse.parse_qs(url.query)
-        if not self._allowed(query):
-            return
         try:
-            self._route(url.path, query)
+            url = urllib.parse.urlsplit(self.path)  # ValueError on "//[::1": a 400 below
+            query = urllib.parse.parse_qs(url.query, max_num_fields=100)
+            if self._allowed(query):
+                self._route(url.path, query)
         except (KeyError, ExperimentReadError) as e:
             self._error(404, f"not found: {e}")
         except ValueError as e:
             self._error(400, str(e))
-        except BrokenPipeError:
-            pass
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the browser went away (a new page, a closed tab): nobody to answer
+        except Exception as e:  # a bug: answer it on one line rather than drop the connection
+            self._error(500, f"{type(e).__name__}: {e}".splitlines()[0])
 
     def _allowed(self, query: dict[str, list[str]]) -> bool:
-        host = (self.headers.get("Host") or "").rsplit(":", 1)[0].strip("[]")
-        if self.server.loopback_only and host not in LOOPBACK:
+        if self.server.loopback_only and _host_name(self.headers.get("Host")) not in LOOPBACK:
             self._error(403, "the dashboard only answers requests addressed to this machine")
             return False
         token = self.server.token
@@ -264,13 +414,23 @@ class Handler(http.server.BaseHTTPRequestHandler):
         given = query.get("token", [None])[0]
         cookie = self.headers.get("Cookie") or ""
         cookies = dict(c.strip().split("=", 1) for c in cookie.split(";") if "=" in c)
-        if given is not None and secrets.compare_digest(given, token):
+        if given is not None and _same_token(given, token):
             self._cookie = f"nasx_token={token}; HttpOnly; SameSite=Strict; Path=/"
             return True
-        if secrets.compare_digest(cookies.get("nasx_token", ""), token):
+        if _same_token(cookies.get("nasx_token", ""), token):
             return True
         self._error(403, "an access token is needed: open the URL that `nasx serve` printed")
         return False
+
+    def _summary(self, index: int) -> dict[str, Any]:
+        """The experiment's summary (kept per version), with the charts' version and the time."""
+        exps = self.server.experiments
+        head = exps.derived(index, "summary", functools.partial(summary, index))
+        return {
+            **head,
+            "chart_version": exps.chart_version(index, head["version"]),
+            "now": time.time(),
+        }
 
     def _route(self, path: str, query: dict[str, list[str]]) -> None:
         static = self.server.static
@@ -288,9 +448,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             out = []
             for i in range(len(self.server.experiments.directories)):
                 try:
-                    version, exp = self.server.experiments.get(i)
-                    cv = self.server.experiments.chart_version(i, version)
-                    out.append(summary(i, version, exp, cv))
+                    out.append(self._summary(i))
                 except ExperimentReadError as e:
                     out.append(
                         {
@@ -301,15 +459,33 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     )
             self._json(out)
             return
-        if m := re.fullmatch(r"/api/exp/(\d+)", path):
+        if m := re.fullmatch(r"/api/exp/([0-9]+)", path):
+            # every trial at once (a script's view; the page asks for rows a page at a time)
             i = int(m.group(1))
             version, exp = self.server.experiments.get(i)
-            cv = self.server.experiments.chart_version(i, version)
+            self._json({**self._summary(i), "trials": [trial_row(t) for t in exp.trials]})
+            return
+        if m := re.fullmatch(r"/api/exp/([0-9]+)/rows", path):
+            i = int(m.group(1))
+            head = self._summary(i)
+            q = rows.parse_query(query, head["metrics"])
+            version, ordered = self.server.experiments.derived(
+                i,
+                ("rows", q.sort, q.descending, q.status),
+                lambda v, e: (v, rows.sort_trials(e.trials, q.sort, q.descending, q.status)),
+            )
+            page = ordered[q.offset : q.offset + q.limit]
             self._json(
-                {**summary(i, version, exp, cv), "trials": [trial_row(t) for t in exp.trials]}
+                {
+                    "version": version,
+                    "n_trials": head["n_trials"],
+                    "total": len(ordered),
+                    "offset": q.offset,
+                    "rows": [trial_row(t) for t in page],
+                }
             )
             return
-        if m := re.fullmatch(r"/api/exp/(\d+)/trial/(\d+)", path):
+        if m := re.fullmatch(r"/api/exp/([0-9]+)/trial/([0-9]+)", path):
             version, exp = self.server.experiments.get(int(m.group(1)))
             t = exp.trial(int(m.group(2)))
             from nasx.plot.cell_graph import cell_names
@@ -323,10 +499,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 }
             )
             return
-        if m := re.fullmatch(r"/api/exp/(\d+)/chart/([a-z_]+)\.svg", path):
+        if m := re.fullmatch(r"/api/exp/([0-9]+)/chart/([a-z_]+)\.svg", path):
             i, name = int(m.group(1)), m.group(2)
             version, exp = self.server.experiments.get(i)
             params = {k: v[0] for k, v in query.items() if k in render.CHART_PARAMS}
+            render.check(exp, name, params)  # a bad request does not wait for the drawing
             chart_version = self.server.experiments.chart_version(i, version)
             svg = self.server.charts.get(
                 (i, name, chart_version, tuple(sorted(params.items()))),
@@ -338,22 +515,39 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 
 class _Cache:
-    """A small memo of rendered charts (keyed by the experiment's chart version)."""
+    """A small memo of rendered charts (keyed by the experiment's chart version). A chart being
+    drawn is drawn once: a second request for it waits for the first (the page and the
+    server's own drawing ahead ask for the same charts)."""
 
     def __init__(self, size: int = 64):
         self.size, self._lock = size, threading.Lock()
-        self._data: dict[Any, Any] = {}
+        self._data: dict[Any, Future] = {}
 
     def get(self, key: Any, make: Callable[[], Any]) -> Any:
         with self._lock:
-            if key in self._data:
-                return self._data[key]
-        value = make()
-        with self._lock:
-            if len(self._data) >= self.size:
-                self._data.pop(next(iter(self._data)))
-            self._data[key] = value
-        return value
+            drawing = self._data.get(key)
+            if drawing is None:
+                if len(self._data) >= self.size:
+                    self._data.pop(next(iter(self._data)))
+                future: Future = Future()
+                self._data[key] = future
+        if drawing is not None:
+            return drawing.result()  # drawn, or being drawn by another thread: wait for it
+        try:
+            future.set_result(make())
+        except BaseException as e:
+            with self._lock:
+                self._data.pop(key, None)  # asked again, it is drawn again (and fails again)
+            future.set_exception(e)
+        return future.result()
+
+
+class ServeError(NasxError, OSError):
+    """The dashboard cannot listen where asked (port in use, an address this machine lacks);
+    the message fits on one line and says what to change."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)  # without OSError's "[Errno 98]" prefix
 
 
 class DashboardServer(http.server.ThreadingHTTPServer):
@@ -363,10 +557,78 @@ class DashboardServer(http.server.ThreadingHTTPServer):
         self.experiments = Experiments(experiments)
         self.static = _static_files()
         self.charts = _Cache()
+        self._to_draw: queue.SimpleQueue = queue.SimpleQueue()
+        self._painter: threading.Thread | None = None
         self.token = token
         self.verbose = verbose
         self.loopback_only = address[0] in LOOPBACK
-        super().__init__(address, Handler)
+        # an IPv6 address (``::1``, ``::``) needs an IPv6 socket; names and IPv4 use IPv4
+        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+        try:
+            super().__init__(address, Handler)
+        except OSError as e:
+            raise ServeError(e.errno, _bind_problem(address[0], address[1], e)) from None
+
+    def _draw_ahead(self, index: int, chart_version: str) -> None:
+        """Draw the charts the page shows first for a new chart version, in the background: the
+        page's requests then find them drawn (or wait for the drawing under way)."""
+        if self._painter is None:
+            self._painter = threading.Thread(target=self._paint, name="nasx-charts", daemon=True)
+            self._painter.start()
+        self._to_draw.put((index, chart_version))
+
+    def _paint(self) -> None:
+        while (job := self._to_draw.get()) is not None:
+            index, chart_version = job
+            try:
+                version, exp = self.experiments.get(index)
+                head = self.experiments.derived(index, "summary", functools.partial(summary, index))
+                for name, params in default_charts(head):
+                    key = (index, name, chart_version, tuple(sorted(params.items())))
+                    self.charts.get(key, lambda: render.chart(exp, name, params))  # noqa: B023
+            except Exception:  # noqa: S112 - the page's own request draws it again and reports
+                continue
+
+    def server_close(self) -> None:
+        if self._painter is not None:
+            self._to_draw.put(None)
+        super().server_close()
+
+
+def default_charts(head: dict[str, Any]) -> list[tuple[str, dict[str, str]]]:
+    """The charts (name, parameters) the page asks for first, given an experiment's summary.
+
+    >>> default_charts({'kind': 'multi-trial', 'metrics': ['default', 'ms'], 'has_curves': False})
+    [('history', {'metric': 'default'}), ('pareto', {'x': 'ms'})]
+    """
+    if head.get("kind") == "one-shot":
+        return [("arch_weights", {})]
+    metrics = head.get("metrics") or []
+    out = [("history", {"metric": metrics[0] if metrics else "default"})]
+    others = [m for m in metrics if m != "default"]
+    if len(metrics) > 1 and others:
+        out.append(("pareto", {"x": others[0]}))
+    if head.get("has_curves"):
+        out.append(("curves", {}))
+    return out
+
+
+def _bind_problem(host: str, port: int, error: OSError) -> str:
+    """One line on why ``host:port`` cannot be served, and what to try instead."""
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    if error.errno == errno.EADDRINUSE:
+        return (
+            f"cannot serve on {where}: the port is in use (another `nasx serve`?); "
+            "pick another with --port, or --port 0 for a free one"
+        )
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return f"cannot serve on {where}: permission denied (ports below 1024 need root); use --port 8080 or above"
+    if isinstance(error, socket.gaierror) or error.errno == errno.EADDRNOTAVAIL:
+        return (
+            f"cannot serve on {where}: {host!r} is not an address of this machine "
+            f"({error.strerror or error}); use 127.0.0.1 (the default), ::1 or localhost"
+        )
+    return f"cannot serve on {where}: {error.strerror or error}"
 
 
 def make_server(
@@ -376,18 +638,29 @@ def make_server(
     *,
     allow_remote: bool = False,
     verbose: bool = False,
+    draw_ahead: bool = False,
 ) -> DashboardServer:
     """A server for ``experiments`` (not yet serving: call ``serve_forever``).
 
     Binding an address other than loopback needs ``allow_remote=True``, and then every request
     must carry the random ``server.token`` (``?token=...`` once, a cookie after that).
+    :class:`ServeError` (one line) when the port is taken or the address is not this machine's.
+    ``draw_ahead`` (what ``nasx serve`` does): draw the page's first charts in a background
+    thread whenever an experiment's charts move on, before the page asks for them.
     """
+    if not 0 <= port <= 65535:
+        raise ServeError(
+            errno.EINVAL, f"cannot serve on port {port}: a port is 0 to 65535 (0 picks a free one)"
+        )
     if host not in LOOPBACK and not allow_remote:
         raise ValueError(
             f"refusing to bind {host!r}: other machines could read the experiments; pass allow_remote=True"
         )
     token = None if host in LOOPBACK else secrets.token_urlsafe(18)
-    return DashboardServer((host, port), [Path(e) for e in experiments], token, verbose)
+    server = DashboardServer((host, port), [Path(e) for e in experiments], token, verbose)
+    if draw_ahead:
+        server.experiments.on_new_charts = server._draw_ahead
+    return server
 
 
 def serve(
@@ -397,7 +670,9 @@ def serve(
     open_browser: bool = False,
 ) -> int:
     """Serve until interrupted (Ctrl-C); prints the URL. Returns an exit code."""
-    server = make_server(experiments, host, port, allow_remote=host not in LOOPBACK, verbose=False)
+    server = make_server(
+        experiments, host, port, allow_remote=host not in LOOPBACK, verbose=False, draw_ahead=True
+    )
     try:
         os.nice(10)  # the experiment comes first on a busy machine
     except OSError:
@@ -405,10 +680,13 @@ def serve(
     from . import render
 
     render.warm_up()  # import matplotlib now, not during the first page view
+    for i in range(len(experiments)):  # and draw each experiment's first charts ahead of it
+        server.experiments.chart_version(i, server.experiments.version(i))
     h, p = server.server_address[:2]
     if isinstance(h, bytes):  # typeshed allows bytes (AF_UNIX); a TCP server's host is a str
         h = h.decode()
-    url = f"http://{'127.0.0.1' if h in LOOPBACK else h}:{p}/"
+    shown = "[::1]" if h == "::1" else "127.0.0.1" if h in LOOPBACK else f"[{h}]" if ":" in h else h
+    url = f"http://{shown}:{p}/"
     if server.token:
         url += f"?token={server.token}"
         print(

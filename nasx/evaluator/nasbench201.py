@@ -48,7 +48,8 @@ RELATIVE_PATH = Path("nb201") / "nb201.csv"
 
 
 def default_table_path() -> Path:
-    """``nb201/nb201.csv`` in the data directory (``$NASX_DATA_DIR``, else ``../shared/data``).
+    """``nb201/nb201.csv`` in the data directory (``$NASX_DATA_DIR``, else ``../shared/data``),
+    else in nasx's data cache, where :mod:`nasx.evaluator.nasbench201_release` writes it.
 
     Raises :class:`~nasx.datasets.DataNotFoundError` listing the places looked when it is absent.
 
@@ -56,16 +57,20 @@ def default_table_path() -> Path:
         >>> default_table_path().name  # doctest: +SKIP
         'nb201.csv'
     """
-    from nasx.datasets.locate import DataNotFoundError, _data_dir_candidates
+    from nasx.datasets.locate import DataNotFoundError, _data_dir_candidates, cache_dir
 
-    candidates = [d / RELATIVE_PATH for d in _data_dir_candidates()]
+    # the data directories, then where `python -m nasx.evaluator.nasbench201_release` writes
+    candidates = [d / RELATIVE_PATH for d in _data_dir_candidates()] + [cache_dir() / RELATIVE_PATH]
     for path in candidates:
         if path.is_file():
             return path
     looked = "\n  ".join(str(p) for p in candidates)
     raise DataNotFoundError(
         f"the NAS-Bench-201 table was not found; looked in:\n  {looked}\n"
-        "set NASX_DATA_DIR to a folder holding nb201/nb201.csv, or pass path=<the csv file>"
+        "build it from the benchmark's release (NATS-tss-v1_0-3ffb9-simple, from "
+        "github.com/D-X-Y/NATS-Bench) with `python -m nasx.evaluator.nasbench201_release "
+        "<folder>`, set NASX_DATA_DIR to a folder holding nb201/nb201.csv, or pass "
+        "path=<the csv file>"
     )
 
 

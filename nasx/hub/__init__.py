@@ -1,5 +1,7 @@
 """Model spaces and pre-searched models: the DARTS family (NDS), NAS-Bench-101/201, MnasNet, SpineNet,
-ProxylessNAS, MobileNetV3, ShuffleNet (SPOS), AutoFormer, an elastic GPT language model (GPTSpace).
+ProxylessNAS, MobileNetV3, ShuffleNet (SPOS), AutoFormer, an elastic GPT language model
+(GPTSpace); NNI's building blocks in :mod:`nasx.hub.modules` (``NasBench101Cell``,
+``NasBench201Cell``, ``AutoActivation``).
 
 The hub imports only :mod:`nasx.space` (never strategies or evaluators).
 
@@ -9,7 +11,14 @@ The hub imports only :mod:`nasx.space` (never strategies or evaluators).
     True
 """
 
-from .autoformer import AUTOFORMER_BASE, AUTOFORMER_SMALL, AUTOFORMER_TINY, AutoFormer
+from . import modules
+from .autoformer import (
+    AUTOFORMER_BASE,
+    AUTOFORMER_SMALL,
+    AUTOFORMER_TINY,
+    AutoFormer,
+    AutoformerSpace,
+)
 from .genotypes import Genotype, arch_to_genotype, genotype_to_arch
 from .gpt import GPTSpace
 from .mnasnet import MNASNET_A1, MOBILENET_V2, MnasNet
@@ -28,6 +37,7 @@ __all__ = [
     "AUTOFORMER_SMALL",
     "AUTOFORMER_TINY",
     "AutoFormer",
+    "AutoformerSpace",
     "DARTS",
     "ENAS",
     "NDS",
@@ -61,4 +71,5 @@ __all__ = [
     "configure_weights",
     "load_searched_model",
     "genotype_to_arch",
+    "modules",
 ]

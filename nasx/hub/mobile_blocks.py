@@ -50,7 +50,7 @@ def switch(value: Any, make: dict[Any, Callable[[], nn.Module]]) -> nn.Module:
     a choice), else only the chosen candidate is built."""
     if isinstance(value, Categorical) and current_arch() is None:
         return ValueSwitch(value, {v: make[v]() for v in value.values})
-    return make[ensure_frozen(value)]()
+    return make[ensure_frozen(value, strict=False)]()
 
 
 def activation(name: Any) -> nn.Module:

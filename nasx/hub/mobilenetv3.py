@@ -18,6 +18,7 @@ layer ``j``: ``s<i>_<j>/kernel`` (3, 5, 7) and ``s<i>_<j>/expand``, the expansio
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import torch
@@ -60,14 +61,31 @@ SKELETONS = {"large": (LARGE_STAGES, LARGE_HEAD), "small": (SMALL_STAGES, SMALL_
 """Skeleton name -> (stages, head): MobileNetV3-Large's and -Small's stage layout."""
 
 
-def width_choices(width: int) -> list[int]:
-    """0.75x, 1x and 1.25x ``width``, rounded to multiples of 8.
+WIDTH_MULTIPLIERS = (0.75, 1.0, 1.25)
+"""The default multipliers of a stage's width (its ``s<i>/width`` values)."""
+
+
+def width_choices(width: int, multipliers: Sequence[float] = WIDTH_MULTIPLIERS) -> list[int]:
+    """``width`` times each multiplier (0.75x, 1x and 1.25x by default), rounded to multiples of 8.
 
     Example:
-        >>> width_choices(40)
-        [32, 40, 48]
+        >>> width_choices(40), width_choices(40, (0.5, 1.0))
+        ([32, 40, 48], [24, 40])
     """
-    return sorted({make_divisible(width * m) for m in (0.75, 1.0, 1.25)})
+    return sorted({make_divisible(width * m) for m in multipliers})
+
+
+_NNI_ONLY = (
+    "base_widths",
+    "expand_ratios",
+    "squeeze_excite",
+    "depth_range",
+    "stride",
+    "activation",
+    "se_from_exp",
+    "bn_eps",
+    "bn_momentum",
+)
 
 
 class MobileNetV3Space(ModelSpace):
@@ -79,6 +97,14 @@ class MobileNetV3Space(ModelSpace):
             and head channels (last conv, linear layer before the classifier) of MobileNetV3-Large
             or -Small.
         dropout: dropout before the classifier (0.2 in the paper).
+        width_multipliers: NNI's argument: the multipliers of each stage's width that
+            ``s<i>/width`` chooses among (default ``(0.75, 1.0, 1.25)``); one number fixes every
+            width (no ``s<i>/width`` labels). The published archs need 1.0 among them.
+        num_labels, dropout_rate: NNI's names of ``num_classes`` and ``dropout``.
+
+    NNI's other arguments (``base_widths``, ``expand_ratios``, ``squeeze_excite``,
+    ``depth_range``, ``stride``, ``activation``, ...) describe NNI's own skeleton; this space
+    follows the paper's (``skeleton=``) and refuses them, saying so.
 
     Example:
         >>> import torch
@@ -94,19 +120,45 @@ class MobileNetV3Space(ModelSpace):
         num_classes: int = 1000,
         skeleton: str = "large",
         dropout: float = 0.2,
+        width_multipliers: Sequence[float] | float = WIDTH_MULTIPLIERS,
+        *,
+        num_labels: int | None = None,
+        dropout_rate: float | None = None,
+        **nni_only: Any,
     ):
         super().__init__()
+        if nni_only:
+            unknown = [k for k in nni_only if k not in _NNI_ONLY]
+            if unknown:
+                raise TypeError(f"MobileNetV3Space got unexpected argument(s) {unknown}")
+            raise TypeError(
+                f"MobileNetV3Space: NNI's argument(s) {sorted(nni_only)} are not provided: they "
+                "describe NNI's own skeleton, and this space follows the paper's (skeleton="
+                "'large' or 'small'); widths are searched with width_multipliers="
+            )
         if skeleton not in SKELETONS:
             raise ValueError(
                 f"MobileNetV3Space skeleton must be one of {list(SKELETONS)}, got {skeleton!r}"
             )
+        multipliers = _multipliers(width_multipliers)
+        num_classes = num_labels if num_labels is not None else num_classes
+        dropout = dropout_rate if dropout_rate is not None else dropout
         self.skeleton = skeleton
         stages, head = SKELETONS[skeleton]
         self.stem = nn.Sequential(*conv_bn(3, STEM, 3, 2), activation("hswish"))
         c_in: int | Categorical = STEM
         blocks = []
+        stage_widths: list[int] = []  # each stage's fixed width; 0 where it is searched
         for i, stage in enumerate(stages, start=1):
-            c_out = STEM if i == 1 else Categorical(width_choices(stage.width), label=f"s{i}/width")
+            widths = width_choices(stage.width, multipliers)
+            c_out: int | Categorical
+            if i == 1:
+                c_out = STEM
+            elif len(widths) == 1:
+                c_out = widths[0]
+            else:
+                c_out = Categorical(widths, label=f"s{i}/width")
+            stage_widths.append(c_out if isinstance(c_out, int) else 0)
             se = Categorical([False, True], label=f"s{i}/se")
             act = Categorical(["relu", "hswish"], label=f"s{i}/act")
 
@@ -125,6 +177,7 @@ class MobileNetV3Space(ModelSpace):
             depth = (max(1, stage.depth - 1), stage.depth + 1)
             blocks.append(Repeat(layer, depth, label=f"s{i}/depth"))
             c_in = c_out
+        self.stage_widths = stage_widths
         self.blocks = nn.Sequential(*blocks)
         self.head = nn.Sequential(*conv_bn(c_in, head[0]), activation("hswish"))
         self.pre_classifier = nn.Sequential(MutableLinear(head[0], head[1]), nn.Hardswish())
@@ -150,7 +203,8 @@ class MobileNetV3Space(ModelSpace):
         params, macs = lc.conv_bn(3, STEM, 3, h, w)
         c_in = STEM
         for i, stage in enumerate(stages, start=1):
-            c_out, se = STEM if i == 1 else arch[f"s{i}/width"], arch[f"s{i}/se"]
+            fixed = self.stage_widths[i - 1]
+            c_out, se = fixed or arch[f"s{i}/width"], arch[f"s{i}/se"]
             for j in range(arch[f"s{i}/depth"]):
                 expand = arch[f"s{i}_{j}/expand"]
                 mid = make_divisible(c_in * expand)
@@ -167,6 +221,18 @@ class MobileNetV3Space(ModelSpace):
         for p, m in parts:
             params, macs = params + p, macs + m
         return params, macs
+
+
+def _multipliers(value: Sequence[float] | float) -> tuple[float, ...]:
+    items = (value,) if isinstance(value, (int, float)) else tuple(value)
+    if not items or any(
+        isinstance(m, bool) or not isinstance(m, (int, float)) or m <= 0 for m in items
+    ):
+        raise ValueError(
+            "MobileNetV3Space width_multipliers must be a positive number or a non-empty sequence "
+            f"of them, got {value!r}"
+        )
+    return tuple(float(m) for m in items)
 
 
 def _arch(stages: tuple[Stage, ...], rows: list[tuple[bool, str, list[tuple[int, float]]]]) -> dict:

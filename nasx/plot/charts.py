@@ -122,6 +122,41 @@ def pareto_front(
     return sorted(front, key=lambda i: (points[i][0], points[i][1]))
 
 
+# Unit suffixes of metric names, written out: "latency_ms" is "latency (ms)" on an axis.
+_UNITS = {
+    "ns": "ns",
+    "us": "µs",
+    "ms": "ms",
+    "s": "s",
+    "sec": "s",
+    "min": "minutes",
+    "kb": "KB",
+    "mb": "MB",
+    "gb": "GB",
+    "pct": "%",
+    "percent": "%",
+}
+
+
+def objective_label(name: str, direction: str) -> str:
+    """An axis label for metric ``name`` that says its unit and which way is better.
+
+    A unit suffix (``_ms``, ``_s``, ``_mb``, ``_pct`` ...) is written out in parentheses, so that
+    ``latency_ms`` never reads as "latency in minutes".
+
+    >>> objective_label('latency_ms', 'minimize')
+    'latency (ms), lower is better'
+    >>> objective_label('default', 'maximize')
+    'default, higher is better'
+    """
+    _check_direction(direction)
+    base, _, suffix = plain(name).rpartition("_")
+    text = (
+        f"{base} ({_UNITS[suffix.lower()]})" if base and suffix.lower() in _UNITS else plain(name)
+    )
+    return f"{text}, {'higher' if direction == 'maximize' else 'lower'} is better"
+
+
 def _check_direction(direction: str) -> None:
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
@@ -254,8 +289,8 @@ def plot_pareto(
         ax.legend(fontsize=8, loc="best")
         _readable_ticks(ax.xaxis, [r[1] for r in rows])
         _readable_ticks(ax.yaxis, [r[2] for r in rows])
-    ax.set_xlabel(f"{plain(x)} ({directions[0][:3]})")
-    ax.set_ylabel(f"{plain(y)} ({directions[1][:3]})")
+    ax.set_xlabel(objective_label(x, directions[0]))
+    ax.set_ylabel(objective_label(y, directions[1]))
     ax.set_title(f"{plain(y)} vs {plain(x)}")
     ax.grid(alpha=0.3)
     return fig

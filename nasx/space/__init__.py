@@ -10,6 +10,8 @@ declared once with ``add_constraint`` (:mod:`nasx.space.constraints`).
 This package imports nothing from strategies, evaluators or experiments.
 """
 
+from typing import Any
+
 from .auto_activation import AutoActivation
 from .base import ModelSpace, MutableModule, add_mutable
 from .cell import Cell
@@ -17,6 +19,7 @@ from .choice import Categorical, CategoricalMultiple, Choice, choice
 from .constraints import (
     Constraint,
     EmptySpaceError,
+    ExpressionConstraint,
     ValidCount,
     add_constraint,
     at_most,
@@ -24,7 +27,14 @@ from .constraints import (
     max_ops_per_cell,
 )
 from .containers import MutableDict, MutableList
-from .context import current_arch, ensure_frozen, frozen_context, frozen_factory, model_context
+from .context import (
+    current_arch,
+    current_model,
+    ensure_frozen,
+    frozen_context,
+    frozen_factory,
+    model_context,
+)
 from .derived import derived
 from .errors import (
     ConstraintViolation,
@@ -35,7 +45,7 @@ from .errors import (
 )
 from .expression import Mutable, MutableExpression, Sample
 from .fingerprint import fingerprint_differences, space_fingerprint
-from .input_choice import ChosenInputList, ChosenInputs, InputChoice
+from .input_choice import ChosenInputList, ChosenInputs, InputChoice, ReductionType
 from .labels import auto_label, label_scope
 from .layer_choice import LayerChoice
 from .mutable_ops import (
@@ -65,12 +75,35 @@ from .numerical import (
     quniform,
     uniform,
 )
+from .parametrized import ParametrizedModule
 from .repeat import Repeat
 from .search_space import SearchSpace, search_space
 from .value_switch import ValueSwitch
 
+BaseModelSpace = ModelSpace
+"""NNI's ``nni.nas.space.BaseModelSpace`` (the framework-neutral base of ``ModelSpace``): nasx has
+one kind of space, so it is :class:`ModelSpace` itself."""
+LabeledMutable = Choice
+"""NNI's ``nni.mutable.LabeledMutable``: every labelled mutable of nasx is a :class:`Choice`."""
+MutableSymbol = Choice
+"""NNI's ``nni.mutable.MutableSymbol``: a leaf decision, nasx's :class:`Choice`."""
+
+
+def ValueChoice(  # noqa: N802 (NNI's class name)
+    candidates: list[Any], *, prior: list[float] | None = None, label: str | None = None
+) -> Categorical:
+    """NNI 2.x's ``ValueChoice`` (deprecated in NNI 3.0): a :class:`Categorical`, ``prior``
+    its weights.
+
+    >>> ValueChoice([16, 32], label='w')
+    Categorical([16, 32], label='w')
+    """
+    return Categorical(candidates, weights=prior, label=label)
+
+
 __all__ = [
     "AutoActivation",
+    "BaseModelSpace",
     "Categorical",
     "CategoricalMultiple",
     "Cell",
@@ -80,9 +113,11 @@ __all__ = [
     "Constraint",
     "ConstraintViolation",
     "EmptySpaceError",
+    "ExpressionConstraint",
     "InputChoice",
     "InvalidArchError",
     "LabelConflictError",
+    "LabeledMutable",
     "LayerChoice",
     "ModelSpace",
     "NasBench101Cell",
@@ -104,7 +139,10 @@ __all__ = [
     "MutableMultiheadAttention",
     "MutableList",
     "MutableModule",
+    "MutableSymbol",
     "Numerical",
+    "ParametrizedModule",
+    "ReductionType",
     "Repeat",
     "Sample",
     "SampleMissingError",
@@ -116,9 +154,11 @@ __all__ = [
     "at_most",
     "arch_from_nni",
     "auto_label",
+    "ValueChoice",
     "ValueSwitch",
     "choice",
     "current_arch",
+    "current_model",
     "derived",
     "ensure_frozen",
     "fingerprint_differences",
@@ -143,7 +183,14 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    """``Mutable<Layer>`` for any other ``torch.nn`` layer (``MutablePReLU``), as in NNI."""
+    """``Mutable<Layer>`` for any other ``torch.nn`` layer (``MutablePReLU``), as in NNI; a
+    stand-in that names the nasx way for NNI's names nasx does not provide
+    (:mod:`nasx.space.not_provided`)."""
+    from .not_provided import not_provided
+
+    stand_in = not_provided(name)
+    if stand_in is not None:
+        return stand_in
     if name.startswith("Mutable"):
         from . import mutable_ops
 

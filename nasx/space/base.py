@@ -12,10 +12,11 @@ explicit ``build(arch)``: CONTRIBUTING.md, "Decisions". The build and freeze pat
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import torch.nn as nn
 
@@ -94,7 +95,10 @@ class MutableModule(nn.Module, metaclass=_ConstructionHook):
         own_fixed = getattr(cls.create_fixed_module, "__func__", None) is not getattr(
             MutableModule.create_fixed_module, "__func__", None
         )
-        if current_arch() is not None and own_fixed:
+        arch = current_arch()
+        if arch is not None and own_fixed:
+            if _takes_sample(cls):  # NNI's create_fixed_module(cls, sample, *args, **kwargs)
+                return cls.create_fixed_module(dict(arch), *args, **kwargs)
             return cls.create_fixed_module(*args, **kwargs)
         module: nn.Module = type.__call__(cls, *args, **kwargs)
         return module
@@ -127,11 +131,22 @@ class MutableModule(nn.Module, metaclass=_ConstructionHook):
         """The mutables registered with :meth:`add_mutable`."""
         return list(self.__dict__.get("_nasx_mutables", []))
 
-    def simplify(self) -> dict[str, Choice]:
-        """``{label: choice}`` of this module and its submodules (NNI's ``simplify``)."""
-        from .search_space import search_space
+    def simplify(self, is_leaf: Callable[[Any], bool] | None = None) -> dict[str, Any]:
+        """``{label: choice}`` of this module and its submodules (NNI's ``simplify``; see
+        :func:`~nasx.space.search_space.simplify_module` for ``is_leaf``)."""
+        from .search_space import simplify_module
 
-        return dict(search_space(self))
+        return simplify_module(self, is_leaf)
+
+
+@functools.cache
+def _takes_sample(cls: type[MutableModule]) -> bool:
+    """Whether ``cls.create_fixed_module`` is written NNI's way, with the arch first (``sample``)."""
+    try:
+        params = list(inspect.signature(cls.create_fixed_module).parameters)
+    except (TypeError, ValueError):
+        return False
+    return bool(params) and params[0] == "sample"
 
 
 def add_mutable(module: nn.Module, mutable: Any) -> Any:
@@ -156,6 +171,11 @@ def add_mutable(module: nn.Module, mutable: Any) -> Any:
         ...     Net().token.shape
         torch.Size([8])
     """
+    from .constraints import Constraint, add_constraint
+
+    if isinstance(mutable, Constraint):  # NNI's add_mutable(ExpressionConstraint(...))
+        add_constraint(module, mutable)
+        return mutable
     if isinstance(mutable, MutableModule) or not isinstance(mutable, Mutable):
         # A plain value comes from nasx.choice(...) and friends, which already recorded the
         # decision in the space being built: NNI's `self.add_mutable(nni.choice(...))` ports as is.
@@ -248,7 +268,7 @@ class ModelSpace(nn.Module, metaclass=_ConstructionHook):
     #: (see :mod:`nasx.space.constraints`; ``self.add_constraint(...)`` adds more).
     constraints: ClassVar[Sequence[Any]] = ()
     # TorchScript compiles every property of a scripted module; a rebuilt model is scripted.
-    __jit_unused_properties__ = ["mutables"]
+    __jit_unused_properties__ = ["mutables", "args", "trace_args", "trace_kwargs", "trace_symbol"]
 
     def __init_subclass__(cls, label_prefix: str | None = None, **kwargs: Any) -> None:
         # NNI's spelling: ``class Net(ModelSpace, label_prefix='model')``.
@@ -290,31 +310,227 @@ class ModelSpace(nn.Module, metaclass=_ConstructionHook):
         """The mutables registered with :meth:`add_mutable`."""
         return list(self.__dict__.get("_nasx_mutables", []))
 
-    def simplify(self) -> dict[str, Choice]:
-        """``{label: choice}``: the search space as a plain dict (NNI's ``simplify``)."""
-        from .search_space import search_space
+    def simplify(self, is_leaf: Callable[[Any], bool] | None = None) -> dict[str, Any]:
+        """``{label: choice}``: the search space as a plain dict (NNI's ``simplify``; see
+        :func:`~nasx.space.search_space.simplify_module` for ``is_leaf``)."""
+        from .search_space import simplify_module
 
-        return dict(search_space(self))
+        return simplify_module(self, is_leaf)
 
     def contains(self, arch: dict[str, Any]) -> bool:
-        """Whether ``arch`` is a valid, complete arch of this space."""
+        """Whether ``arch`` is a valid, complete arch of this space that satisfies its
+        constraints."""
+        return self.check_contains(arch) is None
+
+    def check_contains(self, arch: dict[str, Any]) -> InvalidArchError | None:
+        """The error :meth:`validate` would raise for ``arch`` (constraints included), or None."""
         from .search_space import search_space
 
+        space = search_space(self)
         try:
-            search_space(self).validate(arch)
-        except InvalidArchError:
-            return False
-        return True
+            space.check(space.validate(arch))
+        except InvalidArchError as error:
+            return error
+        return None
+
+    def validate(self, arch: dict[str, Any]) -> None:
+        """Raise :class:`~nasx.space.InvalidArchError` naming what is wrong with ``arch`` (NNI's
+        ``validate``: a missing, unknown or disallowed value, or a broken constraint)."""
+        error = self.check_contains(arch)
+        if error is not None:
+            raise error
 
     def freeze(self, arch: dict[str, Any]) -> nn.Module:
-        """Validate ``arch`` against this space and build the plain model it selects.
+        """Validate ``arch`` against this space and build the plain model it selects, with this
+        space's weights.
 
-        The model is constructed afresh with the arguments this space was built with, so its
-        weights are newly initialised (like ``Space(...)`` under :func:`model_context`).
+        The model is constructed with the arguments this space was built with under
+        :func:`model_context` (so it is exactly the rebuilt model), then takes this space's
+        parameters and buffers wherever they correspond (the chosen candidate of a
+        ``LayerChoice``, the first blocks of a ``Repeat``, every layer outside choices): a subnet
+        taken from a trained space keeps what it learned, as in NNI. A layer whose shape the arch
+        changes (a width other than the space's default) is newly initialised, as in NNI. The
+        model owns copies: training it leaves the space unchanged. (:mod:`nasx.space.reuse`)
+
+        Example:
+            >>> import torch, torch.nn as nn
+            >>> from nasx.space import LayerChoice
+            >>> class Net(ModelSpace):
+            ...     def __init__(self):
+            ...         super().__init__()
+            ...         self.stem = nn.Linear(3, 4)
+            ...         self.op = LayerChoice([nn.Linear(4, 2), nn.Linear(4, 2)], label='op')
+            ...     def forward(self, x):
+            ...         return self.op(self.stem(x))
+            >>> space = Net()
+            >>> model = space.freeze({'op': 1})
+            >>> x = torch.randn(5, 3)
+            >>> torch.equal(model(x), space.op[1](space.stem(x)))
+            True
         """
+        from .reuse import copy_space_weights
         from .search_space import search_space
 
         arch = search_space(self).validate(arch)
         with model_context(arch):
             record = space_record(self)
-            return type(self)(*record.args, **record.kwargs)
+            model: nn.Module = type(self)(*record.args, **record.kwargs)
+        copy_space_weights(self, model, arch)
+        return model
+
+    def random(self, memo: dict[str, Any] | None = None, random_state: Any = None) -> nn.Module:
+        """The model of a random arch (NNI's ``space.random()``), with this space's weights.
+
+        Labels already in ``memo`` keep their values; the arch drawn is written into ``memo``.
+        ``random_state``: a :class:`random.Random`, an int seed or a NumPy RandomState. The
+        space's constraints hold (see :meth:`SearchSpace.sample`).
+
+            >>> import torch.nn as nn
+            >>> from nasx.space import LayerChoice
+            >>> class Net(ModelSpace):
+            ...     def __init__(self):
+            ...         super().__init__()
+            ...         self.act = LayerChoice([nn.ReLU(), nn.Tanh()], label='act')
+            >>> memo = {}
+            >>> type(Net().random(memo, random_state=0)).__name__, list(memo)
+            ('Net', ['act'])
+        """
+        from .expression import _as_rng
+        from .search_space import search_space
+
+        space = search_space(self)
+        rng = _as_rng(random_state)
+        sample = {} if memo is None else memo
+        given = {label: sample[label] for label in space if label in sample}
+        if given:
+            arch = {label: c.sample(rng) for label, c in space.items()}
+            arch = space.validate({**arch, **given})
+            space.check(arch)
+        else:
+            arch = space.sample(rng)
+        sample.update(arch)
+        return self.freeze(arch)
+
+    def grid(
+        self, memo: dict[str, Any] | None = None, granularity: int | None = None
+    ) -> Iterator[nn.Module]:
+        """The model of every arch, one after the other (NNI's ``space.grid()``), with this
+        space's weights; the last label varies fastest, constraints hold.
+
+        Labels in ``memo`` keep their values, and ``memo`` holds the arch of the model just
+        given; ``granularity`` lists continuous choices as :meth:`Numerical.grid` does.
+
+            >>> import torch.nn as nn
+            >>> from nasx.space import LayerChoice
+            >>> class Net(ModelSpace):
+            ...     def __init__(self):
+            ...         super().__init__()
+            ...         self.act = LayerChoice([nn.ReLU(), nn.Tanh()], label='act')
+            >>> [model.act for model in Net().grid()]
+            [ReLU(), Tanh()]
+        """
+        import itertools
+
+        from .search_space import search_space
+
+        space = search_space(self)
+        sample = {} if memo is None else memo
+        labels = list(space)
+        values = [
+            [space[label].validate(sample[label])]
+            if label in sample
+            else space[label].grid(granularity=granularity)
+            for label in labels
+        ]
+        for combination in itertools.product(*values):
+            arch = dict(zip(labels, combination))
+            if space.constraints and not space.satisfies(arch):
+                continue
+            sample.update(arch)
+            yield self.freeze(arch)
+
+    @classmethod
+    def frozen_factory(cls, sample: dict[str, Any]) -> Any:
+        """``frozen_factory(cls, sample)``: calling it builds the model of ``sample`` (NNI's)."""
+        from .context import frozen_factory
+
+        return frozen_factory(cls, sample)
+
+    @classmethod
+    def load_searched_model(cls, name: str, *args: Any, **kwargs: Any) -> nn.Module:
+        """A pre-searched model of this space (the hub's spaces define it; NNI's name)."""
+        raise NotImplementedError(
+            f"{cls.__name__} has no pre-searched models; nasx.hub.available_models() lists them"
+        )
+
+    # -- NNI's record of the constructor's arguments ---------------------------------------------
+
+    def _trace(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        record = space_record(self)
+        prefix = record.kwargs.get("label_prefix")
+        kwargs = {k: v for k, v in record.kwargs.items() if k != "label_prefix"}
+        extra = {"label_prefix": prefix} if prefix is not None else {}
+        sig = inspect.signature(type(self).__init__)
+        params = list(sig.parameters.values())[1:]
+        if any(p.kind in (p.VAR_POSITIONAL, p.POSITIONAL_ONLY) for p in params):
+            return record.args, {**kwargs, **extra}  # positional arguments can't be named
+        bound = sig.bind(None, *record.args, **kwargs)
+        named: dict[str, Any] = {}
+        for p in params:
+            if p.name in bound.arguments:
+                value = bound.arguments[p.name]
+                if p.kind is p.VAR_KEYWORD:
+                    named.update(value)
+                else:
+                    named[p.name] = value
+        return (), {**named, **extra}
+
+    @property
+    def trace_symbol(self) -> type:
+        """The class this space was built from (NNI's)."""
+        return type(self)
+
+    @property
+    def trace_args(self) -> tuple[Any, ...]:
+        """Positional constructor arguments that have no name (NNI's; usually empty)."""
+        return self._trace()[0]
+
+    @property
+    def trace_kwargs(self) -> dict[str, Any]:
+        """The constructor's arguments, by name, as given (NNI's ``trace_kwargs``).
+
+        >>> import torch.nn as nn
+        >>> class Net(ModelSpace):
+        ...     def __init__(self, width, classes=10):
+        ...         super().__init__()
+        ...         self.fc = nn.Linear(width, classes)
+        >>> Net(4).trace_kwargs, Net(4).args
+        ({'width': 4}, {'width': 4, 'classes': 10})
+        """
+        return self._trace()[1]
+
+    @property
+    def args(self) -> dict[str, Any]:
+        """The constructor's arguments by name, defaults included (NNI's ``ModelSpace.args``).
+
+        A space that sets ``self.args`` itself keeps what it set.
+        """
+        if "_nasx_user_args" in self.__dict__:
+            return cast(dict[str, Any], self.__dict__["_nasx_user_args"])
+        args, kwargs = self._trace()
+        if args:
+            raise RuntimeError(
+                f"{type(self).__name__}.args: the constructor takes positional-only or *args "
+                "arguments, which have no names; read trace_args and trace_kwargs instead"
+            )
+        params = list(inspect.signature(type(self).__init__).parameters.values())[1:]
+        ordered = {
+            p.name: kwargs[p.name] if p.name in kwargs else p.default
+            for p in params
+            if p.name in kwargs or p.default is not p.empty
+        }
+        return {**ordered, **kwargs}  # then **kwargs' own names
+
+    @args.setter
+    def args(self, value: Any) -> None:
+        self.__dict__["_nasx_user_args"] = value

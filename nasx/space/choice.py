@@ -317,8 +317,10 @@ def choice(label: str, values: Sequence[_V]) -> _V:
     :func:`~nasx.space.model_context` it is the arch's value for ``label``; otherwise it is the
     default (the first value), and the choice is recorded in the space being built so that
     :func:`~nasx.space.search_space` lists it. (NNI returns the ``Categorical`` object; build one
-    with ``Categorical(values, label=...)`` for expressions.) A list of modules gives a
-    :class:`~nasx.space.LayerChoice`, as in NNI.
+    with ``Categorical(values, label=...)`` for expressions.) Outside any space and any
+    ``model_context`` (a script's top level) there is nothing to record it in, so it returns the
+    ``Categorical``, as NNI does. A list of modules gives a :class:`~nasx.space.LayerChoice`, as
+    in NNI.
 
     Example:
         >>> import torch.nn as nn
@@ -332,6 +334,8 @@ def choice(label: str, values: Sequence[_V]) -> _V:
         >>> with model_context({'hidden': 32}):
         ...     Net().fc.out_features
         32
+        >>> choice('x', [1, 2, 3])  # outside a space: NNI's object
+        Categorical([1, 2, 3], label='x')
     """
     from .context import resolve
 
@@ -345,6 +349,20 @@ def choice(label: str, values: Sequence[_V]) -> _V:
             f"choice {label!r}: can't choose among tensors; use InputChoice in the constructor "
             "and pass the tensors to it in forward"
         )
+    categorical = Categorical(values, label=label)
+    if outside_any_space():
+        # NNI's object, with NNI's repr, where no space records the decision (a script's top
+        # level, an evaluator's arguments): ``nasx.choice('x', [1, 2])`` is ``Categorical``.
+        return cast(_V, categorical)
     # The type of one of ``values``: what the arch holds for ``label`` (type checkers see ``int``
     # for ``choice('width', [16, 32])``).
-    return cast(_V, resolve(Categorical(values, label=label)))
+    return cast(_V, resolve(categorical))
+
+
+def outside_any_space() -> bool:
+    """Whether no space is being built and no arch is active: there, NNI's shortcuts
+    (:func:`choice`, :func:`~nasx.space.uniform`, ...) return the choice object itself."""
+    from .state import current
+
+    state = current()
+    return state.seen_labels is None and state.arch is None

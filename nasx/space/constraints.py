@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Constraint",
     "EmptySpaceError",
+    "ExpressionConstraint",
     "ValidCount",
     "add_constraint",
     "at_most",
@@ -155,6 +156,28 @@ class Constraint:
 
     def __repr__(self) -> str:
         return f"Constraint({self.label!r})"
+
+
+class ExpressionConstraint(Constraint):
+    """NNI's ``ExpressionConstraint(expression, label=...)``: a constraint that is a boolean
+    expression of choices. Registered with ``self.add_mutable(...)`` in a space's constructor,
+    as NNI's docs do, it joins the space's constraints (:func:`add_constraint`).
+
+    Example:
+        >>> from nasx.space import Categorical
+        >>> a, b = Categorical([1, 2], label='a'), Categorical([1, 2], label='b')
+        >>> ExpressionConstraint(a <= b, label='a <= b').check({'a': 2, 'b': 1})
+        'a <= b'
+    """
+
+    def __init__(self, expression: Any, *, label: str | None = None):
+        if not isinstance(expression, MutableExpression):
+            raise TypeError(
+                "ExpressionConstraint takes a boolean expression of choices (a <= b, "
+                f"implies(...)), got {type(expression).__name__}; for a function of the arch "
+                "use Constraint(fn) / add_constraint"
+            )
+        super().__init__(expression, label)
 
 
 class _CountAtMost:

@@ -43,8 +43,21 @@ class MutableList(Mutable):
     def leaf_choices(self) -> Iterator[Choice]:
         return _leaves(self.mutables)
 
+    def _children(self) -> list[Mutable]:
+        return [item for item in self.mutables if isinstance(item, Mutable)]
+
     def freeze(self, sample: Mapping[str, Any]) -> list[Any]:
         return [_freeze(item, sample) for item in self.mutables]
+
+    @property
+    def default(self) -> list[Any]:
+        """Every item at its choices' defaults (NNI's ``default()``; a property, as for choices).
+
+        >>> from nasx.space import Categorical
+        >>> MutableList([Categorical([1, 2], label='a'), 'plain']).default
+        [1, 'plain']
+        """
+        return self.freeze({label: leaf.default for label, leaf in self.simplify().items()})
 
     def equals(self, other: Any) -> bool:
         from .expression import _equal
@@ -87,8 +100,21 @@ class MutableDict(Mutable):
     def leaf_choices(self) -> Iterator[Choice]:
         return _leaves(self.mutables.values())
 
+    def _children(self) -> list[Mutable]:
+        return [item for item in self.mutables.values() if isinstance(item, Mutable)]
+
     def freeze(self, sample: Mapping[str, Any]) -> dict[str, Any]:
         return {key: _freeze(item, sample) for key, item in self.mutables.items()}
+
+    @property
+    def default(self) -> dict[str, Any]:
+        """Every value at its choices' defaults (NNI's ``default()``; a property, as for choices).
+
+        >>> from nasx.space import Categorical
+        >>> MutableDict({'k': Categorical([3, 5], label='k'), 'n': 1}).default
+        {'k': 3, 'n': 1}
+        """
+        return self.freeze({label: leaf.default for label, leaf in self.simplify().items()})
 
     def equals(self, other: Any) -> bool:
         from .expression import _equal

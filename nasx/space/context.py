@@ -71,6 +71,20 @@ def current_arch() -> Mapping[str, Any] | None:
     return current().arch
 
 
+def current_model() -> dict[str, Any] | None:
+    """NNI's ``current_model()``: a copy of the arch of the innermost :func:`model_context`, or
+    None outside one (nasx's :func:`current_arch`, as a plain dict).
+
+    >>> with model_context({'k': 3}):
+    ...     current_model()
+    {'k': 3}
+    >>> current_model() is None
+    True
+    """
+    arch = current().arch
+    return None if arch is None else dict(arch)
+
+
 def resolve(choice: Choice) -> Any:
     """The value of ``choice``: the arch's under :func:`model_context`, else its default.
 
@@ -101,17 +115,18 @@ def ensure_frozen(
     value: Any,
     *,
     sample: Mapping[str, Any] | None = None,
-    strict: bool = False,
+    strict: bool = True,
     retries: int | None = None,
 ) -> Any:
     """Turn a choice or an expression into a plain value; anything else passes through.
 
     Under :func:`model_context` (or :class:`frozen_context`) the value is the arch's; inside a
     space's constructor it is the default, and the choices are recorded in the space (see
-    :func:`resolve`). ``sample=`` freezes with that arch instead (NNI's argument).
-    ``strict=True`` refuses to guess a default outside any space, context or sample (NNI's
-    strict mode); ``retries`` is accepted for NNI's signature and unused (nasx has no
-    constraints to retry). Lists and tuples are frozen item by item.
+    :func:`resolve`). ``sample=`` freezes with that arch instead (NNI's argument). Outside any
+    space, context or sample there is no arch to take the value from: as in NNI, that raises
+    ``RuntimeError`` unless ``strict=False``, which takes the default. ``retries`` is accepted
+    for NNI's signature (nasx takes the default, which the space's constraints do not filter).
+    Lists and tuples are frozen item by item.
 
     Example:
         >>> from nasx.space import Categorical, ensure_frozen, model_context
@@ -121,8 +136,12 @@ def ensure_frozen(
         >>> with model_context({'k': 5}):
         ...     ensure_frozen(k), ensure_frozen(k * 2 + 1)
         (5, 11)
-        >>> ensure_frozen(k, sample={'k': 3})
-        3
+        >>> ensure_frozen(k, sample={'k': 3}), ensure_frozen(k, strict=False)
+        (3, 3)
+        >>> ensure_frozen(k)
+        Traceback (most recent call last):
+        ...
+        RuntimeError: ensure_frozen(Categorical([3, 5], label='k')) outside a space's constructor ...
     """
     if isinstance(value, Mutable):
         if sample is not None:
@@ -130,14 +149,17 @@ def ensure_frozen(
         state = current()
         if strict and state.arch is None and state.seen_labels is None:
             raise RuntimeError(
-                f"ensure_frozen({value!r}, strict=True) outside a space's constructor and outside "
-                "model_context: there is no arch to take the value from. Pass sample=arch, or "
-                "wrap the call in model_context(arch)"
+                f"ensure_frozen({value!r}) outside a space's constructor and outside "
+                "model_context: there is no arch to take the value from. Pass sample=arch, wrap "
+                "the call in model_context(arch) / frozen_context(arch), or pass strict=False "
+                "for the default value"
             )
         if isinstance(value, Choice):
             return resolve(value)
         leaves = value.simplify()
         return value.freeze({label: resolve(leaf) for label, leaf in leaves.items()})
+    if retries is not None and retries < 0:
+        raise ValueError(f"ensure_frozen: retries must be >= 0, got {retries}")
     if isinstance(value, (tuple, list)) and any(isinstance(v, Mutable) for v in value):
         return type(value)(ensure_frozen(v, sample=sample, strict=strict) for v in value)
     return value
@@ -181,6 +203,31 @@ class frozen_context:
         """The merged sample of the enclosing blocks (and ``model_context``), or None."""
         arch = current().arch
         return None if arch is None else dict(arch)
+
+    @staticmethod
+    def update(sample: Mapping[str, Any]) -> None:
+        """Add ``sample``'s labels to the innermost block (NNI's ``frozen_context.update``);
+        they are gone when that block ends.
+
+        >>> with frozen_context({'a': 1}):
+        ...     frozen_context.update({'b': 2})
+        ...     frozen_context.current()
+        {'a': 1, 'b': 2}
+        >>> frozen_context.update({'b': 2})
+        Traceback (most recent call last):
+        ...
+        RuntimeError: frozen_context.update() outside any frozen_context / model_context block: ...
+        """
+        arch = current().arch
+        if not isinstance(arch, dict):
+            raise RuntimeError(
+                "frozen_context.update() outside any frozen_context / model_context block: there "
+                "is no sample to update. Open one first: `with frozen_context(sample): ...`"
+            )
+        bad = [k for k in sample if not isinstance(k, str)]
+        if bad:
+            raise InvalidArchError(f"sample labels must be strings, got {bad!r}")
+        arch.update(sample)  # the block's own merged copy (see model_context)
 
 
 class frozen_factory:

@@ -8,7 +8,7 @@ Mutable layers, ``ensure_frozen`` and one-shot supernets treat it as any express
     >>> from nasx.space import Categorical, ensure_frozen, model_context
     >>> width = Categorical([16, 32], label='width')
     >>> hidden = derived(lambda w: w * 4, width)
-    >>> ensure_frozen(hidden), hidden.freeze({'width': 32}), list(hidden.simplify())
+    >>> hidden.default, hidden.freeze({'width': 32}), list(hidden.simplify())
     (64, 128, ['width'])
     >>> with model_context({'width': 32}):
     ...     ensure_frozen(hidden)

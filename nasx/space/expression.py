@@ -234,20 +234,44 @@ class Mutable(_Operators):
         """NNI's name for :meth:`leaf_choices`."""
         return self.leaf_choices()
 
-    def simplify(self) -> dict[str, Choice]:
+    def simplify(self, is_leaf: Callable[[Any], bool] | None = None) -> dict[str, Any]:
         """``{label: leaf choice}``: the decisions a strategy sees (NNI's ``simplify``).
 
-        The same label used for two different decisions raises
+        ``is_leaf`` (NNI's argument) decides which labelled mutables stop the expansion: it is
+        asked about every mutable met on the way down and must accept the choices themselves
+        (a choice can't be expanded). The same label used for two different decisions raises
         :class:`~nasx.space.LabelConflictError`.
+
+        >>> from nasx.space import Categorical
+        >>> a = Categorical([1, 2], label='a')
+        >>> list((a * 2 + a).simplify(is_leaf=lambda m: isinstance(m, Categorical)))
+        ['a']
         """
-        found: dict[str, Choice] = {}
-        for leaf in self.leaf_choices():
-            other = found.setdefault(leaf.label, leaf)
-            if other is not leaf and not other.same_decision(leaf):
-                raise LabelConflictError(
-                    f"label {leaf.label!r} is used by two different choices: {other!r} and {leaf!r}"
+        leaves = self.leaf_choices() if is_leaf is None else self.leaf_mutables(is_leaf)
+        return dedup_by_label(leaves)
+
+    def leaf_mutables(self, is_leaf: Callable[[Any], bool]) -> Iterator[Any]:
+        """The labelled mutables ``is_leaf`` accepts, met expanding this one (NNI's name)."""
+        if is_leaf(self):
+            if not isinstance(getattr(self, "label", None), str):
+                raise ValueError(
+                    f"is_leaf accepted {self!r}, which has no label: only labelled mutables "
+                    "(choices, LayerChoice, ...) can be leaves of simplify()"
                 )
-        return found
+            yield self
+            return
+        children = self._children()
+        if children is None:
+            raise ValueError(
+                f"is_leaf rejected {self!r}, but a {type(self).__name__} can't be expanded "
+                "further: is_leaf must accept every choice (Categorical, Numerical, ...)"
+            )
+        for child in children:
+            yield from child.leaf_mutables(is_leaf)
+
+    def _children(self) -> list[Mutable] | None:
+        """The mutables this one is made of; None for a choice (a leaf)."""
+        return None
 
     def check_contains(self, sample: Mapping[str, Any]) -> InvalidArchError | None:
         """The error that freezing with ``sample`` would raise, or None when it is valid."""
@@ -294,6 +318,24 @@ class Mutable(_Operators):
             self.freeze({**sample, **{leaf.label: v for leaf, v in zip(leaves, values)}})
             for values in itertools.product(*grids)
         ]
+
+
+def dedup_by_label(leaves: Iterable[Any]) -> dict[str, Any]:
+    """``{label: leaf}``; a label shared by two different decisions raises LabelConflictError."""
+    found: dict[str, Any] = {}
+    for leaf in leaves:
+        other = found.setdefault(leaf.label, leaf)
+        if other is leaf:
+            continue
+        same = getattr(other, "same_decision", None)
+        if same is not None and type(other) is type(leaf) and same(leaf):
+            continue
+        if same is None and type(other) is type(leaf):  # modules (LayerChoice): one decision
+            continue
+        raise LabelConflictError(
+            f"label {leaf.label!r} is used by two different choices: {other!r} and {leaf!r}"
+        )
+    return found
 
 
 def _condition(pred: Any, true: Any, false: Any) -> Any:
@@ -360,6 +402,9 @@ class MutableExpression(Mutable):
         for arg in self.arguments:
             if isinstance(arg, Mutable):
                 yield from arg.leaf_choices()
+
+    def _children(self) -> list[Mutable]:
+        return [arg for arg in self.arguments if isinstance(arg, Mutable)]
 
     def evaluate(self, values: Mapping[str, Any]) -> Any:
         """Compute the expression with ``values`` for its leaves (no validation; see ``freeze``)."""

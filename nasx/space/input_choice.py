@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import torch
 import torch.nn as nn
@@ -12,6 +12,8 @@ from .choice import CategoricalMultiple, Choice
 from .context import resolve
 
 REDUCTIONS = ("sum", "mean", "concat", "none")
+ReductionType = Literal["mean", "concat", "sum", "none"]
+"""NNI's name for the values of ``InputChoice(reduction=...)``."""
 
 
 def _check_reduction(reduction: str) -> str:
@@ -166,6 +168,14 @@ class InputChoice(MutableModule):
 
     def choices(self) -> list[Choice]:
         return [self.choice]
+
+    def freeze(self, sample: dict[str, Any]) -> ChosenInputs:
+        """The fixed module ``sample`` (an arch) selects (NNI's ``freeze``).
+
+        >>> InputChoice(3, n_chosen=2, label='in').freeze({'in': [0, 2]})
+        ChosenInputs(chosen=[0, 2], reduction='sum')
+        """
+        return _fixed_inputs(self.choice.freeze(sample), self.reduction)
 
     def forward(self, candidate_inputs: list[torch.Tensor]) -> Any:
         if len(candidate_inputs) != self.n_candidates:

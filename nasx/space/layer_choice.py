@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -129,6 +130,16 @@ class LayerChoice(MutableModule):
 
     def choices(self) -> list[Choice]:
         return [self.choice]
+
+    def freeze(self, sample: dict[str, Any]) -> nn.Module:
+        """A copy of the candidate ``sample`` (an arch) picks, with its weights (NNI's
+        ``freeze`` returns the candidate itself; a copy leaves this module as it was).
+
+        >>> import torch.nn as nn
+        >>> LayerChoice([nn.ReLU(), nn.Tanh()], label='act').freeze({'act': 1})
+        Tanh()
+        """
+        return copy.deepcopy(self[self.choice.freeze(sample)])
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         return self[self.choice.default](*args, **kwargs)

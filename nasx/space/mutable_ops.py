@@ -21,30 +21,24 @@ import torch.nn as nn
 
 from .base import MutableModule
 from .choice import Choice
-from .context import ensure_frozen, model_context
-from .expression import Mutable
+from .context import model_context
+from .parametrized import ParametrizedModule, choices_in, freeze_argument
 
 
-def _choices_in(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Choice]:
-    """The leaf choices among the arguments (an expression such as ``ch * 2`` gives ``ch``)."""
-    found: list[Choice] = []
-    for value in (*args, *kwargs.values()):
-        items = value if isinstance(value, (tuple, list)) else (value,)
-        for item in items:
-            if isinstance(item, Mutable):
-                found += [c for c in item.leaf_choices() if all(c is not f for f in found)]
-    return found
+class _MutableLayer(ParametrizedModule):
+    """Mixin: resolve choice arguments, then construct the torch layer it is paired with.
 
-
-class _MutableLayer(MutableModule):
-    """Mixin: resolve choice arguments, then construct the torch layer it is paired with."""
+    A :class:`~nasx.space.ParametrizedModule` (as NNI's ``Mutable*`` layers are) that keeps the
+    choices itself: its ``__init__`` sees them, to record them before the torch layer's runs.
+    """
 
     torch_layer: type[nn.Module]
+    _construct = MutableModule.__dict__["_construct"]
 
     def __init__(self, *args: Any, **kwargs: Any):
-        own_choices = _choices_in(args, kwargs)
+        own_choices = choices_in(args, kwargs)
         self.torch_layer.__init__(
-            self, *ensure_frozen(list(args)), **{k: ensure_frozen(v) for k, v in kwargs.items()}
+            self, *freeze_argument(args), **{k: freeze_argument(v) for k, v in kwargs.items()}
         )
         self.__dict__["_nasx_choices"] = own_choices
         self.__dict__["_nasx_args"] = (args, kwargs)
@@ -52,7 +46,7 @@ class _MutableLayer(MutableModule):
     @classmethod
     def create_fixed_module(cls, *args: Any, **kwargs: Any) -> nn.Module:
         return cls.torch_layer(
-            *ensure_frozen(list(args)), **{k: ensure_frozen(v) for k, v in kwargs.items()}
+            *freeze_argument(args), **{k: freeze_argument(v) for k, v in kwargs.items()}
         )
 
     def choices(self) -> list[Choice]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import random
 from statistics import NormalDist
-from typing import Any
+from typing import Any, cast
 
 from .choice import Choice
 from .labels import make_label
@@ -93,6 +93,7 @@ class Numerical(Choice):
         if quantize is not None and not (isinstance(quantize, (int, float)) and quantize > 0):
             raise ValueError(f"Numerical {label!r}: quantize must be > 0, got {quantize!r}")
         self.low, self.high = float(low), float(high)
+        self._given = (low, high)  # for the repr, as NNI prints them (0, not 0.0)
         self.mu, self.sigma = mu, sigma
         self.log_distributed = log_distributed
         self.quantize = quantize
@@ -195,7 +196,7 @@ class Numerical(Choice):
         return (self.low, self.high, self.mu, self.sigma, self.log_distributed, self.quantize)
 
     def __repr__(self) -> str:
-        parts = [repr(self.low), repr(self.high)]
+        parts = [repr(v) for v in self.__dict__.get("_given", (self.low, self.high))]
         if self.mu is not None:
             parts += [f"mu={self.mu!r}", f"sigma={self.sigma!r}"]
         if self.quantize is not None:
@@ -211,8 +212,11 @@ class Numerical(Choice):
 
 
 def _declare(choice: Numerical) -> float:
+    from .choice import outside_any_space
     from .context import resolve
 
+    if outside_any_space():  # NNI's object at a script's top level (see nasx.space.choice)
+        return cast(float, choice)  # the object stands in for the value until it is frozen
     value: float = resolve(choice)
     return value
 
@@ -220,7 +224,17 @@ def _declare(choice: Numerical) -> float:
 def uniform(label: str, low: float, high: float) -> float:
     """A float drawn uniformly from ``[low, high]``; returns its value (see :func:`choice`).
 
-    >>> uniform('dropout', 0.0, 0.5)
+    Inside a space it is the default (the middle of the range) until an arch decides it; at a
+    script's top level it is NNI's ``Numerical``:
+
+    >>> uniform('dropout', 0, 0.5)
+    Numerical(0, 0.5, label='dropout')
+    >>> from nasx.space import ModelSpace
+    >>> class Net(ModelSpace):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.p = uniform('dropout', 0.0, 0.5)
+    >>> Net().p
     0.25
     """
     return _declare(Numerical(low, high, label=label))
@@ -230,6 +244,8 @@ def quniform(label: str, low: float, high: float, quantize: float) -> float:
     """``clip(round(uniform(low, high) / quantize) * quantize, low, high)``; returns its value.
 
     >>> quniform('x', 2.5, 5.5, 2.0)
+    Numerical(2.5, 5.5, q=2.0, label='x')
+    >>> quniform('x', 2.5, 5.5, 2.0).default
     4.0
     """
     return _declare(Numerical(low, high, quantize=quantize, label=label))
@@ -238,7 +254,9 @@ def quniform(label: str, low: float, high: float, quantize: float) -> float:
 def loguniform(label: str, low: float, high: float) -> float:
     """A float whose logarithm is uniform in ``[log low, log high]``; returns its value.
 
-    >>> round(loguniform('lr', 1e-4, 1e-2), 6)
+    >>> loguniform('lr', 1e-4, 1e-2)
+    Numerical(0.0001, 0.01, log_distributed=True, label='lr')
+    >>> round(loguniform('lr', 1e-4, 1e-2).default, 6)
     0.001
     """
     return _declare(Numerical(low, high, log_distributed=True, label=label))
@@ -247,7 +265,9 @@ def loguniform(label: str, low: float, high: float) -> float:
 def qloguniform(label: str, low: float, high: float, quantize: float) -> float:
     """:func:`loguniform`, then quantised like :func:`quniform`; returns its value.
 
-    >>> qloguniform('x', 1.0, 100.0, 5.0)
+    >>> qloguniform('x', 1e-5, 1e-3, 1e-4)
+    Numerical(1e-05, 0.001, q=0.0001, log_distributed=True, label='x')
+    >>> qloguniform('x', 1.0, 100.0, 5.0).default
     10.0
     """
     return _declare(Numerical(low, high, log_distributed=True, quantize=quantize, label=label))
@@ -256,7 +276,9 @@ def qloguniform(label: str, low: float, high: float, quantize: float) -> float:
 def normal(label: str, mu: float, sigma: float) -> float:
     """A float from a normal distribution (unbounded); returns its value (the default is ``mu``).
 
-    >>> normal('x', 0.0, 1.0)
+    >>> normal('x', 0, 1)
+    Numerical(-inf, inf, mu=0, sigma=1, label='x')
+    >>> normal('x', 0, 1).default
     0.0
     """
     return _declare(Numerical(mu=mu, sigma=sigma, label=label))
@@ -265,7 +287,7 @@ def normal(label: str, mu: float, sigma: float) -> float:
 def qnormal(label: str, mu: float, sigma: float, quantize: float) -> float:
     """:func:`normal`, then rounded to a multiple of ``quantize``; returns its value.
 
-    >>> qnormal('x', 1.2, 1.0, 0.5)
+    >>> qnormal('x', 1.2, 1.0, 0.5).default
     1.0
     """
     return _declare(Numerical(mu=mu, sigma=sigma, quantize=quantize, label=label))

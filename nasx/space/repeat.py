@@ -10,7 +10,8 @@ import torch.nn as nn
 
 from .base import MutableModule
 from .choice import Categorical, Choice
-from .context import resolve
+from .context import ensure_frozen, resolve
+from .expression import Mutable, MutableExpression
 
 # A block, a factory(index) -> block, or one of those per position.
 BlockSpec = (
@@ -18,9 +19,23 @@ BlockSpec = (
 )
 
 
-def _depth_choice(
-    depth: int | tuple[int, int] | Categorical, label: str | None
-) -> Categorical | int:
+Depth = int | tuple[int, int] | Categorical | MutableExpression
+
+
+def _depth_choice(depth: Depth, label: str | None) -> Categorical | MutableExpression | int:
+    if isinstance(depth, MutableExpression):
+        # NNI's depth as an expression of choices (``Categorical([1, 2], label='d') + 1``): its
+        # values are the expression's over every combination of its choices.
+        try:
+            values = depth.grid()
+        except ValueError as error:
+            raise ValueError(
+                f"Repeat depth {depth!r} must take finitely many values: {error}"
+            ) from None
+        bad = [d for d in values if isinstance(d, bool) or not isinstance(d, int) or d < 0]
+        if bad:
+            raise ValueError(f"Repeat depth {depth!r} takes values that are not ints >= 0: {bad!r}")
+        return depth
     if isinstance(depth, Categorical):
         bad = [d for d in depth.values if not isinstance(d, int) or d < 0]
         if bad:
@@ -46,7 +61,8 @@ def _depth_choice(
             raise ValueError(f"Repeat depth range must satisfy 0 <= min <= max, got {tuple(depth)}")
         return Categorical(list(range(lo, hi + 1)), label=label, _kind="repeat")
     raise TypeError(
-        f"Repeat depth must be an int, a (min, max) tuple or a Categorical, got {depth!r}"
+        "Repeat depth must be an int, a (min, max) tuple, a Categorical or an expression of "
+        f"choices, got {depth!r}"
     )
 
 
@@ -81,8 +97,9 @@ class Repeat(MutableModule):
     Args:
         blocks: a module (deep-copied for each position), a factory ``f(index) -> module``, or a
             list with one module or factory per position.
-        depth: an int (fixed), a ``(min, max)`` tuple (choose any depth in between), or a
-            :class:`~nasx.space.Categorical` of ints.
+        depth: an int (fixed), a ``(min, max)`` tuple (choose any depth in between), a
+            :class:`~nasx.space.Categorical` of ints, or an expression of choices
+            (``Categorical([1, 2], label='d') * 2``; NNI's), whose choices are the decisions.
         label: label of the depth choice (the scope's next number when omitted, as in NNI).
 
     The search form holds the deepest stack, children named ``'0'``, ``'1'``, ... (the same
@@ -100,33 +117,29 @@ class Repeat(MutableModule):
         )
     """
 
-    def __init__(
-        self,
-        blocks: BlockSpec,
-        depth: int | tuple[int, int] | Categorical,
-        *,
-        label: str | None = None,
-    ):
+    def __init__(self, blocks: BlockSpec, depth: Depth, *, label: str | None = None):
         super().__init__()
         self.depth_choice = _depth_choice(depth, label)
-        max_depth = (
-            max(self.depth_choice.values)
-            if isinstance(self.depth_choice, Categorical)
-            else self.depth_choice
-        )
+        if isinstance(self.depth_choice, Categorical):
+            max_depth = max(self.depth_choice.values)
+        elif isinstance(self.depth_choice, MutableExpression):
+            max_depth = max(self.depth_choice.grid())
+        else:
+            max_depth = self.depth_choice
         for i, block in enumerate(_make_blocks(blocks, max_depth)):
             self.add_module(str(i), block)
 
     @classmethod
     def create_fixed_module(
-        cls,
-        blocks: BlockSpec,
-        depth: int | tuple[int, int] | Categorical,
-        *,
-        label: str | None = None,
+        cls, blocks: BlockSpec, depth: Depth, *, label: str | None = None
     ) -> nn.Sequential:
         chosen = _depth_choice(depth, label)
-        n = resolve(chosen) if isinstance(chosen, Categorical) else chosen
+        if isinstance(chosen, Categorical):
+            n = resolve(chosen)
+        elif isinstance(chosen, MutableExpression):
+            n = ensure_frozen(chosen)
+        else:
+            n = chosen
         return nn.Sequential(*_make_blocks(blocks, n))
 
     @property
@@ -135,11 +148,10 @@ class Repeat(MutableModule):
 
     @property
     def default_depth(self) -> int:
-        return (
-            self.depth_choice.default
-            if isinstance(self.depth_choice, Categorical)
-            else self.depth_choice
-        )
+        if isinstance(self.depth_choice, (Categorical, MutableExpression)):
+            depth: int = self.depth_choice.default
+            return depth
+        return self.depth_choice
 
     @property
     def blocks(self) -> list[nn.Module]:
@@ -147,7 +159,23 @@ class Repeat(MutableModule):
         return [m for m in self._modules.values() if m is not None]
 
     def choices(self) -> list[Choice]:
+        if isinstance(self.depth_choice, MutableExpression):
+            return list(self.depth_choice.simplify().values())
         return [self.depth_choice] if isinstance(self.depth_choice, Categorical) else []
+
+    def freeze(self, sample: dict[str, Any]) -> nn.Sequential:
+        """``nn.Sequential`` of copies of the first blocks, as many as ``sample`` (an arch)
+        gives the depth, with their weights (NNI's ``freeze``).
+
+        >>> import torch.nn as nn
+        >>> len(Repeat(nn.Linear(2, 2), (1, 3), label='d').freeze({'d': 2}))
+        2
+        """
+        if isinstance(self.depth_choice, Mutable):
+            depth = self.depth_choice.freeze(sample)
+        else:
+            depth = self.depth_choice
+        return nn.Sequential(*(copy.deepcopy(b) for b in self.blocks[:depth]))
 
     def forward(self, x: Any) -> Any:
         for block in self.blocks[: self.default_depth]:

@@ -61,6 +61,24 @@ class SearchSpace(dict[str, Choice]):
         out.max_rejections = self.max_rejections
         return out
 
+    def to_json(self, **json_kwargs: Any) -> str:
+        """The space as JSON text: NNI's search-space format (``{label: {"_type", "_value"}}``,
+        :func:`~nasx.space.to_nni_search_space`); read it back with
+        :func:`~nasx.space.search_space_from_nni`. ``json_kwargs`` go to :func:`json.dumps`.
+
+        ``json.dumps(search_space(model))`` itself raises ``TypeError``: a SearchSpace maps
+        labels to choice objects, which JSON has no form for; this is the JSON form.
+
+        >>> from nasx.space import Categorical
+        >>> SearchSpace(k=Categorical([3, 5], label='k')).to_json()
+        '{"k": {"_type": "choice", "_value": [3, 5]}}'
+        """
+        import json
+
+        from .nni_format import to_nni_search_space
+
+        return json.dumps(to_nni_search_space(self), **json_kwargs)
+
     def default(self) -> dict[str, Any]:
         """The arch of every choice's default (what the search form's ``forward`` runs; it may
         break a constraint)."""
@@ -206,6 +224,46 @@ def _module_choices(module: nn.Module) -> list[Choice]:
     for mutable in module.__dict__.get("_nasx_mutables", []):  # add_mutable(...)
         found += mutable.leaf_choices()
     return found
+
+
+def simplify_module(
+    module: nn.Module, is_leaf: Callable[[Any], bool] | None = None
+) -> dict[str, Any]:
+    """``{label: leaf}`` of ``module`` and its submodules: NNI's ``simplify(is_leaf=...)``.
+
+    Without ``is_leaf`` the leaves are the choices (the search space). ``is_leaf`` is asked about
+    every labelled choice module (a ``LayerChoice``, a ``Repeat`` of several depths, ...) met
+    walking down, which then stands for its whole subtree, and about every mutable registered on
+    a module; it must accept the choices themselves.
+
+    >>> import torch.nn as nn
+    >>> from nasx.space import Categorical, LayerChoice
+    >>> lc = LayerChoice([nn.ReLU(), nn.Tanh()], label='act')
+    >>> leaves = simplify_module(lc, is_leaf=lambda m: isinstance(m, (LayerChoice, Categorical)))
+    >>> leaves['act'] is lc, list(simplify_module(lc))
+    (True, ['act'])
+    """
+    if is_leaf is None:
+        return dict(search_space(module))
+    from .expression import dedup_by_label
+
+    def walk(m: nn.Module) -> Iterator[Any]:
+        if isinstance(m, MutableModule) and isinstance(getattr(m, "label", None), str):
+            if is_leaf(m):
+                yield m
+                return
+        own: list[Any] = []
+        if isinstance(m, MutableModule):
+            own += m.choices()
+        elif isinstance(m, ModelSpace):
+            own += m.value_choices()
+        own += m.__dict__.get("_nasx_mutables", [])
+        for mutable in own:
+            yield from mutable.leaf_mutables(is_leaf)
+        for child in m.children():
+            yield from walk(child)
+
+    return dedup_by_label(walk(module))
 
 
 def search_space(space: nn.Module) -> SearchSpace:

@@ -38,7 +38,10 @@ class Browser:
     """``async with Browser() as b: await b.goto(url); await b.eval('1 + 1')``."""
 
     def __init__(self):
-        self.profile = tempfile.TemporaryDirectory(prefix="nasx-chromium-")
+        # (Chromium's helpers may still write to the profile as it exits)
+        self.profile = tempfile.TemporaryDirectory(
+            prefix="nasx-chromium-", ignore_cleanup_errors=True
+        )
         self.proc: subprocess.Popen | None = None
         self._ids = itertools.count(1)
 
@@ -51,7 +54,7 @@ class Browser:
             stderr=subprocess.DEVNULL,
         )
         port_file = Path(self.profile.name) / "DevToolsActivePort"
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # a loaded machine takes a while
         while not (port_file.exists() and port_file.read_text().strip()):
             if time.monotonic() > deadline or self.proc.poll() is not None:
                 raise RuntimeError("chromium did not start its DevTools endpoint")

@@ -12,6 +12,7 @@ from nasx.experiment.storage import TrialStore  # noqa: E402
 from nasx.plot.charts import (  # noqa: E402
     arch_weight_history,
     metric_names,
+    objective_label,
     pareto_front,
     plot_arch_weights,
     plot_learning_curves,
@@ -86,6 +87,25 @@ def test_pareto_highlights_the_front_and_names_missing_metrics():
     ):
         plot_pareto(_trials(), "flops")
     assert metric_names(_trials()) == ["default", "ms"]
+
+
+def test_pareto_axes_say_the_unit_and_which_way_is_better():
+    # "latency_ms (min)" read as minutes: the unit is written out, the direction in words
+    trials = [
+        Trial(i, {}, "succeeded", metric=a, metrics={"default": a, "latency_ms": ms})
+        for i, (a, ms) in enumerate([(0.7, 5.0), (0.8, 9.0)])
+    ]
+    ax = plot_pareto(trials, "latency_ms").axes[0]
+    assert ax.get_xlabel() == "latency (ms), lower is better"
+    assert ax.get_ylabel() == "default, higher is better"
+    ax = plot_pareto(trials, "default", "latency_ms", ("maximize", "minimize")).axes[0]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == (
+        "default, higher is better",
+        "latency (ms), lower is better",
+    )
+    assert objective_label("size_MB", "minimize") == "size (MB), lower is better"
+    assert objective_label("wall_time_min", "minimize") == "wall_time (minutes), lower is better"
+    assert objective_label("top1", "maximize") == "top1, higher is better"
 
 
 def test_pareto_ticks_of_counts_read_in_engineering_units():

@@ -104,7 +104,9 @@ def test_ensure_frozen_and_mutable_layer_search_form():
     lin = MutableLinear(4, Categorical([8, 16], label="h"))
     assert isinstance(lin, nn.Linear) and lin.out_features == 8
     assert list(search_space(lin)) == ["h"]
-    assert ensure_frozen((Categorical([1, 2], label="a"), 3)) == (1, 3)
+    assert ensure_frozen((Categorical([1, 2], label="a"), 3), strict=False) == (1, 3)
+    with pytest.raises(RuntimeError, match="no arch to take the value from"):
+        ensure_frozen((Categorical([1, 2], label="a"), 3))  # NNI's default: strict
 
 
 def test_search_space_rejects_non_modules():

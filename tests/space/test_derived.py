@@ -47,4 +47,4 @@ def test_freeze_and_simplify_nest():
     twice = derived(_times, c, 2)
     nested = derived(lambda a, b: a + b, twice, c)
     assert nested.freeze({"c": 8}) == 24 and list(nested.simplify()) == ["c"]
-    assert ensure_frozen((twice, 1)) == (8, 1)
+    assert ensure_frozen((twice, 1), strict=False) == (8, 1)

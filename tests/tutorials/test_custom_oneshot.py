@@ -1,4 +1,6 @@
-"""The custom one-shot tutorial (a Mutator in a plain PyTorch loop) runs in fast mode."""
+"""The custom one-shot tutorial (a Mutator in a plain PyTorch loop) runs in fast mode: in the
+default suite on generated stand-in data (as on a fresh clone, without ../shared), and on real
+CIFAR-10 in the slow tier."""
 
 import os
 import runpy
@@ -10,12 +12,7 @@ import pytest
 TUTORIAL = Path(__file__).resolve().parents[2] / "tutorials" / "custom_oneshot.py"
 
 
-def test_custom_oneshot_tutorial_fast_mode(monkeypatch, capsys):
-    from nasx.datasets import find_data_dir
-
-    data = find_data_dir()
-    if data is None or not (data / "cifar10").exists():
-        pytest.skip("CIFAR-10 not found (set NASX_DATA_DIR or provide ../shared/data/cifar10)")
+def _run_fast_mode(monkeypatch, capsys) -> None:
     monkeypatch.setattr(sys, "argv", [str(TUTORIAL)])
     monkeypatch.setitem(os.environ, "NASX_FAST", "1")
     namespace = runpy.run_path(str(TUTORIAL), run_name="__main__")
@@ -26,3 +23,19 @@ def test_custom_oneshot_tutorial_fast_mode(monkeypatch, capsys):
     # export keeps the strongest candidate of each choice (DARTS's rule)
     weights = namespace["mutator"].sample_final()["layer1"]
     assert arch["layer1"] == namespace["mutator"].mutables[0].candidates[int(weights.argmax())]
+
+
+def test_custom_oneshot_tutorial_fast_mode_on_a_fresh_clone(
+    fresh_clone_cifar10, monkeypatch, capsys
+):
+    _run_fast_mode(monkeypatch, capsys)
+
+
+@pytest.mark.slow
+def test_custom_oneshot_tutorial_fast_mode_on_real_cifar10(monkeypatch, capsys):
+    from nasx.datasets import find_data_dir
+
+    data = find_data_dir()
+    if data is None or not (data / "cifar10").exists():
+        pytest.skip("CIFAR-10 not found (set NASX_DATA_DIR or provide ../shared/data/cifar10)")
+    _run_fast_mode(monkeypatch, capsys)

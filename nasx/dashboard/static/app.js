@@ -1,5 +1,6 @@
-// nasx dashboard: polls the read-only JSON API and redraws. Every string from an experiment is
-// inserted with textContent (never innerHTML), so labels, values and errors show as text.
+// nasx dashboard: polls the read-only JSON API and redraws what changed. Every string from an
+// experiment is inserted with textContent (never innerHTML), so labels, values and errors show
+// as text. The trial table is a window onto the server's sorted rows (see loadRows).
 "use strict";
 
 const state = { experiments: [], current: null, data: null, sort: { key: "id", desc: false },
@@ -38,7 +39,10 @@ function chartURL(i, name, params) {
 
 function setImg(img, url) {
   if (img.getAttribute("src") === url) return;
-  img.addEventListener("load", () => img.setAttribute("data-loaded", url), { once: true });
+  img.addEventListener("load", () => {
+    img.setAttribute("data-loaded", url);
+    performance.mark(`nasx:${img.id || "chart"}`);  // for benchmarks/dashboard_scale.py
+  }, { once: true });
   img.src = url;
 }
 
@@ -114,29 +118,70 @@ function columns(d) {
   ];
 }
 
+// The table holds one page of rows around the view, fetched sorted and filtered from the server
+// (/api/exp/N/rows), between two spacer rows as tall as the rows above and below it: scrolling
+// through 20,000 trials keeps a hundred rows in the page, and a new trial costs one small fetch.
+const ROW_HEIGHT = 24;  // px, fixed by style.css (tbody td height)
+const PAGE_ROWS = 120;  // rows fetched at a time: a few screens
+const table = { key: null, version: null, offset: 0, rows: [], total: 0, n: 0, asked: 0, pending: null };
+
+function tableKey() {
+  return `${state.current}|${state.sort.key}|${state.sort.desc ? 1 : 0}|${state.filter}`;
+}
+
+function visibleRange() {
+  const box = $("trials-scroll");
+  const head = $("trials").tHead.offsetHeight || ROW_HEIGHT;
+  const first = Math.max(0, Math.floor((box.scrollTop - head) / ROW_HEIGHT));
+  const count = Math.ceil(box.clientHeight / ROW_HEIGHT) + 1;
+  return [first, first + count];
+}
+
+// Fetch the page around the view when the loaded one does not cover it (or is out of date).
+async function loadRows(force) {
+  const d = state.data;
+  if (!d) return;
+  const [first, last] = visibleRange();
+  const key = tableKey();
+  const loadedEnd = table.offset + table.rows.length;
+  const covered = table.key === key && first >= table.offset &&
+    (last <= loadedEnd || loadedEnd >= table.total);
+  if (!force && covered && table.version === d.version) return;
+  const offset = Math.max(0, first - Math.floor((PAGE_ROWS - (last - first)) / 2));
+  const ask = ++table.asked;  // only the latest answer is drawn
+  const q = new URLSearchParams({ sort: state.sort.key, desc: state.sort.desc ? "1" : "0",
+    status: state.filter, offset: String(offset), limit: String(PAGE_ROWS) });
+  const page = await getJSON(`/api/exp/${state.current}/rows?${q}`);
+  if (ask !== table.asked || key !== tableKey()) return;
+  Object.assign(table, { key, version: page.version, offset: page.offset, rows: page.rows,
+    total: page.total, n: page.n_trials });
+  renderTable(d);
+}
+
+function renderHead(d) {
+  const head = el("tr");
+  for (const c of columns(d)) {
+    const cls = state.sort.key === c.key ? (state.sort.desc ? "sorted-desc" : "sorted-asc") : "";
+    head.append(el("th", { class: cls, "data-key": c.key, onclick: () => sortBy(c.key) }, c.label));
+  }
+  $("trials").tHead.replaceChildren(head);
+}
+
+function spacer(rows, span) {
+  const td = el("td", { colspan: span });
+  td.style.height = `${rows * ROW_HEIGHT}px`;
+  return el("tr", { class: "pad", "aria-hidden": "true" }, td);
+}
+
 function renderTable(d) {
   const cols = columns(d);
   const filter = $("status-filter");
   fillSelect(filter, ["", ...Object.keys(d.counts)], state.filter);
   filter.options[0].textContent = "all";
-  const head = el("tr");
-  for (const c of cols) {
-    const cls = state.sort.key === c.key ? (state.sort.desc ? "sorted-desc" : "sorted-asc") : "";
-    head.append(el("th", { class: cls, "data-key": c.key, onclick: () => sortBy(c.key) }, c.label));
-  }
-  $("trials").tHead.replaceChildren(head);
-  const col = cols.find((c) => c.key === state.sort.key) || cols[0];
-  const rows = d.trials.filter((t) => !state.filter || t.status === state.filter);
-  rows.sort((a, b) => {
-    const x = col.get(a), y = col.get(b);
-    if (x == null && y == null) return a.id - b.id;
-    if (x == null) return 1;
-    if (y == null) return -1;
-    const r = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
-    return (state.sort.desc ? -r : r) || a.id - b.id;
-  });
+  renderHead(d);
   const body = el("tbody");
-  for (const t of rows) {
+  body.append(spacer(table.offset, cols.length));
+  for (const t of table.rows) {
     const tr = el("tr", { class: `${t.status}${t.id === state.selected ? " selected" : ""}`, "data-id": t.id,
       onclick: () => showTrial(t.id) });
     for (const c of cols) {
@@ -146,14 +191,20 @@ function renderTable(d) {
     }
     body.append(tr);
   }
+  body.append(spacer(Math.max(0, table.total - table.offset - table.rows.length), cols.length));
   $("trials").tBodies[0].replaceWith(body);
-  $("table-count").textContent = `${rows.length} of ${d.trials.length} trials`;
+  $("table-count").textContent = `${table.total} of ${table.n} trials`;
   $("table-count").className = "meta";
+  document.body.setAttribute("data-table-version", table.version || "");
+  document.body.setAttribute("data-trials", String(table.n));  // with the rows, in one task
+  performance.mark("nasx:table");
 }
 
 function sortBy(key) {
   state.sort = { key, desc: state.sort.key === key ? !state.sort.desc : key !== "id" };
-  renderTable(state.data);
+  $("trials-scroll").scrollTop = 0;
+  renderHead(state.data);
+  loadRows(true);
 }
 
 async function showTrial(id) {
@@ -181,7 +232,7 @@ async function showTrial(id) {
     el("button", { class: "close", title: "close", onclick: () => { box.hidden = true; state.selected = null; } }, "\u00d7"),
     el("h2", {}, `Trial ${t.id} · ${t.status}${t.metric != null ? " · " + fmt(t.metric) : ""}`),
     el("div", { class: "cols" }, el("div", {}, el("h2", {}, "Arch"), arch, el("h2", {}, "Metrics"), metrics), right));
-  renderTable(state.data);
+  for (const tr of $("trials").tBodies[0].rows) tr.classList.toggle("selected", tr.dataset.id === String(id));
 }
 
 // ------------------------------------------------------------------ polling
@@ -192,9 +243,13 @@ function select(index) {
   const url = new URL(location);
   url.searchParams.set("exp", index);
   history.replaceState(null, "", url);
+  $("trials-scroll").scrollTop = 0;
   refresh(true);
 }
 
+// Every second: the experiments' summaries (a few hundred bytes each, kept per version on the
+// server); when the one shown changed, its status, charts (their own, slower version) and the
+// rows in view are fetched again; nothing else.
 async function refresh(force) {
   try {
     state.experiments = await getJSON("/api/experiments");
@@ -220,29 +275,48 @@ async function refresh(force) {
     state.versions[e.index] = e.version;
     state.chartVersions[e.index] = e.chart_version;
   }
-  if (compare) { renderCompare(); return; }
+  if (compare) { if (force || Object.values(changed).some(Boolean)) renderCompare(); return; }
   const e = state.experiments[state.current];
   if (!e) return;
   if (e.error) { $("status").replaceChildren(el("h2", {}, e.name), el("pre", { class: "error" }, e.error)); return; }
   if (!force && !changed[state.current] && state.data) return;
-  state.data = await getJSON(`/api/exp/${state.current}`);
-  state.versions[state.current] = state.data.version;
-  state.chartVersions[state.current] = state.data.chart_version;
-  document.title = `nasx · ${state.data.name}`;
-  renderStatus(state.data);
-  renderCharts(state.data);
-  renderTable(state.data);
-  document.body.setAttribute("data-version", state.data.version);
-  document.body.setAttribute("data-chart-version", state.data.chart_version);
-  document.body.setAttribute("data-trials", String(state.data.n_trials));
+  const dataChanged = force || !state.data || state.data.version !== e.version;
+  state.data = e;
+  document.title = `nasx · ${e.name}`;
+  renderCharts(e);
+  document.body.setAttribute("data-chart-version", e.chart_version);
+  if (!dataChanged) return;  // only the charts moved on
+  renderStatus(e);
+  await loadRows(true);
+  document.body.setAttribute("data-version", e.version);
   if (openTrial != null) await showTrial(openTrial);
   else if (state.selected != null && !$("detail").hidden) await showTrial(state.selected);  // live log
+}
+
+const POLL_MS = 1000;
+
+// A poll every POLL_MS from the start of the last one (not from its end: a refresh that took
+// half a second on a busy machine would otherwise stretch the period, and the lag, by as much).
+async function poll() {
+  const start = performance.now();
+  try { await refresh(false); } finally {
+    setTimeout(poll, Math.max(100, POLL_MS - (performance.now() - start)));
+  }
 }
 
 document.addEventListener("DOMContentLoaded", () => {
   $("history-metric").addEventListener("change", () => renderCharts(state.data));
   $("pareto-x").addEventListener("change", () => renderCharts(state.data));
-  $("status-filter").addEventListener("change", (ev) => { state.filter = ev.target.value; renderTable(state.data); });
-  refresh(true);
-  setInterval(() => refresh(false), 2000);
+  $("status-filter").addEventListener("change", (ev) => {
+    state.filter = ev.target.value;
+    $("trials-scroll").scrollTop = 0;
+    loadRows(true);
+  });
+  let scrolling = false;  // at most one look at the view per frame while scrolling
+  $("trials-scroll").addEventListener("scroll", () => {
+    if (scrolling) return;
+    scrolling = true;
+    requestAnimationFrame(() => { scrolling = false; loadRows(false); });
+  }, { passive: true });
+  refresh(true).finally(() => setTimeout(poll, POLL_MS));
 });

@@ -197,75 +197,93 @@ def simulate(
             f"epochs the table has (1..{curves.epochs})"
         )
     strategy.setup(curves.search_space(), (), curves.direction)
-    trials: list[SimulatedTrial] = []
-    jobs: dict[int, Assignment] = {}  # worker -> its job
-    events: list[tuple[float, int, int, int]] = []  # (finish time, sequence, worker, trial)
-    idle = list(range(workers))
-    told: set[int] = set()
-    sequence = epochs_done = 0
-    busy = now = 0.0
-    exhausted = False
-
-    def start_epoch(worker: int, trial: SimulatedTrial, at: float) -> None:
-        nonlocal sequence
-        seconds = curves.seconds[trial.row][trial.budget]  # the epoch budget + 1 (0-based index)
-        heapq.heappush(events, (at + seconds, sequence, worker, trial.id))
-        sequence += 1
-
-    def dispatch(at: float) -> None:
-        nonlocal exhausted
-        while idle and (max_epochs is None or epochs_done < max_epochs):
-            allow_new = not exhausted and (max_trials is None or len(trials) < max_trials)
-            job = scheduler.assign(new_trials=allow_new)
-            if job is not None and job.trial is None:
-                arch = strategy.propose()
-                if arch is None:  # the strategy is exhausted: promotions only from now on
-                    exhausted = True
-                    continue  # the assignment is dropped; ask again without new trials
-                trial = SimulatedTrial(len(trials), curves.row(arch), arch)
-                trials.append(trial)
-                scheduler.started(trial.id, job)
-                job = Assignment(trial.id, job.budget, 0, job.bracket)
-            if job is None:
-                return
-            worker = idle.pop(0)
-            jobs[worker] = job
-            assert job.trial is not None
-            trials[job.trial].outcome = "running"
-            start_epoch(worker, trials[job.trial], at)
-
-    dispatch(0.0)
-    while events and (max_epochs is None or epochs_done < max_epochs):
+    run = _Simulation(scheduler, strategy, curves, workers, max_epochs, max_trials)
+    run.dispatch(0.0)
+    while run.events and not run.out_of_epochs():
         # (at the epoch limit the search stops: epochs still in flight are not counted)
-        finish, _, worker, trial_id = heapq.heappop(events)
-        trial = trials[trial_id]
-        seconds = curves.seconds[trial.row][trial.budget]
-        busy += seconds
-        now = finish
-        trial.budget += 1
-        epochs_done += 1
-        decision = scheduler.report(trial_id, trial.budget, curves.val[trial.row][trial.budget - 1])
-        if decision == CONTINUE:
-            start_epoch(worker, trial, now)
-            continue
-        trial.outcome = decision
-        if trial_id not in told:
-            told.add(trial_id)
-            strategy.tell(
-                Trial(
-                    id=trial_id,
-                    arch=trial.arch,
-                    status=SUCCEEDED,
-                    metric=curves.val[trial.row][trial.budget - 1],
-                    metrics={"default": curves.val[trial.row][trial.budget - 1]},
-                )
-            )
-        del jobs[worker]
-        idle.append(worker)
-        idle.sort()
-        dispatch(now)
+        run.finish_epoch(*heapq.heappop(run.events))
+    return _result(run.trials, curves, run.epochs, run.now, run.busy, workers)
 
-    return _result(trials, curves, epochs_done, now, busy, workers)
+
+class _Simulation:
+    """The state of one :func:`simulate` run: trials, idle workers, events in simulated time."""
+
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        strategy: Any,
+        curves: LearningCurves,
+        workers: int,
+        max_epochs: int | None,
+        max_trials: int | None,
+    ) -> None:
+        self.scheduler, self.strategy, self.curves = scheduler, strategy, curves
+        self.max_epochs, self.max_trials = max_epochs, max_trials
+        self.trials: list[SimulatedTrial] = []
+        self.events: list[tuple[float, int, int, int]] = []  # (finish, sequence, worker, trial)
+        self.idle = list(range(workers))
+        self.told: set[int] = set()  # trials the strategy has heard of
+        self.sequence = self.epochs = 0
+        self.busy = self.now = 0.0
+        self.exhausted = False  # the strategy proposed None: promotions only from then on
+
+    def out_of_epochs(self) -> bool:
+        return self.max_epochs is not None and self.epochs >= self.max_epochs
+
+    def start_epoch(self, worker: int, trial: SimulatedTrial, at: float) -> None:
+        seconds = self.curves.seconds[trial.row][trial.budget]  # epoch budget + 1, 0-based
+        heapq.heappush(self.events, (at + seconds, self.sequence, worker, trial.id))
+        self.sequence += 1
+
+    def next_job(self) -> Assignment | None:
+        """The scheduler's next assignment, with a new trial made for it when it asks for one."""
+        while True:
+            allow_new = not self.exhausted and (
+                self.max_trials is None or len(self.trials) < self.max_trials
+            )
+            job = self.scheduler.assign(new_trials=allow_new)
+            if job is None or job.trial is not None:
+                return job
+            arch = self.strategy.propose()
+            if arch is None:  # the assignment is dropped; ask again without new trials
+                self.exhausted = True
+                continue
+            trial = SimulatedTrial(len(self.trials), self.curves.row(arch), arch)
+            self.trials.append(trial)
+            self.scheduler.started(trial.id, job)
+            return Assignment(trial.id, job.budget, 0, job.bracket)
+
+    def dispatch(self, at: float) -> None:
+        """Give every idle worker a job, while the scheduler has one."""
+        while self.idle and not self.out_of_epochs():
+            job = self.next_job()
+            if job is None or job.trial is None:
+                return
+            trial = self.trials[job.trial]
+            trial.outcome = "running"
+            self.start_epoch(self.idle.pop(0), trial, at)
+
+    def finish_epoch(self, finish: float, _sequence: int, worker: int, trial_id: int) -> None:
+        """An epoch ended: the scheduler hears the table's value and decides."""
+        trial = self.trials[trial_id]
+        self.busy += self.curves.seconds[trial.row][trial.budget]
+        self.now = finish
+        trial.budget += 1
+        self.epochs += 1
+        value = self.curves.val[trial.row][trial.budget - 1]
+        decision = self.scheduler.report(trial_id, trial.budget, value)
+        if decision == CONTINUE:
+            self.start_epoch(worker, trial, finish)
+            return
+        trial.outcome = decision
+        if trial_id not in self.told:
+            self.told.add(trial_id)
+            self.strategy.tell(
+                Trial(trial_id, trial.arch, SUCCEEDED, metric=value, metrics={"default": value})
+            )
+        self.idle.append(worker)
+        self.idle.sort()
+        self.dispatch(finish)
 
 
 def _result(
