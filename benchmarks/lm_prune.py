@@ -54,12 +54,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--parent-steps", type=int, help="default 600 (--quick: 60)")
+    ap.add_argument("--search-steps", type=int, help="distillation per candidate; default 40")
+    ap.add_argument("--final-steps", type=int, help="distillation of the best; default 200")
     args = ap.parse_args()
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
     q = args.quick
     block, batch = (32, 8) if q else (64, 16)
     parent_steps, search_steps, final_steps = (60, 10, 20) if q else (600, 40, 200)
+    parent_steps = args.parent_steps or parent_steps
+    search_steps = args.search_steps or search_steps
+    final_steps = args.final_steps or final_steps
     space = GPTSpace(
         vocab_size=256,
         block_size=block,
