@@ -17,7 +17,7 @@ import torch.nn as nn
 
 from .._optional import optional_import
 from ..hub.gpt import GPTSpace, gpt_arch
-from .prune import model_arch
+from .prune import _blocks, model_arch
 
 __all__ = ["UnsupportedModelError", "from_hf", "to_hf"]
 
@@ -138,13 +138,13 @@ def to_hf(model: nn.Module, family: str = "gpt2") -> Any:
     transformers = optional_import("transformers", "lm", "saving a transformers model")
     arch = model_arch(model)
     e, n = arch["embed_dim"], arch["depth"]
-    blocks = list(model.blocks.children())  # type: ignore[union-attr]
+    blocks = _blocks(model)
     d = blocks[0].attn.head_dim
     h, hidden = arch["num_head_0"], blocks[0].fc1.out_features
-    for i, b in enumerate(blocks):
-        if arch[f"num_head_{i}"] != h or b.fc1.out_features != hidden:
+    for i, block in enumerate(blocks):
+        if arch[f"num_head_{i}"] != h or block.fc1.out_features != hidden:
             raise ValueError(
-                f"layer {i} has {arch[f'num_head_{i}']} heads and {b.fc1.out_features} MLP "
+                f"layer {i} has {arch[f'num_head_{i}']} heads and {block.fc1.out_features} MLP "
                 f"neurons, layer 0 {h} and {hidden}: GPT-2 needs them equal in every layer"
             )
     if h * d != e:
