@@ -15,6 +15,7 @@ from typing import Any
 import torch
 import torch.nn as nn
 
+from .._errors import NasxError
 from .._optional import optional_import
 from ..hub.gpt import GPTSpace, gpt_arch
 from .prune import _blocks, model_arch
@@ -24,7 +25,7 @@ __all__ = ["UnsupportedModelError", "from_hf", "to_hf"]
 _GPT2_ACTIVATIONS = ("gelu_new", "gelu_pytorch_tanh")  # the tanh GELU of the GPT space
 
 
-class UnsupportedModelError(ValueError):
+class UnsupportedModelError(NasxError, ValueError):
     """A Hugging Face model whose architecture nasx.lm does not understand (the module named)."""
 
 
