@@ -42,7 +42,7 @@ from nasx.hub import DARTS as HubDarts  # noqa: E402
 from nasx.hub.nds import CellPreprocessor  # noqa: E402
 from nasx.hub.ops import OPS  # noqa: E402
 from nasx.space import Cell  # noqa: E402
-from nasx.strategy.oneshot.mixed import NONE_OPS  # noqa: E402
+from nasx.strategy.oneshot.supernet.mixed import NONE_OPS  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # The two spaces: how nasx builds each, and what the plain reference needs to build the same

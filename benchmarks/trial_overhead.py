@@ -483,7 +483,8 @@ def main() -> None:
     parser.add_argument(
         "--sections",
         default="overhead,scaling",
-        help="comma-separated: overhead (1-2), scaling (3), scale (4), table (5)",
+        help="comma-separated: overhead (1-2), scaling (3), scale (4), table (5), sequential "
+        "(section 1 alone, as JSON)",
     )
     parser.add_argument(
         "--scale",
@@ -500,11 +501,23 @@ def main() -> None:
     )
     parser.add_argument("--table-trials", type=int, default=100_000, help="trials of section 5")
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--compare", metavar="OLD_TREE", help="sequential overhead of another nasx tree vs this one"
+    )
+    parser.add_argument("--compare-rounds", type=int, default=5)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(scale_child(*json.loads(args.child))))
         return
     sections = set(args.sections.split(","))
+    if "sequential" in sections:  # a child of --compare: its one JSON line only
+        sequential_only(args)
+        return
+    if args.compare:
+        print(f"load average {os.getloadavg()[0]:.2f}")
+        compare(args)
+        print(f"load average at the end {os.getloadavg()[0]:.2f}")
+        return
     print(
         f"machine: {os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.2f}; "
         f"medians of {args.repeats} runs"
@@ -518,6 +531,80 @@ def main() -> None:
     if "table" in sections:
         table(args)
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
+
+
+def sequential_only(args) -> None:
+    """``--sections sequential``: the sequential per-trial wall and CPU time alone (of
+    ``exp.run()`` only), one line of JSON (what ``--compare`` reads from each child)."""
+    import nasx
+
+    run_experiment(trivial, 20, 1)  # imports and first-call caches
+    wall, cpu = [], []
+    for _ in range(args.repeats):
+        with tempfile.TemporaryDirectory() as d:
+            exp = NasExperiment(
+                TinySpace(),
+                trivial,
+                Random(dedup=False, seed=0),
+                workdir=d,
+                max_trials=args.trials,
+                progress=False,
+            )
+            w, c = time.perf_counter(), time.process_time()
+            exp.run()
+            wall.append((time.perf_counter() - w) / args.trials * 1e3)
+            cpu.append((time.process_time() - c) / args.trials * 1e3)
+    print(json.dumps({"nasx": os.path.dirname(nasx.__file__), "ms": wall, "cpu_ms": cpu}))
+
+
+def compare(args) -> None:
+    """``--compare OLD``: the sequential per-trial time of the nasx tree ``OLD`` (a checkout of
+    another commit) and of this one, measured in turns in fresh child processes (old, new, old,
+    new, ...), so that both see the same machine; medians and their ratio."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    trees = {"old": os.path.abspath(args.compare), "new": here}
+    times: dict[str, list[float]] = {"old": [], "new": []}
+    cpu: dict[str, list[float]] = {"old": [], "new": []}
+    for _ in range(args.compare_rounds):
+        for name, tree in trees.items():
+            env = {**os.environ, "PYTHONPATH": tree}
+            out = (
+                subprocess.run(
+                    [
+                        sys.executable,
+                        __file__,
+                        "--sections",
+                        "sequential",
+                        "--repeats",
+                        str(args.repeats),
+                        "--trials",
+                        str(args.trials),
+                    ],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                    cwd=tree,
+                )
+                .stdout.strip()
+                .splitlines()[-1]
+            )
+            record = json.loads(out)
+            assert record["nasx"].startswith(tree), (record["nasx"], tree)
+            times[name] += record["ms"]
+            cpu[name] += record["cpu_ms"]
+    old, new = median(times["old"]), median(times["new"])
+    print(
+        f"sequential, trivial trials ({args.trials} per run, {len(times['new'])} runs each, "
+        f"interleaved): old {old:.3f} ms per trial (min {min(times['old']):.3f}), new {new:.3f} ms "
+        f"(min {min(times['new']):.3f}); new/old {new / old:.2f}"
+    )
+    old_cpu, new_cpu = median(cpu["old"]), median(cpu["new"])
+    print(
+        f"  CPU time of the experiment's process per trial: old {old_cpu:.3f} ms "
+        f"(min {min(cpu['old']):.3f}), new {new_cpu:.3f} ms (min {min(cpu['new']):.3f}); "
+        f"new/old {new_cpu / old_cpu:.2f}"
+    )
 
 
 def overhead(args) -> None:

@@ -75,7 +75,7 @@ def test_export_top_k_is_checked(tmp_path):
             r"mutation_prob must be a number in \[0, 1\]",
         ),
         (lambda: TPE(n_startup_trials=-1), "n_startup_trials must be an integer >= 0"),
-        (lambda: RandomOneShot(num_samples=-1), "num_samples must be an integer >= 0"),
+        (lambda: RandomOneShot(num_samples=-1), "num_samples must be an integer >= 1"),
         (lambda: RandomOneShot(eval_batches=0), "eval_batches must be an integer >= 1"),
         (lambda: RandomOneShot(warmup_epochs=-1), "warmup_epochs must be an integer >= 0"),
         (lambda: RandomOneShot(log_arch_every=0), "log_arch_every must be an integer >= 1"),

@@ -1,8 +1,9 @@
 """Where trials run: in the main process one at a time, or on a pool of local worker processes.
 
 An executor has ``capacity`` (trials it runs at once), ``submit(job)``, ``wait(timeout) ->
-[result, ...]`` (the results that finished) and ``shutdown()``. Jobs and results are the dicts of
-:func:`~nasx.experiment.runner.run_trial`. The Ray executor lives in ``ray_execution.py``.
+[result, ...]`` (the results that finished) and ``shutdown()``. Jobs and results are the
+dataclasses of :mod:`nasx.experiment.jobs` (:class:`Job`, :class:`TrialResult`). The Ray
+executor lives in ``ray_execution.py``.
 
 The process pool starts its workers with ``python -m nasx.experiment.worker`` rather than
 ``multiprocessing``: the user's script is never re-imported in the workers (no
@@ -18,13 +19,14 @@ even by a segfault or ``SIGKILL``, fails only the trial it was running and is re
     ...         super().__init__()
     ...         self.act = LayerChoice([nn.ReLU(), nn.Tanh()], label='act')
     >>> ex = SequentialExecutor(ModelBuilder.from_space(Net()), lambda model: 1.0)
-    >>> ex.submit({'id': 0, 'arch': {'act': 0}})
-    >>> [r['metric'] for r in ex.wait()]
+    >>> ex.submit(Job(id=0, arch={'act': 0}))
+    >>> [r.metric for r in ex.wait()]
     [1.0]
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import socket
@@ -35,50 +37,54 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
-from nasx.trial import FAILED, failure
+from nasx.trial import failure
 
+from .jobs import Job, TrialResult, TrialStarted, WorkerSetupFailed
 from .runner import run_trial
+
+# Beside a trial's log while it evaluates in the experiment's own process: a death of the process
+# counts as the trial's crash only when this file is there (not a kill between trials, before
+# its restart or after its result). SIGKILL cannot remove it; the trial's normal end does.
+EVALUATING_MARK = "evaluating"
+
+
+def evaluating_mark(log_path: str | os.PathLike[str]) -> Path:
+    """The file that says the trial whose log is ``log_path`` is evaluating in-process."""
+    return Path(log_path).with_name(EVALUATING_MARK)
 
 
 class SequentialExecutor:
-    """Runs each trial in the calling process when :meth:`wait` is called (the default)."""
+    """Runs each trial in the calling process when :meth:`wait` is called (the default).
+
+    While a trial's model is built and evaluated, its folder holds an ``evaluating`` mark
+    (:func:`evaluating_mark`): if the process dies then (a segfault, the OOM killer), the resumed
+    run counts a crash of that trial; a death at any other moment counts none.
+    """
 
     capacity = 1
 
     def __init__(self, builder: Any, evaluator: Any):
         self.builder = builder
         self.evaluator = evaluator
-        self._queue: list[dict] = []
+        self._queue: list[Job] = []
 
     @property
     def busy(self) -> int:
         return len(self._queue)
 
-    def submit(self, job: dict[str, Any]) -> None:
+    def submit(self, job: Job) -> None:
         self._queue.append(job)
 
-    def wait(self, timeout: float | None = None) -> list[dict[str, Any]]:
+    def wait(self, timeout: float | None = None) -> list[TrialResult]:
         if not self._queue:
             return []
-        return [run_trial(self.builder, self.evaluator, self._queue.pop(0))]
+        job = self._queue.pop(0)
+        if job.log_path is not None:  # the trial runs in this process: its crash is ours
+            job = dataclasses.replace(job, evaluating_mark=str(evaluating_mark(job.log_path)))
+        return [run_trial(self.builder, self.evaluator, job)]
 
     def shutdown(self) -> None:
         self._queue.clear()
-
-
-def failed_result(job: dict[str, Any], error: str) -> dict[str, Any]:
-    """The result of a trial that ended outside :func:`run_trial` (its process died, timed out)."""
-    return {
-        "id": job["id"],
-        "status": FAILED,
-        "metric": None,
-        "metrics": {},
-        "intermediates": [],
-        "start_time": None,
-        "end_time": time.time(),
-        "duration": None,
-        "error": error,
-    }
 
 
 class _Worker:
@@ -100,7 +106,7 @@ class _Worker:
         self.conn = Connection(os.dup(parent.fileno()))
         parent.close()
         self.conn.send_bytes(setup)
-        self.job: dict[str, Any] | None = None  # the trial it runs; None while idle
+        self.job: Job | None = None  # the trial it runs; None while idle
         self.started: float | None = None  # monotonic time the trial's own work began
 
     def exit_description(self) -> str:
@@ -143,7 +149,7 @@ class ProcessPoolExecutor:
         builder: Any,
         evaluator: Any,
         capacity: int,
-        log_dir: str | os.PathLike,
+        log_dir: str | os.PathLike[str],
         threads_per_worker: int | None = None,
         trial_timeout: float | None = None,
     ):
@@ -178,7 +184,7 @@ class ProcessPoolExecutor:
     def busy(self) -> int:
         return len(self._busy)
 
-    def submit(self, job: dict[str, Any]) -> None:
+    def submit(self, job: Job) -> None:
         if len(self._busy) >= self.capacity:
             raise RuntimeError(f"all {self.capacity} workers are busy; wait() for a result first")
         worker = self._idle.pop() if self._idle else self._start_worker()
@@ -194,7 +200,7 @@ class ProcessPoolExecutor:
         self._started += 1
         return _Worker(self._setup, self.log_dir / f"worker-{self._started}.log", self._env)
 
-    def wait(self, timeout: float | None = None) -> list[dict[str, Any]]:
+    def wait(self, timeout: float | None = None) -> list[TrialResult]:
         if not self._busy:
             return []
         started = [w.started for w in self._busy if w.started is not None]
@@ -210,23 +216,23 @@ class ProcessPoolExecutor:
                 self._busy.remove(worker)
                 results.append(self._died(worker))
                 continue
-            if "started" in message:
+            if isinstance(message, TrialStarted):
                 worker.started = time.monotonic()
                 continue
             self._busy.remove(worker)
-            if message.get("setup_error"):
+            if isinstance(message, WorkerSetupFailed):
                 worker.stop()
                 self.shutdown()
                 raise RuntimeError(
                     "a worker process could not load the space or the evaluator (they must be "
-                    f"picklable with cloudpickle):\n{message['setup_error']}"
+                    f"picklable with cloudpickle):\n{message.traceback}"
                 )
             worker.job = None
             self._idle.append(worker)
             results.append(message)
         return results
 
-    def _overdue(self, ready: list) -> list[dict[str, Any]]:
+    def _overdue(self, ready: list[Any]) -> list[TrialResult]:
         """Kill the workers whose trial ran past ``trial_timeout``; their trials fail."""
         if self.trial_timeout is None:
             return []
@@ -244,27 +250,27 @@ class ProcessPoolExecutor:
             job = worker.job
             assert job is not None, "a busy worker always holds its job"
             results.append(
-                failed_result(
+                TrialResult.failed(
                     job,
                     failure(
                         "TrialTimeout",
-                        f"trial {job['id']} ran longer than "
+                        f"trial {job.id} ran longer than "
                         f"trial_timeout ({self.trial_timeout:g} s); its worker was stopped",
                     ),
                 )
             )
         return results
 
-    def _died(self, worker: _Worker) -> dict[str, Any]:
+    def _died(self, worker: _Worker) -> TrialResult:
         how = worker.exit_description()
         worker.stop()
         job = worker.job
         assert job is not None, "a busy worker always holds its job"
-        return failed_result(
+        return TrialResult.failed(
             job,
             failure(
                 "WorkerDied",
-                f"the worker process running trial {job['id']} {how} (output in {worker.log.name})",
+                f"the worker process running trial {job.id} {how} (output in {worker.log.name})",
             ),
         )
 
@@ -273,3 +279,32 @@ class ProcessPoolExecutor:
             worker.stop()
         self._idle.clear()
         self._busy.clear()
+
+
+def make_executor(exp: Any, builder: Any, store: Any) -> Any:
+    """The executor of a run of ``exp`` (a NasExperiment): its ``execution``, its
+    ``max_concurrent_trials``, workers' files under the store's ``workers/``."""
+    if exp.execution == "sequential":
+        if exp.max_concurrent_trials > 1:
+            raise ValueError(
+                "execution='sequential' runs one trial at a time; set max_concurrent_trials=1"
+            )
+        return SequentialExecutor(builder, exp.evaluator)
+    if exp.execution == "process":
+        return ProcessPoolExecutor(
+            builder,
+            exp.evaluator,
+            exp.max_concurrent_trials,
+            store.directory / "workers",
+            trial_timeout=exp.trial_timeout,
+        )
+    from .ray_execution import RayExecutor
+
+    return RayExecutor(
+        builder,
+        exp.evaluator,
+        exp.max_concurrent_trials,
+        address=exp.ray_address,
+        resources=exp.trial_resources,
+        trial_timeout=exp.trial_timeout,
+    )

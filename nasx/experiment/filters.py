@@ -177,3 +177,26 @@ class CostFilter(Filter):
         cost = self.cost(model_fn)
         reasons = [v for r in self.ranges if (v := r.violation(cost[r.metric])) is not None]
         return f"rejected by CostFilter: {'; '.join(reasons)}" if reasons else None
+
+
+def admission(
+    space: Any, arch_filter: Any, builder: Callable[[dict[str, Any]], nn.Module]
+) -> Callable[[dict[str, Any]], str | None]:
+    """Why an arch is rejected before it runs, or None: the space's constraints (nasx's
+    strategies never break them; one written from scratch may), then ``arch_filter``.
+
+    >>> admit = admission({}, Filter(lambda arch: arch['k'] > 1, name='k > 1'), builder=None)
+    >>> admit({'k': 2}), admit({'k': 1})
+    (None, 'rejected by k > 1')
+    """
+
+    def admit(arch: dict[str, Any]) -> str | None:
+        broken = space.violations(arch) if getattr(space, "constraints", None) else []
+        if broken:
+            return f"breaks the space's constraints: {'; '.join(broken)}"
+        if arch_filter is None:
+            return None
+        reason: str | None = arch_filter.check(arch, lambda: builder(arch))
+        return reason
+
+    return admit

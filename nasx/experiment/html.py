@@ -113,3 +113,20 @@ def progress_html(
         f"trials {count} &middot; best {best_s} &middot; running {running} &middot; failed {failed} "
         f"&middot; {_e(elapsed)}{eta}</div>"
     )
+
+
+def experiment_html(exp: Any, trials: Sequence[Trial]) -> str:
+    """A NasExperiment in a notebook: space, strategy, workdir, status counts, best trial, trials."""
+    fields: dict[str, Any] = {
+        "space": type(exp.model_space).__name__,
+        "strategy": type(exp.strategy).__name__,
+        "workdir": exp.workdir,
+        "direction": exp.direction,
+    }
+    if exp.stop_reason:
+        fields["stopped"] = exp.stop_reason
+    if exp.keep_weights.enabled:
+        from .weights import describe_kept
+
+        fields["weights"] = describe_kept(exp.workdir, exp.keep_weights)
+    return summary_html("NasExperiment", fields, trials, exp.direction)

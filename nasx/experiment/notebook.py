@@ -22,6 +22,7 @@ import io
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 from nasx.trial import Trial
 
@@ -57,7 +58,12 @@ class NotebookProgress(Progress):
     """
 
     def __init__(
-        self, total, direction="maximize", *, show: Callable[[str], None] | None = None, **kwargs
+        self,
+        total: int | None,
+        direction: str = "maximize",
+        *,
+        show: Callable[[str], None] | None = None,
+        **kwargs: Any,
     ):
         kwargs.pop("stream", None)
         kwargs.pop("bar", None)

@@ -34,7 +34,7 @@ from typing import Any
 
 from nasx.trial import failure
 
-from .execution import failed_result
+from .jobs import Job, TrialResult
 from .runner import run_trial
 
 _log = logging.getLogger("nasx.experiment")
@@ -46,12 +46,10 @@ CLOCK_POLL_S = 0.5
 RESOURCE_KEYS = ("num_cpus", "num_gpus", "memory", "resources", "accelerator_type")
 
 
-def _run_remote(
-    builder: Any, evaluator: Any, job: dict[str, Any], started: Any = None
-) -> dict[str, Any]:
+def _run_remote(builder: Any, evaluator: Any, job: Job, started: Any = None) -> TrialResult:
     if started is not None:  # trial_timeout counts from here: not the queueing, nor a cold start
         try:
-            started.put_nowait(job["id"])
+            started.put_nowait(job.id)
         except Exception:  # noqa: BLE001 - the clock's actor is gone: submission time stands
             pass
     return run_trial(builder, evaluator, job)
@@ -198,7 +196,7 @@ class RayExecutor:
         self._task = ray.remote(_run_remote).options(**options)
         self._builder = ray.put(builder)
         self._evaluator = ray.put(evaluator)
-        self._pending: dict[Any, dict[str, Any]] = {}  # object ref -> job
+        self._pending: dict[Any, Job] = {}  # object ref -> job
         self._submitted: dict[Any, float] = {}  # object ref -> time.monotonic() at submission
         # trial_timeout counts from when a trial's task begins its own work, as with the process
         # pool: a task may wait for a free CPU, and after a forced cancel Ray starts a new worker
@@ -214,16 +212,14 @@ class RayExecutor:
     def busy(self) -> int:
         return len(self._pending)
 
-    def submit(self, job: dict[str, Any]) -> None:
-        # Remote machines cannot reach our log file: the log comes back in the result instead.
-        remote_job = {k: v for k, v in job.items() if k != "log_path"}
-        if job.get("weights"):  # nor the workdir: the weights come back in the result too
-            remote_job["weights"] = {**job["weights"], "dir": None}
-        ref = self._task.remote(self._builder, self._evaluator, remote_job, self._clock)
+    def submit(self, job: Job) -> None:
+        # Remote machines cannot reach our log file nor the workdir: the log and the weights
+        # come back in the result instead.
+        ref = self._task.remote(self._builder, self._evaluator, job.remote(), self._clock)
         self._pending[ref] = job
         self._submitted[ref] = time.monotonic()
 
-    def wait(self, timeout: float | None = None) -> list[dict[str, Any]]:
+    def wait(self, timeout: float | None = None) -> list[TrialResult]:
         if not self._pending:
             return []
         if self.trial_timeout is not None:  # wake up in time to cancel the oldest trial
@@ -245,7 +241,7 @@ class RayExecutor:
             try:
                 results.append(self._ray.get(ref))
             except Exception as e:  # the task's process or node died, or Ray lost its result
-                results.append(failed_result(job, ray_failure(e, job["id"])))
+                results.append(TrialResult.failed(job, ray_failure(e, job.id)))
         if self.trial_timeout is not None:  # starts seen by the drain above (at most a poll ago)
             now = time.monotonic()
             began = self._began_times()
@@ -255,11 +251,11 @@ class RayExecutor:
                 del self._submitted[ref]
                 self._began.pop(ref, None)
                 results.append(
-                    failed_result(
+                    TrialResult.failed(
                         job,
                         failure(
                             "TrialTimeout",
-                            f"trial {job['id']} ran longer than trial_timeout "
+                            f"trial {job.id} ran longer than trial_timeout "
                             f"({self.trial_timeout:g} s); its Ray task was cancelled",
                         ),
                     )
@@ -276,7 +272,7 @@ class RayExecutor:
             _log.warning("the Ray trial clock was lost: trial_timeout now counts from submission")
             self._clock = None
             return
-        now, ref_of = time.monotonic(), {job["id"]: ref for ref, job in self._pending.items()}
+        now, ref_of = time.monotonic(), {job.id: ref for ref, job in self._pending.items()}
         for trial_id in ids:
             if trial_id in ref_of:
                 self._began.setdefault(ref_of[trial_id], now)

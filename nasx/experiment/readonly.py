@@ -56,7 +56,7 @@ class ExperimentRecord:
 
     @property
     def direction(self) -> str:
-        return self.meta.get("direction", "maximize")
+        return str(self.meta.get("direction", "maximize"))
 
     def counts(self) -> dict[str, int]:
         """Trials per status, every status present (zeros included)."""
@@ -77,7 +77,7 @@ class ExperimentRecord:
         return self.directory / TRIALS_DIR / str(int(trial_id)) / "trial.log"
 
 
-def is_experiment_dir(directory: str | os.PathLike) -> bool:
+def is_experiment_dir(directory: str | os.PathLike[str]) -> bool:
     """Whether ``directory`` looks like a nasx experiment (multi-trial or one-shot).
 
     >>> is_experiment_dir('/nonexistent')
@@ -87,7 +87,7 @@ def is_experiment_dir(directory: str | os.PathLike) -> bool:
     return (d / DB_NAME).is_file() or (d / "checkpoints" / "last.ckpt").is_file()
 
 
-def read_experiment(directory: str | os.PathLike) -> ExperimentRecord:
+def read_experiment(directory: str | os.PathLike[str]) -> ExperimentRecord:
     """The meta data and trials of the experiment in ``directory``, read-only."""
     d = Path(directory)
     if not d.exists():
@@ -130,7 +130,7 @@ def _read_db(path: Path) -> tuple[dict[str, Any], list[Trial]]:
     return meta, trials
 
 
-def list_experiments(root: str | os.PathLike, max_depth: int = 2) -> list[Path]:
+def list_experiments(root: str | os.PathLike[str], max_depth: int = 2) -> list[Path]:
     """Experiment directories at or under ``root`` (searched ``max_depth`` levels down), sorted.
 
     >>> import tempfile

@@ -10,10 +10,10 @@ and metrics that are not finite numbers, become a ``'failed'`` result carrying t
     ...         super().__init__()
     ...         self.act = LayerChoice([nn.ReLU(), nn.Tanh()], label='act')
     >>> builder = ModelBuilder.from_space(Net())
-    >>> result = run_trial(builder, lambda model: 0.5, {'id': 0, 'arch': {'act': 1}})
-    >>> result['status'], result['metric']
+    >>> result = run_trial(builder, lambda model: 0.5, Job(id=0, arch={'act': 1}))
+    >>> result.status, result.metric
     ('succeeded', 0.5)
-    >>> run_trial(builder, lambda model: float('nan'), {'id': 1, 'arch': {'act': 0}})['error']
+    >>> run_trial(builder, lambda model: float('nan'), Job(id=1, arch={'act': 0})).error
     'ValueError: trial 1: the metric must be finite, got nan: the training probably diverged'
 """
 
@@ -22,10 +22,13 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import os
 import threading
 import time
 import traceback
-from collections.abc import Callable
+import types
+import weakref
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +41,8 @@ from nasx.space import ModelSpace, model_context
 from nasx.space.base import space_record
 from nasx.trial import FAILED, SUCCEEDED
 
+from .jobs import Job, TrialResult
+
 
 class ModelBuilder:
     """Rebuilds models of a space from archs: the space's class and constructor arguments.
@@ -46,7 +51,7 @@ class ModelBuilder:
     when it lives in ``__main__``.
     """
 
-    def __init__(self, space_cls: type, args: tuple, kwargs: dict):
+    def __init__(self, space_cls: type[Any], args: tuple[Any, ...], kwargs: dict[str, Any]):
         self.space_cls = space_cls
         self.args = args
         self.kwargs = kwargs
@@ -63,7 +68,8 @@ class ModelBuilder:
 
     def __call__(self, arch: dict[str, Any]) -> nn.Module:
         with model_context(arch):
-            return self.space_cls(*self.args, **self.kwargs)
+            model: nn.Module = self.space_cls(*self.args, **self.kwargs)
+            return model
 
 
 def seed_everything(seed: int) -> None:
@@ -111,93 +117,119 @@ def call_evaluator(
     >>> call_evaluator(lambda model, arch: len(arch), None, print, arch={'a': 1, 'b': 2})
     2
     """
-    kwargs: dict[str, Any]
     if isinstance(evaluator, ModelEvaluator):
-        fn, kwargs = evaluator.evaluate, {"report": report}
+        fn, wants_report = evaluator.evaluate, True
     elif callable(evaluator):
-        fn, kwargs = evaluator, {"report": report} if accepts_parameter(evaluator, "report") else {}
+        fn, wants_report = evaluator, _declares(evaluator, "report")
     else:
         raise TypeError(
             f"the evaluator must have an evaluate(model, report) method or be callable, got {type(evaluator).__name__}"
         )
-    if accepts_parameter(fn, "arch"):
+    kwargs: dict[str, Any] = {"report": report} if wants_report else {}
+    if _declares(fn, "arch"):
         kwargs["arch"] = arch
     # any evaluator may use NNI's report functions (nasx.report_final_result ...) while it runs
     with reporting(report) as channel:
         return channel.result(fn(model, **kwargs))
 
 
-def run_trial(
-    builder: Callable[[dict], nn.Module], evaluator: Any, job: dict[str, Any]
-) -> dict[str, Any]:
-    """Build ``job['arch']``, evaluate it, return the result fields of the trial.
+# What each evaluator function declares, looked up once: inspect.signature took a tenth of a
+# trivial trial's time, twice per trial. Keyed weakly by the function (a bound method's own).
+_DECLARED: weakref.WeakKeyDictionary[Any, dict[str, bool]] = weakref.WeakKeyDictionary()
 
-    ``job`` has ``id``, ``arch``, optionally ``hparams`` (values of the evaluator's choices: the
-    evaluator is made again with them, :func:`nasx.evaluator.hparams.freeze_evaluator`),
-    ``log_path`` (the trial's log file; without one the
-    log is returned as ``result['log']``, which is how remote Ray workers send it back) and
-    ``seed`` (seed torch, numpy and random with it before building the model).
+
+def _declares(fn: Callable[..., Any], name: str) -> bool:
+    """:func:`~nasx.evaluator.base.accepts_parameter`, remembered per plain function."""
+    key = getattr(fn, "__func__", fn)
+    if not isinstance(key, types.FunctionType):  # a callable object, a builtin: not cached
+        return accepts_parameter(fn, name)
+    declared = _DECLARED.setdefault(key, {})
+    if name not in declared:
+        declared[name] = accepts_parameter(fn, name)
+    return declared[name]
+
+
+def run_trial(
+    builder: Callable[[dict[str, Any]], nn.Module | None],
+    evaluator: Any,
+    job: Job | Mapping[str, Any],
+) -> TrialResult:
+    """Build ``job.arch``, evaluate it, return what the trial gave (:class:`TrialResult`).
+
+    With ``job.hparams`` (values of the evaluator's choices) the evaluator is made again with
+    them (:func:`nasx.evaluator.hparams.freeze_evaluator`); without ``job.log_path`` the log
+    comes back as ``result.log`` (how remote Ray workers send it); ``job.seed`` seeds torch,
+    numpy and random before the model is built. A dict of the same fields is accepted too.
     """
-    trial_id, arch = job["id"], job["arch"]
-    if job.get("seed") is not None:
-        seed_everything(job["seed"])
-    log_path = job.get("log_path")
-    buffer = None if log_path else io.StringIO()
+    job = Job.of(job)
+    if job.seed is not None:
+        seed_everything(job.seed)
+    buffer = None if job.log_path else io.StringIO()
     intermediates: list[float] = []
     start = time.time()
-    with _trial_log(log_path, buffer) as log:
-        hparams = job.get("hparams") or {}
-        log.info("trial %s arch %s", trial_id, arch)
-        if hparams:
-            log.info("trial %s hparams %s", trial_id, hparams)
+    with _trial_log(job.log_path, buffer) as log:
+        log.info("trial %s arch %s", job.id, job.arch)
+        if job.hparams:
+            log.info("trial %s hparams %s", job.id, job.hparams)
 
         def report(value: Any) -> None:
-            metric, _ = checked_metric(value, trial_id)
+            metric, _ = checked_metric(value, job.id)
             intermediates.append(metric)
             log.info("intermediate %d: %s", len(intermediates), metric)
 
-        kept: dict[str, Any] = {}
+        result = TrialResult(job.id, FAILED, intermediates=intermediates, start_time=start)
         try:
-            model = builder(arch)
-            trial_evaluator = freeze_evaluator(evaluator, hparams) if hparams else evaluator
-            value = call_evaluator(trial_evaluator, model, report, arch=arch)
-            metric, metrics = checked_metric(value, trial_id)
-            status, error = SUCCEEDED, None
-            log.info("succeeded: %s", metrics)
-            if job.get("weights"):  # keep_weights: the trained model, written or sent back
-                kept = _keep_weights(model, job, metric, log)
+            with _evaluating(job.evaluating_mark):  # a death in here is the trial's crash
+                model = builder(job.arch)
+                trial_evaluator = (
+                    freeze_evaluator(evaluator, job.hparams) if job.hparams else evaluator
+                )
+                value = call_evaluator(trial_evaluator, model, report, arch=job.arch)
+            result.metric, result.metrics = checked_metric(value, job.id)
+            result.status = SUCCEEDED
+            log.info("succeeded: %s", result.metrics)
+            if job.weights is not None:  # keep_weights: the trained model, written or sent back
+                _keep_weights(model, job, result, log)
         except Exception as e:  # a trial's failure is data, not a crash of the experiment
-            status, metric, metrics = FAILED, None, {}
-            error = _describe(e)
+            result.status, result.metric, result.metrics = FAILED, None, {}
+            result.error = _describe(e)
             log.error("failed:\n%s", traceback.format_exc())
-    end = time.time()
-    result = {
-        "id": trial_id,
-        "status": status,
-        "metric": metric,
-        "metrics": metrics,
-        "intermediates": intermediates,
-        "start_time": start,
-        "end_time": end,
-        "duration": end - start,
-        "error": error,
-    }
+    result.end_time = time.time()
+    result.duration = result.end_time - start
     if buffer is not None:
-        result["log"] = buffer.getvalue()
-    result.update(kept)
+        result.log = buffer.getvalue()
     return result
 
 
-def _keep_weights(model: Any, job: dict[str, Any], metric: float, log: logging.Logger) -> dict:
-    """The trial's weights (:mod:`nasx.experiment.weights`); failing to keep them is logged, and
-    the trial, which trained fine, still succeeds."""
+@contextlib.contextmanager
+def _evaluating(mark: str | None) -> Iterator[None]:
+    """``mark`` exists while the block runs and is gone after it, unless the process dies in
+    it: a SIGKILL or a segfault leave it for the resumed run to see
+    (:mod:`nasx.experiment.recovery`). An exception of the trial's own removes it too."""
+    if mark is None:
+        yield
+        return
+    os.close(os.open(mark, os.O_WRONLY | os.O_CREAT, 0o644))
+    try:
+        yield
+    except Exception:
+        os.unlink(mark)
+        raise
+    os.unlink(mark)
+
+
+def _keep_weights(
+    model: nn.Module | None, job: Job, result: TrialResult, log: logging.Logger
+) -> None:
+    """The trial's weights (:mod:`nasx.experiment.weights`) into ``result``; failing to keep
+    them is logged, and the trial, which trained fine, still succeeds."""
     from .weights import save_in_trial
 
     try:
-        return save_in_trial(model, job, metric)
+        save_in_trial(model, job, result)
     except Exception as e:  # a full disk must not turn a trained trial into a failed one
         log.error("could not keep the weights:\n%s", traceback.format_exc())
-        return {"weights_error": f"{type(e).__name__}: {e}"}
+        result.weights_error = f"{type(e).__name__}: {e}"
 
 
 def _describe(e: BaseException) -> str:
@@ -210,7 +242,7 @@ def _describe(e: BaseException) -> str:
 
 
 @contextlib.contextmanager
-def _trial_log(log_path: str | Path | None, buffer: io.StringIO | None):
+def _trial_log(log_path: str | Path | None, buffer: io.StringIO | None) -> Iterator[logging.Logger]:
     """A logger writing to the trial's log, which also captures the trial's own output.
 
     The handler sits on the root logger, so the records of the model, the evaluator and the

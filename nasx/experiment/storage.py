@@ -38,16 +38,13 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
+from nasx._workdir_lock import LOCK_NAME, LOCK_PID_NAME, acquire_workdir_lock
 from nasx.trial import Trial
 
 from .._errors import NasxError
 from .stored import gc_paused, stored_trial
 
 DB_NAME = "nasx.db"
-LOCK_NAME = "nasx.lock"
-LOCK_PID_NAME = "nasx.lock.pid"  # beside the lock: filelock owns the lock file's content
-# How long to wait for the lock: only a reader's probe (microseconds) is worth waiting for.
-_LOCK_WAIT_S = 0.5
 TRIALS_DIR = "trials"
 
 _SCHEMA = """
@@ -91,7 +88,9 @@ class ExperimentDirError(NasxError, RuntimeError):
 class TrialStore:
     """The trial table of one experiment directory. Create with :meth:`create` or :meth:`open`."""
 
-    def __init__(self, directory: str | os.PathLike, *, lock: bool = True, read_only: bool = False):
+    def __init__(
+        self, directory: str | os.PathLike[str], *, lock: bool = True, read_only: bool = False
+    ):
         self.directory = Path(directory)
         self._lock: FileLock | None = None
         path = self.directory / DB_NAME
@@ -120,7 +119,7 @@ class TrialStore:
 
     # ----------------------------------------------------------------- opening
     @classmethod
-    def create(cls, directory: str | os.PathLike, meta: dict[str, Any]) -> TrialStore:
+    def create(cls, directory: str | os.PathLike[str], meta: dict[str, Any]) -> TrialStore:
         """A new experiment in ``directory`` (created if needed); refuses to overwrite anything."""
         directory = Path(directory)
         if (directory / DB_NAME).exists():
@@ -134,12 +133,11 @@ class TrialStore:
             )
         directory.mkdir(parents=True, exist_ok=True)
         store = cls(directory)
-        for key, value in meta.items():
-            store.set_meta(key, value)
+        store.set_meta_all(meta)
         return store
 
     @classmethod
-    def exists(cls, directory: str | os.PathLike) -> bool:
+    def exists(cls, directory: str | os.PathLike[str]) -> bool:
         return (Path(directory) / DB_NAME).exists()
 
     @classmethod
@@ -152,23 +150,7 @@ class TrialStore:
             store._lock.release()
 
     def _acquire_lock(self) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        # thread_local=False: the store may be closed by another thread than the one opening it.
-        lock = FileLock(self.directory / LOCK_NAME, thread_local=False)
-        pid_file = self.directory / LOCK_PID_NAME
-        try:
-            lock.acquire(timeout=_LOCK_WAIT_S)
-        except Timeout:
-            try:
-                holder = pid_file.read_text(encoding="ascii").strip() or "unknown"
-            except OSError:
-                holder = "unknown"
-            raise ExperimentDirError(
-                f"the experiment in {self.directory} is being run by another process (pid {holder}); "
-                "wait for it to finish or stop it first"
-            ) from None
-        pid_file.write_text(str(os.getpid()), encoding="ascii")
-        self._lock = lock
+        self._lock = acquire_workdir_lock(self.directory, ExperimentDirError)
 
     def close(self) -> None:
         """Close the database and release the directory lock."""
@@ -190,6 +172,17 @@ class TrialStore:
 
     def set_meta(self, key: str, value: Any) -> None:
         self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
+
+    def set_meta_all(self, meta: dict[str, Any]) -> None:
+        """Write every key of ``meta`` in one transaction: a kill leaves all of them or none."""
+        rows = [(key, json.dumps(value)) for key, value in meta.items()]
+        self._db.execute("BEGIN")
+        try:
+            self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", rows)
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
 
     # ----------------------------------------------------------------- trials
     def trial_dir(self, trial_id: int) -> Path:
@@ -238,10 +231,10 @@ class TrialStore:
 
     def next_id(self) -> int:
         (n,) = self._db.execute("SELECT COALESCE(MAX(id) + 1, 0) FROM trials").fetchone()
-        return n
+        return int(n)
 
 
-def remove_experiment(directory: str | os.PathLike) -> None:
+def remove_experiment(directory: str | os.PathLike[str]) -> None:
     """Delete what nasx wrote in ``directory`` (database, trial folders, workers' files, one-shot
     checkpoints); anything else there is left alone. Refused while another process runs it.
 
@@ -269,7 +262,7 @@ def remove_experiment(directory: str | os.PathLike) -> None:
         shutil.rmtree(directory / name, ignore_errors=True)
 
 
-def load_trials(directory: str | os.PathLike) -> list[Trial]:
+def load_trials(directory: str | os.PathLike[str]) -> list[Trial]:
     """Read the trials of an experiment directory (even while another process runs it), each
     decoding its JSON fields when first read (:class:`~nasx.experiment.stored.StoredTrial`).
 
@@ -287,6 +280,18 @@ def load_trials(directory: str | os.PathLike) -> list[Trial]:
     store = TrialStore(directory, read_only=True)
     try:
         return store.trials(lazy=True)
+    finally:
+        store.close()
+
+
+def best_stored(directory: str | os.PathLike[str], direction: str, top_k: int) -> list[Trial]:
+    """The ``top_k`` best succeeded trials stored in ``directory`` (none without a database),
+    ranked by SQLite without reading the others."""
+    if not TrialStore.exists(directory):
+        return []
+    store = TrialStore(directory, read_only=True)
+    try:
+        return store.best(direction, top_k)
     finally:
         store.close()
 
@@ -379,7 +384,7 @@ _STATE_COLUMNS = tuple(c for c in _COLUMNS[2:] if c != "hparams")
 _UPDATE = f"UPDATE trials SET {', '.join(f'{c} = ?' for c in _STATE_COLUMNS)} WHERE id = ?"
 
 
-def _state(trial: Trial) -> tuple:
+def _state(trial: Trial) -> tuple[Any, ...]:
     """The row's state columns, each field encoded once (``Trial.to_dict`` would deep-copy them
     first: most of the per-trial cost of storage in a long experiment of fast trials)."""
     return (
@@ -394,7 +399,7 @@ def _state(trial: Trial) -> tuple:
     )
 
 
-def _row(trial: Trial) -> tuple:
+def _row(trial: Trial) -> tuple[Any, ...]:
     return (trial.id, json.dumps(trial.arch), *_state(trial), json.dumps(trial.hparams))
 
 

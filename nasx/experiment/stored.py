@@ -86,7 +86,7 @@ class StoredTrial(Trial):
     _intermediates_json: str | None
     _hparams_json: str | None
 
-    def _values(self) -> tuple:
+    def _values(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in _FIELDS)
 
     def __eq__(self, other: object) -> bool:
@@ -101,7 +101,7 @@ class StoredTrial(Trial):
     def __repr__(self) -> str:
         return Trial.__repr__(self).replace(type(self).__qualname__, "Trial", 1)
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[Any, ...]:
         return Trial, self._values()  # pickled and copied as a plain Trial
 
 
@@ -157,7 +157,7 @@ def json_text(trial: Trial, name: str) -> str:
     raw = d.get(_RAW[name])
     if raw is None or name in d:  # a plain Trial, a NULL column, or decoded (or set) since
         return json.dumps(getattr(trial, name))
-    return raw
+    return str(raw)
 
 
 def has_value(trial: Trial, name: str) -> bool:

@@ -15,6 +15,8 @@ import csv
 import os
 from typing import Any
 
+from nasx.trial import Trial
+
 from .stored import decode, gc_paused, has_value, json_text
 
 COLUMNS = ("id", "status", "metric", "duration", "arch", "error")
@@ -28,7 +30,7 @@ HEADERS = (
 )  # the text table's, with units
 
 
-class TrialTable(list):
+class TrialTable(list[Trial]):
     """A list of :class:`~nasx.trial.Trial` with a text rendering and CSV export."""
 
     def has_hparams(self) -> bool:
@@ -53,7 +55,7 @@ class TrialTable(list):
             for t in self
         ]
 
-    def to_csv(self, path: str | os.PathLike) -> None:
+    def to_csv(self, path: str | os.PathLike[str]) -> None:
         """Write every trial (full error text, JSON arch and metrics) to a CSV file."""
         with open(path, "w", newline="") as f, gc_paused():
             writer = csv.writer(f)
@@ -94,7 +96,7 @@ class TrialTable(list):
 
         return trials_html(self)
 
-    def to_pandas(self):
+    def to_pandas(self) -> Any:
         """A ``pandas.DataFrame``, one row per trial, one column per field and per final metric.
 
         Columns: id, status, metric, duration, start_time, end_time, arch (a dict), error, and
@@ -157,10 +159,10 @@ class TrialTable(list):
     def _text(self, width: int | None = None) -> tuple[str, bool]:
         # Built column by column (100k rows in a fraction of a second); archs a stored trial never
         # decoded are shown from their stored text, which is what json.dumps would write.
-        trials: list = list(self)
-        columns = [
+        trials: list[Trial] = list(self)
+        columns: list[list[str]] = [
             [str(t.id) for t in trials],
-            [t.status for t in trials],
+            [str(t.status) for t in trials],
             [_num(t.metric) for t in trials],
             [_num(t.duration) for t in trials],
             [json_text(t, "arch") for t in trials],
@@ -173,8 +175,8 @@ class TrialTable(list):
         headers.append(HEADERS[5])
         widths = [max(len(h), max(map(len, c), default=0)) for h, c in zip(headers, columns)]
         cut = width is not None and sum(widths) + 2 * (len(widths) - 1) > width
-        if cut:
-            columns, widths = _fit(headers, columns, widths, width)  # type: ignore[arg-type]
+        if cut and width is not None:
+            columns, widths = _fit(headers, columns, widths, width)
         head = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()
         padded = [[c.rjust(widths[0]) for c in columns[0]]] + [
             [c.ljust(w) for c in column] for column, w in zip(columns[1:], widths[1:], strict=True)

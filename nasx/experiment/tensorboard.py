@@ -47,7 +47,7 @@ def hparam_value(value: Any) -> int | float | str | bool:
 class TrialWriter:
     """Writes finished trials under ``<workdir>/tensorboard`` (one run folder per trial)."""
 
-    def __init__(self, workdir: str | os.PathLike):
+    def __init__(self, workdir: str | os.PathLike[str]):
         from nasx._optional import optional_import
 
         # torch's writer needs the tensorboard package
@@ -83,7 +83,7 @@ def _number(v: Any) -> bool:
 
 
 def write_trials(
-    workdir: str | os.PathLike, trials: Iterable[Trial], overwrite: bool = False
+    workdir: str | os.PathLike[str], trials: Iterable[Trial], overwrite: bool = False
 ) -> int:
     """Log every finished trial not logged yet (all of them with ``overwrite``); returns how many."""
     writer = TrialWriter(workdir)

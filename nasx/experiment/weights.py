@@ -76,6 +76,7 @@ import torch
 import torch.nn as nn
 
 from .._errors import NasxError
+from .jobs import Job, TrialResult, WeightsSpec
 from .runner import ModelBuilder
 
 _log = logging.getLogger("nasx.experiment")
@@ -151,7 +152,9 @@ class KeepWeights:
 
 
 # ----------------------------------------------------------------------------- the space
-def space_reference(space_cls: type, args: tuple, kwargs: dict) -> dict[str, Any]:
+def space_reference(
+    space_cls: type[Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> dict[str, Any]:
     """How to rebuild the space in another process: its importable class, and its constructor
     arguments as Python literals (``None`` when they are not literals, or the class lives in
     ``__main__`` or a function: then :func:`load_model` needs ``model_space=``).
@@ -256,7 +259,7 @@ def commit(
     arch: Any,
     metric: float | None,
     hparams: dict[str, Any] | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Write a trial's weights, then its manifest (the commit record); returns the manifest."""
     folder = Path(directory) / WEIGHTS_DIR
     atomic_write(folder / f"{trial}.pt", payload)
@@ -281,22 +284,26 @@ def discard(directory: Path, trial: int) -> None:
     (folder / f"{trial}.pt").unlink(missing_ok=True)
 
 
-def save_in_trial(model: nn.Module | None, job: dict[str, Any], metric: float) -> dict[str, Any]:
-    """Called by :func:`~nasx.experiment.runner.run_trial` after a trial succeeded: the result
-    fields about its weights. Writes them into ``job['weights']['dir']`` when the trial runs
-    beside the workdir; returns them as bytes (``weights_payload``) when it does not (Ray)."""
-    spec = job["weights"]
-    threshold, direction = spec.get("threshold"), spec.get("direction", "maximize")
-    if threshold is not None and not _better(metric, threshold, direction):
-        return {}  # it cannot enter the k best: nothing to write
+def save_in_trial(model: nn.Module | None, job: Job, result: TrialResult) -> None:
+    """Called by :func:`~nasx.experiment.runner.run_trial` after a trial succeeded: keeps its
+    weights and says so in ``result``. Writes them into ``job.weights.directory`` when the
+    trial runs beside the workdir (``result.weights_bytes``); returns them as bytes
+    (``result.weights_payload``) when it does not (Ray)."""
+    spec = job.weights
+    metric = result.metric
+    if spec is None or metric is None:
+        return
+    if spec.threshold is not None and not _better(metric, spec.threshold, spec.direction):
+        return  # it cannot enter the k best: nothing to write
     if model is None:
-        return {"weights_error": "no model was built (build_model=False): no weights to keep"}
-    hparams = job.get("hparams") or {}
-    payload = encode(model, job["arch"], spec.get("space"), job["id"], metric, hparams)
-    if spec.get("dir") is None:
-        return {"weights_payload": payload}
-    manifest = commit(Path(spec["dir"]), job["id"], payload, job["arch"], metric, hparams)
-    return {"weights_bytes": manifest["bytes"]}
+        result.weights_error = "no model was built (build_model=False): no weights to keep"
+        return
+    payload = encode(model, job.arch, spec.space, job.id, metric, job.hparams)
+    if spec.directory is None:
+        result.weights_payload = payload
+        return
+    manifest = commit(Path(spec.directory), job.id, payload, job.arch, metric, job.hparams)
+    result.weights_bytes = int(manifest["bytes"])
 
 
 def _better(metric: float, than: float, direction: str) -> bool:
@@ -385,14 +392,14 @@ class WeightKeeper:
                 discard(workdir, trial)
         self._prune()
 
-    def job_spec(self) -> dict[str, Any]:
-        """``job['weights']``: where to write, the metric a trial must beat, the space."""
-        return {
-            "dir": str(self.workdir.resolve()),  # workers may run in another directory
-            "threshold": self._threshold(),
-            "direction": self.direction,
-            "space": self.space,
-        }
+    def job_spec(self) -> WeightsSpec:
+        """``job.weights``: where to write, the metric a trial must beat, the space."""
+        return WeightsSpec(
+            str(self.workdir.resolve()),  # workers may run in another directory
+            self._threshold(),
+            self.direction,
+            self.space,
+        )
 
     def _ranked(self) -> list[int]:
         sign = -1.0 if self.direction == "maximize" else 1.0
@@ -403,25 +410,31 @@ class WeightKeeper:
             return None
         return self.kept[self._ranked()[self.policy.k - 1]]
 
-    def finished(self, trial: Any, result: dict[str, Any]) -> None:
+    def finished(self, trial: Any, result: TrialResult) -> None:
         """After the trial's row is stored: commit a returned payload, register, prune."""
         if trial.status != "succeeded":
             if trial.id in self.kept:  # a re-run that failed: its old weights are not its result
                 del self.kept[trial.id]
             discard(self.workdir, trial.id)
             return
-        if result.get("weights_error"):
-            _log.warning("trial %d: weights not kept: %s", trial.id, result["weights_error"])
+        if result.weights_error:
+            _log.warning("trial %d: weights not kept: %s", trial.id, result.weights_error)
             return
-        payload = result.get("weights_payload")
-        if payload is not None:  # from a Ray worker: written here, then dropped from memory
-            result["weights_bytes"] = commit(
-                self.workdir, trial.id, payload, trial.arch, trial.metric, trial.hparams
-            )["bytes"]
-            del result["weights_payload"]
-        if "weights_bytes" in result and trial.metric is not None:
+        if result.weights_payload is not None:  # from a Ray worker: written here, then dropped
+            result.weights_bytes = int(
+                commit(
+                    self.workdir,
+                    trial.id,
+                    result.weights_payload,
+                    trial.arch,
+                    trial.metric,
+                    trial.hparams,
+                )["bytes"]
+            )
+            result.weights_payload = None
+        if result.weights_bytes is not None and trial.metric is not None:
             self.kept[trial.id] = float(trial.metric)
-            self.sizes[trial.id] = int(result["weights_bytes"])
+            self.sizes[trial.id] = result.weights_bytes
             self._prune()
 
     def _prune(self) -> None:
@@ -443,6 +456,19 @@ class WeightKeeper:
             f"weights kept ({self.policy}): {n} {'trial' if n == 1 else 'trials'}, {size:.1f} MiB "
             f"in {self.folder}"
         )
+
+
+def keeper_for(
+    store: Any, policy: KeepWeights, direction: str, builder: ModelBuilder, stored: list[Any]
+) -> WeightKeeper | None:
+    """The WeightKeeper of a run (None with keep_weights='none'); the policy is stored in the
+    store's meta so that a load of a trial that kept nothing can say why."""
+    store.set_meta("keep_weights", str(policy))
+    if not policy.enabled:
+        return None
+    succeeded = {t.id for t in stored if t.status == "succeeded"}
+    space = space_reference(builder.space_cls, builder.args, builder.kwargs)
+    return WeightKeeper(store.directory, policy, direction, space, succeeded)
 
 
 # ----------------------------------------------------------------------------- loading
@@ -569,7 +595,9 @@ def _is_one_shot(workdir: Path) -> bool:
     return not (workdir / "nasx.db").exists() and (workdir / "checkpoints" / "last.ckpt").exists()
 
 
-def trial_weights(workdir: str | os.PathLike[str], trial: int | str | None = "best") -> dict:
+def trial_weights(
+    workdir: str | os.PathLike[str], trial: int | str | None = "best"
+) -> dict[str, Any]:
     """The verified weights file of a trial (an id or ``'best'``): ``{'state_dict', 'arch',
     'hparams', 'space', 'trial', 'metric', ...}``; the errors of :func:`load_model`. Needs no
     space."""
@@ -684,7 +712,8 @@ def record_oneshot(workdir: Path, space: Any, strategy: Any, exported: Any = Non
 
 def _oneshot_info(workdir: Path) -> dict[str, Any]:
     try:
-        return json.loads((workdir / ONESHOT_FILE).read_text())
+        info: dict[str, Any] = json.loads((workdir / ONESHOT_FILE).read_text())
+        return info
     except FileNotFoundError:
         return {}
     except ValueError as e:
@@ -756,4 +785,5 @@ def _exported(workdir: Path) -> dict[str, Any]:
         raise WeightsError(
             f"{workdir} records no exported arch (the search did not finish): pass arch=..."
         )
-    return exported[0]
+    arch: dict[str, Any] = exported[0]
+    return arch

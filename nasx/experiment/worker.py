@@ -1,7 +1,8 @@
 """Worker process of the local process pool: ``python -m nasx.experiment.worker FD PARENT_PID``.
 
 Receives one setup message (cloudpickled builder, evaluator, thread count) on the socket ``FD``,
-then runs jobs one at a time: it says ``{"started": id}`` as a job begins (trial timeouts count
+then runs jobs one at a time (:class:`~nasx.experiment.jobs.Job`): it says
+:class:`~nasx.experiment.jobs.TrialStarted` as a job begins (trial timeouts count
 from there, not from a worker start-up that can take seconds) and sends each result back. While
 a trial runs, the process's stdout and stderr (file descriptors 1 and 2, so C-level output too)
 go to the trial's log file.
@@ -31,6 +32,8 @@ def _run(conn: Connection, parent: int) -> None:
     threading.Thread(target=_exit_when_orphaned, args=(parent,), daemon=True).start()
     import cloudpickle
 
+    from nasx.experiment.jobs import TrialStarted, WorkerSetupFailed
+
     try:
         setup = cloudpickle.loads(conn.recv_bytes())
         import torch
@@ -38,7 +41,7 @@ def _run(conn: Connection, parent: int) -> None:
         torch.set_num_threads(setup["threads"])
         from nasx.experiment.runner import run_trial
     except Exception:
-        conn.send({"setup_error": traceback.format_exc()})
+        conn.send(WorkerSetupFailed(traceback.format_exc()))
         return
     builder, evaluator = setup["builder"], setup["evaluator"]
     saved = os.dup(1), os.dup(2)
@@ -47,7 +50,7 @@ def _run(conn: Connection, parent: int) -> None:
             job = conn.recv()
         except EOFError:  # the experiment closed the pool
             return
-        log_path = job.get("log_path")
+        log_path = job.log_path
         if log_path:
             sys.stdout.flush()
             sys.stderr.flush()
@@ -55,7 +58,7 @@ def _run(conn: Connection, parent: int) -> None:
             os.dup2(fd, 1)
             os.dup2(fd, 2)
             os.close(fd)
-        conn.send({"started": job["id"]})  # the trial's own work (and its timeout) begin now
+        conn.send(TrialStarted(job.id))  # the trial's own work (and its timeout) begin now
         try:
             result = run_trial(builder, evaluator, job)
         finally:

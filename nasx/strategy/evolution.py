@@ -132,10 +132,11 @@ class RegularizedEvolution(Strategy):
                 return child
         return self.random_unseen_arch(rng)
 
-    def tournament(self, population: list, rng: random.Random) -> dict[str, Any]:
+    def tournament(self, population: list[Trial], rng: random.Random) -> dict[str, Any]:
         """The arch of the best of ``sample_size`` members drawn at random."""
         contenders = rng.sample(population, min(self.sample_size, len(population)))
-        return max(contenders, key=self.score).arch
+        best: dict[str, Any] = max(contenders, key=self.score).arch
+        return best
 
     def mutate(self, arch: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         """A copy of ``arch`` with each label resampled with probability ``mutation_prob``

@@ -24,6 +24,8 @@ from typing import Any
 
 import torch
 
+from nasx.trial import Trial
+
 from .base import Strategy
 
 
@@ -127,7 +129,7 @@ class PolicyGradient(Strategy):
                 arch[label] = grid[index]
             return arch
 
-    def learn(self, trial) -> None:
+    def learn(self, trial: Trial) -> None:
         if trial.succeeded:
             reward = self.score(trial)
         elif self.reward_for_invalid is not None:
@@ -148,11 +150,11 @@ class PolicyGradient(Strategy):
         loss = torch.stack(self._pending).mean()
         self._pending = []
         self._optimizer.zero_grad()
-        loss.backward()
+        torch.autograd.backward(loss)
         self._optimizer.step()
 
 
-def _index_of(grid: list, value: Any) -> int:
+def _index_of(grid: list[Any], value: Any) -> int:
     for i, v in enumerate(grid):
         if v == value or (isinstance(v, (list, tuple)) and list(v) == value):
             return i

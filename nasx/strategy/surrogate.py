@@ -14,6 +14,7 @@ system (``n`` = finished trials): milliseconds for a few hundred trials.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -21,7 +22,7 @@ from numpy.typing import ArrayLike
 __all__ = ["HammingGP", "encode"]
 
 
-def encode(archs: Sequence[dict], grids: dict[str, list]) -> np.ndarray:
+def encode(archs: Sequence[dict[str, Any]], grids: dict[str, list[Any]]) -> np.ndarray:
     """``[len(archs), len(grids)]`` int array: the index of each label's value in its grid.
 
     Example:
@@ -47,7 +48,8 @@ class HammingGP:
 
     def _kernel(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         hamming = (a[:, None, :] != b[None, :, :]).sum(-1)  # [len(a), len(b)]
-        return np.exp(-hamming / self.lengthscale)
+        out: np.ndarray = np.exp(-hamming / self.lengthscale)
+        return out
 
     def fit(self, x: ArrayLike, y: ArrayLike) -> None:
         """Condition on encoded archs ``x`` (``[n, labels]``) and their metrics ``y`` (``[n]``)."""
@@ -59,4 +61,7 @@ class HammingGP:
 
     def predict(self, x: ArrayLike) -> np.ndarray:
         """Posterior mean metric of encoded archs ``x``, in the units of ``y``."""
-        return self._mean + self._std * (self._kernel(np.asarray(x), self._x) @ self._alpha)
+        mean: np.ndarray = self._mean + self._std * (
+            self._kernel(np.asarray(x), self._x) @ self._alpha
+        )
+        return mean

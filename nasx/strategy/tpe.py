@@ -127,7 +127,7 @@ def _float_distribution(optuna: Any, c: Numerical) -> Any:
     return optuna.distributions.FloatDistribution(low, high, log=c.log_distributed)
 
 
-def _index_of(grid: list, value: Any) -> int:
+def _index_of(grid: list[Any], value: Any) -> int:
     for i, v in enumerate(grid):
         if v == value or (isinstance(v, (list, tuple)) and list(v) == value):
             return i

@@ -9,6 +9,7 @@ import torch
 
 import nasx
 from nasx.evaluator import FunctionalEvaluator
+from nasx.experiment.jobs import Job
 from nasx.experiment.runner import run_trial
 
 
@@ -30,10 +31,10 @@ def test_any_evaluator_run_by_a_trial_may_report_the_nni_way():
             nasx.report_intermediate_result({"default": 0.5, "loss": 1.0})
             nasx.report_final_result({"default": 0.9, "loss": 0.1})
 
-    result = run_trial(lambda arch: torch.nn.Identity(), Evaluator(), {"id": 7, "arch": {}})
-    assert result["status"] == "succeeded", result["error"]
-    assert result["metric"] == 0.9 and result["metrics"] == {"default": 0.9, "loss": 0.1}
-    assert result["intermediates"] == [0.5]
+    result = run_trial(lambda arch: torch.nn.Identity(), Evaluator(), Job(id=7, arch={}))
+    assert result.status == "succeeded", result.error
+    assert result.metric == 0.9 and result.metrics == {"default": 0.9, "loss": 0.1}
+    assert result.intermediates == [0.5]
 
 
 def test_reporting_twice_or_returning_another_value_is_refused():

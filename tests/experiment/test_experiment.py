@@ -571,7 +571,7 @@ def test_limits_count_stored_trials_of_every_status_on_resume(tmp_path):
     assert statuses == ["succeeded", "failed", "succeeded", "failed", "rejected", "rejected"]
     assert exp.stop_reason == "the strategy has no more archs to propose"
     recount = {s: statuses.count(s) for s in set(statuses)}
-    assert {s: n for s, n in exp._counts.items() if n} == recount
+    assert {s: n for s, n in exp._book.counts.items() if n} == recount
     exp = first(4, resume=True)
     exp.run()
     assert exp.stop_reason == "max_trials (4) reached" and len(exp.trials()) == 6
@@ -588,9 +588,9 @@ def test_finished_trials_live_in_the_database_not_in_memory(tmp_path):
         progress=False,
     )
     exp.run()
-    assert exp._trials == {}
+    assert exp._book.unfinished == {}
     assert exp.stop_reason == "max_trials (5) reached"  # the limit counts trials not in memory
     assert [t.status for t in exp.trials()] == ["succeeded"] * 5
     exp.max_trials = 7
     exp.run()  # the counts carry over to a second run
-    assert len(exp.trials()) == 7 and exp._trials == {}
+    assert len(exp.trials()) == 7 and exp._book.unfinished == {}

@@ -15,6 +15,7 @@ import torch
 
 from nasx.experiment import NasExperiment, kept_weights, load_model
 from nasx.experiment import weights as W
+from nasx.experiment.jobs import Job, TrialResult, WeightsSpec
 from nasx.experiment.runner import ModelBuilder, run_trial
 from nasx.experiment.stage2 import stage2
 from nasx.strategy import GridSearch
@@ -189,23 +190,20 @@ def test_ray_workers_send_the_weights_back_and_the_experiment_writes_them(tmp_pa
     keeper = W.WeightKeeper(
         tmp_path, W.KeepWeights.parse("all"), "minimize", W.space_reference(SmallNet, (), {}), set()
     )
-    job = {"id": 0, "arch": {"width": 4, "act": 0}, "weights": {**keeper.job_spec(), "dir": None}}
+    job = Job(0, {"width": 4, "act": 0}, weights=keeper.job_spec()).remote()
+    assert job.weights is not None and job.weights.directory is None
     result = run_trial(ModelBuilder.from_space(SmallNet()), TrainThenScore(steps=5), job)
-    assert isinstance(result["weights_payload"], bytes) and not _files(tmp_path)
-    keeper.finished(Trial(0, job["arch"], "succeeded", metric=result["metric"]), result)
+    assert isinstance(result.weights_payload, bytes) and not _files(tmp_path)
+    keeper.finished(Trial(0, job.arch, "succeeded", metric=result.metric), result)
     assert _files(tmp_path) == ["0.json", "0.pt"]
     model = W.read_weights(tmp_path, 0)
-    assert model["arch"] == job["arch"] and model["metric"] == result["metric"]
+    assert model["arch"] == job.arch and model["metric"] == result.metric
 
 
 def test_a_trial_that_cannot_enter_the_top_k_writes_nothing(tmp_path):
-    job = {
-        "id": 3,
-        "arch": {"width": 4, "act": 0},
-        "weights": {"dir": str(tmp_path), "threshold": 0.0, "direction": "minimize"},
-    }
+    job = Job(3, {"width": 4, "act": 0}, weights=WeightsSpec(str(tmp_path), 0.0, "minimize"))
     result = run_trial(ModelBuilder.from_space(SmallNet()), TrainThenScore(steps=1), job)
-    assert result["status"] == "succeeded" and "weights_bytes" not in result
+    assert result.status == "succeeded" and result.weights_bytes is None
     assert not (tmp_path / "weights").exists()
 
 
@@ -342,7 +340,8 @@ def test_each_weights_file_and_manifest_carry_the_trials_hparams(tmp_path):
     keeper = W.WeightKeeper(tmp_path / "ray", W.KeepWeights.parse("all"), "maximize", None, set())
     payload = W.encode(SmallNet().freeze({"width": 4, "act": 0}), {}, None, 0, 0.5, {"lr": 0.05})
     keeper.finished(
-        Trial(0, {}, "succeeded", metric=0.5, hparams={"lr": 0.05}), {"weights_payload": payload}
+        Trial(0, {}, "succeeded", metric=0.5, hparams={"lr": 0.05}),
+        TrialResult(0, "succeeded", metric=0.5, weights_payload=payload),
     )
     manifest = json.loads((tmp_path / "ray" / "weights" / "0.json").read_text())
     assert manifest["hparams"] == W.read_weights(tmp_path / "ray", 0)["hparams"] == {"lr": 0.05}

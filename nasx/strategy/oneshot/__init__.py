@@ -4,10 +4,9 @@ train it (DARTS, GumbelDARTS, ENAS, RandomOneShot, Proxyless)."""
 from .base import BaseOneShotStrategy
 from .darts import DARTS, GumbelDARTS, second_order_arch_grad
 from .enas import ENAS
-from .inherit import fixed_state_keys, inherit_weights, subnet
 from .proxyless import Proxyless
 from .random_oneshot import RandomOneShot
-from .supernet import Supernet
+from .supernet import Supernet, fixed_state_keys, inherit_weights, subnet
 
 __all__ = [
     "BaseOneShotStrategy",

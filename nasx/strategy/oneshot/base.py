@@ -5,21 +5,28 @@ architecture step and the path choice to subclasses."""
 
 from __future__ import annotations
 
+import abc
 import copy
 import logging
 import pathlib
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import torch
 import torch.nn as nn
 
 from nasx._checks import check_int, check_number
 from nasx._contracts import require
+from nasx._workdir_lock import acquire_workdir_lock
 
 from ..._third_party import quiet_third_party_warnings
 from .data import in_order, search_loaders
 from .memory_format import resolve_channels_last
 from .supernet import Supernet
+
+if TYPE_CHECKING:  # imported when a run starts (Lightning is not imported with nasx.strategy)
+    import pytorch_lightning as pl
+
+    from .lightning import OneShotModule
 
 _log = logging.getLogger(__name__)
 
@@ -103,8 +110,28 @@ class OneShotEvaluator(Protocol):
     datamodule: Any
 
 
-class BaseOneShotStrategy:
+class BaseOneShotStrategy(abc.ABC):
     """Trains a weight-sharing supernet with a Lightning evaluator, then exports archs.
+
+    A subclass writes the hooks; :meth:`run` builds the supernet, the trainer and the checkpoints,
+    and :class:`~nasx.strategy.oneshot.lightning.OneShotModule` calls the hooks in this order::
+
+        run(space, evaluator, workdir)
+          build_supernet(space)                  the weight-sharing network
+          extra_modules()                        modules trained beside it (ENAS's controller)
+          load_state_dict(state)                 when resuming from a checkpoint
+          configure_arch_optimizer(module)       when training starts
+          every training batch (a search step):
+            graph_key()                          on a GPU: the Python values a CUDA graph freezes
+            arch_step(module, train, val, opt)   after the warm-up epochs
+            before_weight_step(module)           then the weight step
+            export_probs()                       every log_arch_every steps
+          every validation batch:
+            before_validation(module)
+          on_epoch_end(module)                   after every training epoch
+          state_dict()                           whenever a checkpoint is written
+          after_fit()                            when training ends (RandomOneShot's search)
+        export_top_models(top_k)                 after run: the best archs (abstract)
 
     Args:
         warmup_epochs: epochs of weight steps only, before architecture steps start.
@@ -185,55 +212,86 @@ class BaseOneShotStrategy:
         if cuda_graphs not in (None, True, False):
             raise ValueError(f"cuda_graphs must be None (auto), True or False, got {cuda_graphs!r}")
         self.cuda_graphs = cuda_graphs
+        # What run() sets; None before the first run.
         self.supernet: Supernet | None = None
-        self.device = torch.device("cpu")  # where the supernet was trained (set by run)
-        self.module: Any = None  # the OneShotModule of the last run
+        self.device = torch.device("cpu")  # where the supernet was trained
+        self.module: OneShotModule | None = None  # the Lightning module of the last run
+        self.space: nn.Module | None = None  # the model space searched
+        self.val_loader: Any = (
+            None  # the architecture half of the data (RandomOneShot scores on it)
+        )
+        self.trainer: pl.Trainer | None = None  # the trainer of the last run, once it has trained
+        self.identity: dict[str, Any] | None = None  # what a checkpoint must match (checkpoint.py)
 
-    # -- hooks for subclasses -------------------------------------------------------------
+    # -- hooks for subclasses, in the order a run calls them (see the class docstring) -----------
     def extra_modules(self) -> nn.Module:
-        """Modules trained beside the supernet (e.g. an RL controller); checkpointed with it."""
+        """Called when the Lightning module is built: modules trained and checkpointed beside the
+        supernet (e.g. ENAS's RL controller)."""
         return nn.ModuleDict()
 
-    def configure_arch_optimizer(self, module: Any) -> torch.optim.Optimizer | None:
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Called when a run resumes from a checkpoint, with what :meth:`state_dict` returned."""
+        return None  # by default, nothing
+
+    def configure_arch_optimizer(self, module: OneShotModule) -> torch.optim.Optimizer | None:
+        """Called when training starts: the optimizer of the architecture (None: no arch step
+        optimizer, as for RandomOneShot)."""
         return None
-
-    def arch_step(self, module: Any, train_batch: Any, val_batch: Any, arch_optimizer: Any) -> None:
-        """Update the architecture from a validation batch (no-op for RandomOneShot)."""
-
-    def before_weight_step(self, module: Any) -> None:
-        """Set the supernet's mode for the weight step (mixture, or a sampled path)."""
-
-    def before_validation(self, module: Any) -> None:
-        """Set the supernet's mode for validation batches."""
-
-    def on_epoch_end(self, module: Any) -> None:
-        """Called at the end of every training epoch: per-epoch schedules (a Gumbel temperature)."""
 
     #: Why :meth:`graph_key` is None for this strategy (read in messages).
-    graph_blocker_reason: ClassVar[str] = "runs another sub-network at every step"
+    graph_blocker_reason: str = "runs another sub-network at every step"
 
     def graph_key(self) -> Any:
-        """The Python values the search step reads (a temperature), frozen into a CUDA graph of
-        it; None when the step cannot be captured (a new path every step). A new key makes the
-        graph be captured again."""
+        """Called before every search step on a GPU: the Python values the step reads (a
+        temperature), frozen into a CUDA graph of it; None when the step cannot be captured (a new
+        path every step). A new key makes the graph be captured again."""
         return None
+
+    def arch_step(
+        self,
+        module: OneShotModule,
+        train_batch: Any,
+        val_batch: Any,
+        arch_optimizer: torch.optim.Optimizer | None,
+    ) -> None:
+        """Called at every search step after the warm-up epochs, before the weight step: update
+        the architecture from ``val_batch`` (no-op for RandomOneShot)."""
+        return None  # by default, nothing
+
+    def before_weight_step(self, module: OneShotModule) -> None:
+        """Called at every search step before the weight step: set the supernet's mode for it
+        (mixture, or a sampled path)."""
+        return None  # by default, nothing
+
+    def export_probs(self) -> dict[str, dict[Any, float]]:
+        """Called every ``log_arch_every`` steps (logged) and by users: ``{label: {value: p}}``."""
+        return self._need_supernet().export_probs()
+
+    def before_validation(self, module: OneShotModule) -> None:
+        """Called before every validation batch: set the supernet's mode for validation."""
+        return None  # by default, nothing
+
+    def on_epoch_end(self, module: OneShotModule) -> None:
+        """Called when a training epoch ends: per-epoch schedules (a Gumbel temperature)."""
+        return None  # by default, nothing
 
     def state_dict(self) -> dict[str, Any]:
         """Called when a checkpoint is saved: the strategy's own state that is not in a module
         or optimizer (a schedule's position), stored under ``checkpoint['strategy']``."""
         return {}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Called when a run resumes from a checkpoint, with what :meth:`state_dict` returned."""
+    def after_fit(self) -> None:
+        """Called when training ends, before :meth:`run` returns (RandomOneShot searches the
+        trained supernet here)."""
+        return None  # by default, nothing
 
-    def export_probs(self) -> dict[str, dict[Any, float]]:
-        return self._need_supernet().export_probs()
-
+    @abc.abstractmethod
     def export_top_models(self, top_k: int = 1) -> list[dict[str, Any]]:
-        raise NotImplementedError
+        """Called after :meth:`run`: the ``top_k`` best archs, best first."""
 
     # -- the run --------------------------------------------------------------------------
     def build_supernet(self, model_space: nn.Module) -> Supernet:
+        """Called when a run starts: the weight-sharing network of ``model_space``."""
         return Supernet(
             model_space,
             mode=self.supernet_mode,
@@ -254,8 +312,26 @@ class BaseOneShotStrategy:
         do the models :meth:`subnet` returns; move them with ``.to(...)`` as any module.
 
         With ``workdir``, checkpoints go to ``workdir/checkpoints`` and a run finding
-        ``last.ckpt`` there resumes from it (optimizer states, arch weights, epoch, step).
+        ``last.ckpt`` there resumes from it (optimizer states, arch weights, epoch, step). The
+        workdir is locked while the search runs, as a multi-trial experiment's is: a second run
+        into it fails at once, naming the process that holds it.
         """
+        lock = None
+        if workdir is not None:
+            lock = acquire_workdir_lock(pathlib.Path(workdir), reentrant=True)
+        try:
+            self._search(model_space, evaluator, workdir)
+        finally:
+            if lock is not None:
+                lock.release()
+
+    def _search(
+        self,
+        model_space: nn.Module,
+        evaluator: OneShotEvaluator,
+        workdir: pathlib.Path | None,
+    ) -> None:
+        """:meth:`run`'s search, in a locked workdir."""
         require(  # before importing Lightning: a wrong evaluator fails at once
             evaluator,
             OneShotEvaluator,
@@ -313,9 +389,6 @@ class BaseOneShotStrategy:
         self.module.to(self.device)
         self.after_fit()
 
-    def after_fit(self) -> None:
-        """Work after training (RandomOneShot searches the trained supernet here)."""
-
     def _build_trainer(self, evaluator: OneShotEvaluator, workdir: pathlib.Path | None) -> Any:
         """The evaluator's trainer spec, adjusted for one-shot training (see :meth:`run`)."""
         spec = evaluator.trainer
@@ -370,6 +443,6 @@ class BaseOneShotStrategy:
 
     def subnet(self, arch: dict[str, Any]) -> nn.Module:
         """The fixed model of ``arch`` with the trained supernet's weights inherited."""
-        from .inherit import subnet
+        from .supernet import subnet
 
         return subnet(self._need_supernet(), arch)

@@ -15,6 +15,7 @@ experiment's directory is refused with nasx's own message.
 
 from __future__ import annotations
 
+import logging
 import os
 import pathlib
 import random
@@ -27,6 +28,8 @@ from pytorch_lightning.callbacks import Checkpoint
 
 from ..._errors import NasxError
 
+_log = logging.getLogger(__name__)
+
 CHECKPOINT_DIR = "checkpoints"
 LAST = "last.ckpt"
 
@@ -35,15 +38,19 @@ class ResumableLoader:
     """A data loader that remembers its position in the epoch, so a resumed run continues with
     the very batch that followed the checkpoint (Lightning's ``state_dict`` protocol for loaders).
 
-    The shuffled order of an epoch is drawn from torch's RNG when the epoch starts; the wrapper
-    keeps that RNG state, and a resume replays the same order and skips the batches already seen.
+    The shuffled order of an epoch is drawn when the epoch starts, from torch's global RNG or from
+    the loader's own generators (``DataLoader(generator=...)``, a sampler's ``generator``); the
+    wrapper keeps those states, and a resume replays the same order and skips the batches already
+    seen. A sampler of another kind keeps a random state nasx cannot see: a mid-epoch resume
+    says so, naming it.
     """
 
     def __init__(self, loader: Any):
         self.loader = loader
-        self._start: torch.Tensor | None = None
+        self._start: torch.Tensor | None = None  # the global RNG state when the epoch started
+        self._start_generators: dict[str, torch.Tensor] = {}  # the loader's own, by attribute
         self._taken = 0
-        self._resume: tuple[torch.Tensor, int] | None = None
+        self._resume: tuple[torch.Tensor, dict[str, torch.Tensor], int] | None = None
 
     def __len__(self) -> int:
         return len(self.loader)
@@ -54,29 +61,86 @@ class ResumableLoader:
         return getattr(self.loader, name)
 
     def __iter__(self) -> Any:
+        generators = own_generators(self.loader)
         if self._resume is not None:
-            start, skip = self._resume
+            start, start_generators, skip = self._resume
             self._resume = None
             now = torch.random.get_rng_state()
             torch.random.set_rng_state(start)
+            for name, state in start_generators.items():
+                if name in generators:
+                    generators[name].set_state(state)
             it = iter(self.loader)
             for _ in range(skip):
                 next(it)
             torch.random.set_rng_state(now)  # the state the checkpoint was taken with
-            self._start, self._taken = start, skip
+            self._start, self._start_generators, self._taken = start, start_generators, skip
         else:
             self._start, self._taken = torch.random.get_rng_state(), 0
+            self._start_generators = {n: g.get_state() for n, g in generators.items()}
             it = iter(self.loader)
         for batch in it:
             self._taken += 1
             yield batch
 
     def state_dict(self) -> dict[str, Any]:
-        return {"rng": self._start, "taken": self._taken}
+        return {"rng": self._start, "generators": self._start_generators, "taken": self._taken}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if state.get("rng") is not None and 0 < state["taken"] < len(self):
-            self._resume = (state["rng"], int(state["taken"]))
+            self._resume = (state["rng"], dict(state.get("generators", {})), int(state["taken"]))
+            unknown = unsaved_random_state(self.loader)
+            if unknown:
+                _log.warning(
+                    "resuming mid-epoch: %s keeps its own random state, which nasx cannot save; "
+                    "the rest of this epoch may come in another order than in an uninterrupted "
+                    "run (use torch's samplers with a generator= for an exact resume)",
+                    unknown,
+                )
+
+
+# torch's samplers whose randomness is a torch.Generator nasx saves (or none at all)
+_KNOWN_SAMPLERS = (
+    "SequentialSampler",
+    "RandomSampler",
+    "SubsetRandomSampler",
+    "WeightedRandomSampler",
+    "BatchSampler",
+    "DistributedSampler",
+    "_InfiniteConstantSampler",
+)
+
+
+def own_generators(loader: Any) -> dict[str, torch.Generator]:
+    """The ``torch.Generator`` objects a data loader draws from besides the global RNG, by where
+    they are (``'generator'``, ``'sampler.generator'``, ``'batch_sampler.sampler.generator'``).
+
+    >>> from torch.utils.data import DataLoader, RandomSampler
+    >>> own_generators(DataLoader(range(4), shuffle=True, generator=torch.Generator())).keys()
+    dict_keys(['generator'])
+    >>> g = torch.Generator()  # the sampler's own (the loader's shuffle=True shares the loader's)
+    >>> list(own_generators(DataLoader(range(4), sampler=RandomSampler(range(4), generator=g))))
+    ['sampler.generator']
+    """
+    found: dict[str, torch.Generator] = {}
+    for path in ("generator", "sampler.generator", "batch_sampler.sampler.generator"):
+        obj: Any = loader
+        for part in path.split("."):
+            obj = getattr(obj, part, None)
+        if isinstance(obj, torch.Generator) and all(obj is not g for g in found.values()):
+            found[path] = obj
+    return found
+
+
+def unsaved_random_state(loader: Any) -> str | None:
+    """Names the sampler of ``loader`` that may hold a random state nasx cannot save, or None."""
+    for path in ("sampler", "batch_sampler", "batch_sampler.sampler"):
+        obj: Any = loader
+        for part in path.split("."):
+            obj = getattr(obj, part, None)
+        if obj is not None and type(obj).__name__ not in _KNOWN_SAMPLERS:
+            return f"the data loader's {path} ({type(obj).__name__})"
+    return None
 
 
 def rng_states() -> dict[str, Any]:
@@ -88,7 +152,7 @@ def rng_states() -> dict[str, Any]:
         "numpy": [kind, torch.from_numpy(keys.astype(np.int64)), pos, has_gauss, gauss],
         "torch": torch.random.get_rng_state(),
     }
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
+    if torch.cuda.is_available() and torch.cuda.is_initialized():  # type: ignore[no-untyped-call]  # torch's stub: is_initialized has no annotations
         states["cuda"] = torch.cuda.get_rng_state_all()
     return states
 
@@ -120,7 +184,7 @@ class SearchCheckpoint(Checkpoint):
 
     def __init__(
         self,
-        dirpath: str | os.PathLike,
+        dirpath: str | os.PathLike[str],
         every_n_steps: int | None = None,
         every_minutes: float | None = None,
         keep: int = 1,
@@ -131,7 +195,15 @@ class SearchCheckpoint(Checkpoint):
         self.keep = keep
         self._last_time = time.monotonic()
 
-    def on_train_batch_end(self, trainer: Any, pl_module: Any, *args: Any) -> None:
+    def on_train_batch_end(
+        self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, batch_idx: int
+    ) -> None:
+        if batch_idx + 1 >= trainer.num_training_batches:
+            # The epoch's last batch: its validation and epoch end have yet to run, and the
+            # epoch-end checkpoint follows. One written here would resume into an epoch Lightning
+            # counts as done with its end hooks not run (a kill inside the epoch-end write left
+            # it as last.ckpt and the resumed run repeated steps); the previous one stays instead.
+            return
         steps = int(pl_module.search_steps)
         due = self.every_n_steps is not None and steps % self.every_n_steps == 0
         if self.every_minutes is not None:
@@ -147,7 +219,9 @@ class SearchCheckpoint(Checkpoint):
         self.dirpath.mkdir(parents=True, exist_ok=True)
         final = self.dirpath / f"step={steps:08d}.ckpt"
         tmp = self.dirpath / f".{final.name}.tmp"
-        trainer.save_checkpoint(tmp)  # every rank calls it; rank 0 writes
+        # every rank calls it; rank 0 writes. weights_only=False said: the whole state (optimizers,
+        # loops, callbacks), and Lightning prints no line about defaulting to it at every write.
+        trainer.save_checkpoint(tmp, weights_only=False)
         if trainer.is_global_zero:
             os.replace(tmp, final)  # atomic: a kill leaves the old file or the whole new one
             link = self.dirpath / f".{LAST}.tmp"

@@ -147,7 +147,8 @@ def add_penalty_gradient(penalty: Any, supernet: Any) -> torch.Tensor:
     for a, g in zip(params, grads, strict=True):
         if g is not None:
             a.grad = g if a.grad is None else a.grad + g
-    return value.detach()
+    detached: torch.Tensor = value.detach()
+    return detached
 
 
 def _lookup(costs: Mapping[Any, float], label: str, value: Any) -> float:

@@ -14,16 +14,21 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import torch
 import torch.nn.functional as F
 
+from nasx._checks import check_number
+
 from .base import BaseOneShotStrategy
 from .distributed import average_across_ranks
-from .nni_args import LinearTemperature, apply_log_prob_every_n_step, refuse_nni_penalty
+from .nni_args import LinearTemperature, gumbel_nni_arguments, nni_strategy_arguments
 from .supernet import softmax_weights
 from .topk import top_k_archs
+
+if TYPE_CHECKING:  # imported when a run starts (it imports Lightning)
+    from .lightning import OneShotModule
 
 
 def second_order_arch_grad(
@@ -92,10 +97,11 @@ class DARTS(BaseOneShotStrategy):
         unrolled_lr: ``xi`` of the unrolled step; default: the weight optimizer's learning rate.
         cost_penalty: ``fn(probs, search_space) -> Tensor`` added to the architecture loss, e.g.
             :class:`~nasx.strategy.oneshot.cost.CostPenalty` (expected latency or MACs).
-        log_prob_every_n_step: NNI's name for ``log_arch_every``.
-        penalty: NNI's profiler-based penalty: refused, naming ``cost_penalty`` (see
-            :mod:`nasx.strategy.oneshot.nni_args`).
         gradient_clip_val, warmup_epochs, ...: see :class:`BaseOneShotStrategy`.
+
+    NNI's ``log_prob_every_n_step`` (nasx's ``log_arch_every``) and ``penalty`` (refused, naming
+    ``cost_penalty``) are accepted as keywords and translated by
+    :mod:`nasx.strategy.oneshot.nni_args`.
 
     Example:
         >>> from nasx.strategy import DARTS
@@ -117,13 +123,9 @@ class DARTS(BaseOneShotStrategy):
         arc_weight_decay: float = 1e-3,
         unrolled_lr: float | None = None,
         cost_penalty: Callable[..., torch.Tensor] | None = None,
-        log_prob_every_n_step: int | None = None,
-        penalty: Any = None,
         **kwargs: Any,
     ):
-        name = type(self).__name__
-        refuse_nni_penalty(penalty, name, "cost_penalty=CostPenalty(...)")
-        apply_log_prob_every_n_step(log_prob_every_n_step, kwargs, name)
+        nni_strategy_arguments(kwargs, type(self).__name__, "cost_penalty=CostPenalty(...)")
         super().__init__(gradient_clip_val=gradient_clip_val, warmup_epochs=warmup_epochs, **kwargs)
         if order not in (1, 2):
             raise ValueError(
@@ -134,6 +136,8 @@ class DARTS(BaseOneShotStrategy):
         self.order = order
         self.unrolled_lr = unrolled_lr
         self.cost_penalty = cost_penalty
+        if cost_penalty is not None:
+            self.graph_blocker_reason = "with cost_penalty= runs eagerly"
 
     def mixture_weights(self, key: str, alpha: torch.Tensor) -> torch.Tensor:
         return alpha.softmax(-1)
@@ -143,12 +147,10 @@ class DARTS(BaseOneShotStrategy):
     def graph_key(self) -> Any:
         if self.cost_penalty is not None:
             # the penalty is user code (host tables, autograd.grad): not captured; runs eagerly.
-            # An instance entry shadows the class's reason (a ClassVar) for the message.
-            self.__dict__["graph_blocker_reason"] = "with cost_penalty= runs eagerly"
             return None
         return None if self.order == 2 else ("darts",)
 
-    def configure_arch_optimizer(self, module: Any) -> torch.optim.Optimizer:
+    def configure_arch_optimizer(self, module: OneShotModule) -> torch.optim.Optimizer:
         return torch.optim.Adam(
             module.supernet.arch_parameters(),
             lr=self.arc_learning_rate,
@@ -156,9 +158,16 @@ class DARTS(BaseOneShotStrategy):
             weight_decay=self.arc_weight_decay,
         )
 
-    def arch_step(self, module: Any, train_batch: Any, val_batch: Any, arch_optimizer: Any) -> None:
+    def arch_step(
+        self,
+        module: OneShotModule,
+        train_batch: Any,
+        val_batch: Any,
+        arch_optimizer: torch.optim.Optimizer | None,
+    ) -> None:
         supernet = module.supernet
         supernet.use_mixture(self.mixture_weights)
+        assert arch_optimizer is not None  # configure_arch_optimizer made one
         arch_optimizer.zero_grad()
         alphas = supernet.arch_parameters()
         if self.order == 1:
@@ -178,10 +187,10 @@ class DARTS(BaseOneShotStrategy):
         average_across_ranks([a.grad for a in alphas])
         arch_optimizer.step()
 
-    def before_weight_step(self, module: Any) -> None:
+    def before_weight_step(self, module: OneShotModule) -> None:
         module.supernet.use_mixture(self.mixture_weights)
 
-    def before_validation(self, module: Any) -> None:
+    def before_validation(self, module: OneShotModule) -> None:
         module.supernet.use_mixture(self.mixture_weights)
 
     def export_top_models(self, top_k: int = 1) -> list[dict[str, Any]]:
@@ -194,16 +203,19 @@ class GumbelDARTS(DARTS):
     """DARTS with Gumbel-softmax samples of the architecture weights (SNAS/GDAS style).
 
     Args:
-        gumbel_temperature: initial temperature.
-        temperature_decay: multiplied into the temperature after every epoch.
-        min_temperature: lower bound of the schedule.
+        gumbel_temperature: the temperature of the first epoch (> 0).
+        temperature_decay: how it changes after each epoch: a factor in (0, 1] multiplied in
+            (down to ``min_temperature``), or ``'linear'``: falling linearly to
+            ``min_temperature`` at ``max_epochs`` (NNI's schedule,
+            :class:`~nasx.strategy.oneshot.nni_args.LinearTemperature`).
+        min_temperature: the lowest temperature (> 0).
         hard: straight-through one-hot samples (forward like one path, gradient like the softmax).
-        temperature: NNI 3.0's schedule, replacing the three above: a float (fixed), ``(init,
-            min)`` or ``{'init': .., 'min': ..}`` (falling linearly from ``init`` at the first epoch
-            towards ``min`` at ``max_epochs``, see :class:`~nasx.strategy.oneshot.nni_args.LinearTemperature`).
-        use_temp_anneal, min_temp: NNI 2.x's form of the same: ``use_temp_anneal=True`` falls
-            linearly from ``gumbel_temperature`` to ``min_temp`` (default 0.33);
-            ``use_temp_anneal=False`` keeps ``gumbel_temperature`` fixed.
+
+    NNI's spellings of the schedule are accepted as keywords and translated by
+    :func:`~nasx.strategy.oneshot.nni_args.gumbel_nni_arguments`: 3.0's ``temperature`` (a float:
+    fixed; ``(init, min)``, ``{'init': .., 'min': ..}`` or a scheduler: linear) and 2.x's
+    ``use_temp_anneal`` (linear from ``gumbel_temperature`` to ``min_temp``, default 0.33;
+    ``False``: fixed).
 
     Example:
         >>> s = GumbelDARTS(gumbel_temperature=1.0, temperature_decay=0.9)
@@ -216,22 +228,48 @@ class GumbelDARTS(DARTS):
     def __init__(
         self,
         gumbel_temperature: float = 1.0,
-        temperature_decay: float = 0.95,
+        temperature_decay: float | Literal["linear"] = 0.95,
         min_temperature: float = 0.33,
         hard: bool = False,
-        temperature: Any = None,
-        use_temp_anneal: bool | None = None,
-        min_temp: float | None = None,
         **kwargs: Any,
     ):
+        nni = gumbel_nni_arguments(kwargs, gumbel_temperature)
+        if nni is not None:
+            gumbel_temperature, temperature_decay, min_temperature = nni
         super().__init__(**kwargs)
-        self.schedule = _nni_schedule(gumbel_temperature, temperature, use_temp_anneal, min_temp)
-        if self.schedule is not None:
-            gumbel_temperature = self.schedule.init
-        self.temperature = float(gumbel_temperature)
+        for name, value in (
+            ("gumbel_temperature", gumbel_temperature),
+            ("min_temperature", min_temperature),
+        ):
+            check_number(name, value, minimum=0.0)
+            if not value > 0:
+                raise ValueError(
+                    f"GumbelDARTS({name}={value!r}): a Gumbel-softmax temperature must be > 0 "
+                    "(it divides the logits)"
+                )
+        if temperature_decay == "linear":
+            if gumbel_temperature < min_temperature:
+                raise ValueError(
+                    f"GumbelDARTS(temperature_decay='linear'): gumbel_temperature="
+                    f"{gumbel_temperature} must be >= min_temperature={min_temperature}"
+                )
+        elif isinstance(temperature_decay, str) or not 0 < temperature_decay <= 1:
+            raise ValueError(
+                f"GumbelDARTS(temperature_decay={temperature_decay!r}): a factor in (0, 1] or "
+                "'linear'"
+            )
+        self.gumbel_temperature = float(gumbel_temperature)
         self.temperature_decay = temperature_decay
-        self.min_temperature = min_temperature
+        self.min_temperature = float(min_temperature)
         self.hard = hard
+        self.temperature = self.gumbel_temperature  # the current epoch's (checkpointed)
+
+    @property
+    def schedule(self) -> LinearTemperature | None:
+        """The linear schedule when ``temperature_decay='linear'`` (NNI's), else None."""
+        if self.temperature_decay != "linear":
+            return None
+        return LinearTemperature(self.gumbel_temperature, self.min_temperature)
 
     def mixture_weights(self, key: str, alpha: torch.Tensor) -> torch.Tensor:
         return F.gumbel_softmax(alpha, tau=self.temperature, hard=self.hard, dim=-1)
@@ -240,14 +278,15 @@ class GumbelDARTS(DARTS):
         # the temperature is a Python float inside the step: a new one captures the step again
         return None if self.order == 2 else ("gumbel", self.temperature, self.hard)
 
-    def before_validation(self, module: Any) -> None:
+    def before_validation(self, module: OneShotModule) -> None:
         module.supernet.use_mixture(softmax_weights)
 
-    def on_epoch_end(self, module: Any) -> None:
-        if self.schedule is not None:  # NNI's linear schedule: the next epoch's temperature
-            max_epochs = getattr(module.trainer, "max_epochs", None)
-            self.temperature = self.schedule.value(module.current_epoch + 1, max_epochs)
+    def on_epoch_end(self, module: OneShotModule) -> None:
+        schedule = self.schedule
+        if schedule is not None:  # NNI's linear schedule: the next epoch's temperature
+            self.temperature = schedule.value(module.current_epoch + 1, module.trainer.max_epochs)
             return
+        assert not isinstance(self.temperature_decay, str)  # 'linear' is the schedule above
         self.temperature = max(self.min_temperature, self.temperature * self.temperature_decay)
 
     def state_dict(self) -> dict[str, Any]:
@@ -255,30 +294,3 @@ class GumbelDARTS(DARTS):
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.temperature = float(state.get("temperature", self.temperature))
-
-
-def _nni_schedule(
-    gumbel_temperature: float,
-    temperature: Any,
-    use_temp_anneal: bool | None,
-    min_temp: float | None,
-) -> LinearTemperature | None:
-    """NNI's GumbelDARTS temperature arguments (3.0's ``temperature``, 2.x's ``use_temp_anneal``
-    and ``min_temp``) as a linear schedule; None when neither is given (nasx's decay applies)."""
-    if temperature is not None:
-        if use_temp_anneal is not None or min_temp is not None:
-            raise ValueError(
-                "GumbelDARTS: give NNI 3.0's temperature=(init, min) or NNI 2.x's "
-                "use_temp_anneal/min_temp, not both"
-            )
-        return LinearTemperature.parse(temperature)
-    if use_temp_anneal is None:
-        if min_temp is not None:
-            raise ValueError(
-                "GumbelDARTS(min_temp=...) is the end of NNI 2.x's linear schedule: pass "
-                "use_temp_anneal=True with it (or nasx's min_temperature= for the per-epoch decay)"
-            )
-        return None
-    if use_temp_anneal:
-        return LinearTemperature(gumbel_temperature, 0.33 if min_temp is None else min_temp)
-    return LinearTemperature(gumbel_temperature, gumbel_temperature)  # fixed, as in NNI

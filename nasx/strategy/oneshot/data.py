@@ -10,7 +10,7 @@ import torch
 from torch.utils.data import DataLoader, RandomSampler, random_split
 
 
-def _loader_like(loader: DataLoader, dataset: Any, shuffle: bool = True) -> DataLoader:
+def _loader_like(loader: DataLoader[Any], dataset: Any, shuffle: bool = True) -> DataLoader[Any]:
     """A DataLoader over ``dataset`` with ``loader``'s batch size, workers and collate."""
     return DataLoader(
         dataset,
@@ -23,7 +23,7 @@ def _loader_like(loader: DataLoader, dataset: Any, shuffle: bool = True) -> Data
     )
 
 
-def split_loader(loader: DataLoader, seed: int = 0) -> tuple[DataLoader, DataLoader]:
+def split_loader(loader: DataLoader[Any], seed: int = 0) -> tuple[DataLoader[Any], DataLoader[Any]]:
     """Split a DataLoader's dataset in two halves (weights, architecture), as DARTS does."""
     if not isinstance(loader, DataLoader):
         raise TypeError(

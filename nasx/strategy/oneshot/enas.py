@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn as nn
@@ -16,7 +16,7 @@ from nasx.space.constraints import sample_valid_path
 
 from .base import BaseOneShotStrategy
 from .distributed import average_across_ranks
-from .nni_args import apply_log_prob_every_n_step
+from .nni_args import enas_nni_arguments
 from .sampling import (
     batch_reward,
     modes_kept,
@@ -26,6 +26,9 @@ from .sampling import (
 )
 from .supernet import Supernet
 from .topk import prob_key
+
+if TYPE_CHECKING:  # imported when a run starts (it imports Lightning)
+    from .lightning import OneShotModule
 
 
 class Controller(nn.Module):
@@ -81,8 +84,8 @@ class Controller(nn.Module):
                     torch.multinomial(dist.probs.detach().float().cpu(), 1, generator=generator)
                 )
             idx = torch.tensor(index, device=self.start.device)
-            log_prob = log_prob + dist.log_prob(idx)
-            entropy = entropy + dist.entropy()
+            log_prob = log_prob + dist.log_prob(idx)  # type: ignore[no-untyped-call]  # torch's stub: Categorical.log_prob has no annotations
+            entropy = entropy + dist.entropy()  # type: ignore[no-untyped-call]  # torch's stub, as above
             arch[label] = self.grids[i][index]
             x = self.embeddings[i](idx.view(1))
         return arch, log_prob, entropy
@@ -106,11 +109,11 @@ class ENAS(BaseOneShotStrategy):
         reward_metric_name: NNI's way to name the reward: the metric of that name that the
             evaluator's module logs in ``validation_step`` on the validation batch (for example
             ``'val_acc'``), or that the step returns in a dict. Give it or ``reward_fn``, not both.
-        batches_per_update: NNI's name for ``ctrl_steps_aggregate``.
-        log_prob_every_n_step: NNI's name for ``log_arch_every`` (how often the controller's
-            probabilities are logged).
-        replay_buffer_size, penalty: NNI 3.0 settings with no nasx counterpart (its controller
-            trains by PPO from a replay buffer; nasx's by REINFORCE): only None is accepted.
+
+    NNI's ``batches_per_update`` (nasx's ``ctrl_steps_aggregate``), ``log_prob_every_n_step``
+    (``log_arch_every``), ``replay_buffer_size`` and ``penalty`` (NNI 3.0 settings with no nasx
+    counterpart: its controller trains by PPO from a replay buffer; only None is accepted) are
+    accepted as keywords and translated by :func:`~nasx.strategy.oneshot.nni_args.enas_nni_arguments`.
 
     Example:
         >>> from nasx.strategy import ENAS
@@ -131,25 +134,10 @@ class ENAS(BaseOneShotStrategy):
         reward_fn: Any = None,
         gradient_clip_val: float | None = 5.0,
         reward_metric_name: str | None = None,
-        batches_per_update: int | None = None,
-        log_prob_every_n_step: int | None = None,
-        replay_buffer_size: int | None = None,
-        penalty: Any = None,
         **kwargs: Any,
     ):
-        apply_log_prob_every_n_step(log_prob_every_n_step, kwargs, "ENAS")
+        ctrl_steps_aggregate = enas_nni_arguments(kwargs, ctrl_steps_aggregate)
         super().__init__(gradient_clip_val=gradient_clip_val, **kwargs)
-        unsupported = {"replay_buffer_size": replay_buffer_size, "penalty": penalty}
-        given = [name for name, value in unsupported.items() if value is not None]
-        if given:
-            raise TypeError(
-                f"ENAS({', '.join(f'{n}=...' for n in given)}): NNI's ENAS trains a PPO controller "
-                "from a replay buffer and may add a cost penalty; nasx's ENAS is the paper's "
-                "REINFORCE with a moving-average baseline and has neither (for a cost-aware "
-                "reward pass reward_fn=(model, batch) -> float)"
-            )
-        if batches_per_update is not None:
-            ctrl_steps_aggregate = batches_per_update
         if reward_fn is not None and reward_metric_name is not None:
             raise ValueError("give reward_fn or reward_metric_name, not both")
         if reward_metric_name is not None and not isinstance(reward_metric_name, str):
@@ -172,7 +160,7 @@ class ENAS(BaseOneShotStrategy):
         # empty before build_supernet (a ModuleDict entry of None holds nothing either)
         return nn.ModuleDict({} if self.controller is None else {"controller": self.controller})
 
-    def configure_arch_optimizer(self, module: Any) -> torch.optim.Optimizer:
+    def configure_arch_optimizer(self, module: OneShotModule) -> torch.optim.Optimizer:
         return torch.optim.Adam(self._need_controller().parameters(), lr=self.arc_learning_rate)
 
     def _reward(self, supernet: nn.Module, batch: Any, inner: Any = None) -> float:
@@ -193,9 +181,16 @@ class ENAS(BaseOneShotStrategy):
         with torch.no_grad():
             return batch_reward(model(x), y)
 
-    def arch_step(self, module: Any, train_batch: Any, val_batch: Any, arch_optimizer: Any) -> None:
+    def arch_step(
+        self,
+        module: OneShotModule,
+        train_batch: Any,
+        val_batch: Any,
+        arch_optimizer: torch.optim.Optimizer | None,
+    ) -> None:
         supernet, step = module.supernet, module.step_index
         controller = self._need_controller()
+        assert arch_optimizer is not None  # configure_arch_optimizer made one
         arch_optimizer.zero_grad()
         for n in range(self.ctrl_steps_aggregate):
             arch, log_prob, entropy = self._sample_valid(step_generator(self.seed, step, 1 + n))
@@ -209,7 +204,7 @@ class ENAS(BaseOneShotStrategy):
                 else (self.baseline_decay * self.baseline + (1 - self.baseline_decay) * reward)
             )
             loss = -(reward - self.baseline) * log_prob - self.entropy_weight * entropy
-            (loss / self.ctrl_steps_aggregate).backward()
+            torch.autograd.backward(loss / self.ctrl_steps_aggregate)
         params = [p for p in controller.parameters() if p.grad is not None]
         average_across_ranks([p.grad for p in params])
         arch_optimizer.step()
@@ -221,13 +216,13 @@ class ENAS(BaseOneShotStrategy):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.baseline = state.get("baseline", self.baseline)
 
-    def before_weight_step(self, module: Any) -> None:
+    def before_weight_step(self, module: OneShotModule) -> None:
         step = module.step_index
         with torch.no_grad():
             arch, _, _ = self._sample_valid(step_generator(self.seed, step))
         module.supernet.use_arch(arch)
 
-    def before_validation(self, module: Any) -> None:
+    def before_validation(self, module: OneShotModule) -> None:
         with torch.no_grad():
             module.supernet.use_arch(self.export_top_models(1)[0])
 

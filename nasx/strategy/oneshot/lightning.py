@@ -12,18 +12,50 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pytorch_lightning as pl
 import torch
 import torch.nn as nn
-from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from .distributed import average_across_ranks
+from .graphed_step import GraphedSearchStep
 from .supernet import Supernet
 
-if TYPE_CHECKING:  # base.py imports this module when a run starts
-    from .base import BaseOneShotStrategy
+
+class SearchHooks(Protocol):
+    """What :class:`OneShotModule` reads from its strategy: the settings of a search step and the
+    hooks, documented (with the order they are called in) on
+    :class:`~nasx.strategy.oneshot.base.BaseOneShotStrategy`, which has them all. (A protocol, so
+    that this module does not import the base that builds it.)"""
+
+    use_channels_last: bool
+    warmup_epochs: int
+    gradient_clip_val: float | None
+    log_arch_every: int
+    cuda_graphs: bool | None
+    identity: dict[str, Any] | None
+
+    @property
+    def supernet_mode(self) -> str: ...
+    @property
+    def graph_blocker_reason(self) -> str: ...
+    def extra_modules(self) -> nn.Module: ...
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+    def configure_arch_optimizer(self, module: OneShotModule) -> torch.optim.Optimizer | None: ...
+    def graph_key(self) -> Any: ...
+    def arch_step(
+        self,
+        module: OneShotModule,
+        train_batch: Any,
+        val_batch: Any,
+        arch_optimizer: torch.optim.Optimizer | None,
+    ) -> None: ...
+    def before_weight_step(self, module: OneShotModule) -> None: ...
+    def export_probs(self) -> dict[str, dict[Any, float]]: ...
+    def before_validation(self, module: OneShotModule) -> None: ...
+    def on_epoch_end(self, module: OneShotModule) -> None: ...
+    def state_dict(self) -> dict[str, Any]: ...
 
 
 def split_optimizer_config(conf: Any) -> tuple[torch.optim.Optimizer, list[Any]]:
@@ -54,9 +86,8 @@ def split_optimizer_config(conf: Any) -> tuple[torch.optim.Optimizer, list[Any]]
 
 def loss_of(output: Any) -> torch.Tensor:
     """The loss from a ``training_step`` result (a tensor or a dict with 'loss')."""
-    if isinstance(output, dict):
-        return output["loss"]
-    return output
+    loss: torch.Tensor = output["loss"] if isinstance(output, dict) else output
+    return loss
 
 
 def to_channels_last(batch: Any) -> Any:
@@ -100,13 +131,11 @@ class OneShotModule(pl.LightningModule):
     # attribute fallback (supernet and strategy are kept out of the module registry below).
     inner: pl.LightningModule
     supernet: Supernet
-    strategy: BaseOneShotStrategy
+    strategy: SearchHooks
     extra: nn.Module
     search_steps: torch.Tensor
 
-    def __init__(
-        self, inner: pl.LightningModule, supernet: Supernet, strategy: BaseOneShotStrategy
-    ):
+    def __init__(self, inner: pl.LightningModule, supernet: Supernet, strategy: SearchHooks):
         super().__init__()
         self.automatic_optimization = False
         self.inner = inner
@@ -131,6 +160,11 @@ class OneShotModule(pl.LightningModule):
         self.register_buffer("search_steps", torch.zeros((), dtype=torch.long))
         self._schedulers: list[Any] = []
         self._raw_optimizers: list[torch.optim.Optimizer] = []
+        self._weight_params: list[nn.Parameter] | None = None  # listed once per fit
+        # The CUDA-graph replay of the search step: decided at the first step (on its device).
+        self._graphed: GraphedSearchStep | None = None
+        self._graph_decided = False
+        self._rng_to_restore: dict[str, Any] | None = None  # from a checkpoint, set at train start
 
     # -- plumbing --------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -153,7 +187,8 @@ class OneShotModule(pl.LightningModule):
         def quiet(*args: Any, **kwargs: Any) -> None:
             return None
 
-        log, log_dict = self.__dict__.get("_log_target") or (self.log, self.log_dict)
+        recording = self._recording_step()
+        log, log_dict = recording.log_functions() if recording else (self.log, self.log_dict)
         self.inner.__dict__["log"] = log if enabled else quiet
         self.inner.__dict__["log_dict"] = log_dict if enabled else quiet
         try:
@@ -175,11 +210,11 @@ class OneShotModule(pl.LightningModule):
         ``inputs`` restricts the gradients computed: an architecture step that names only the
         alphas skips every convolution's weight gradient (about half of a backward pass).
         """
-        kwargs = {"inputs": list(inputs)} if inputs else {}
-        if self.__dict__.get("_log_target") is not None:
+        only = list(inputs) if inputs else None
+        if self._recording_step() is not None:
             # Inside a captured step: a plain backward (Lightning's backward hooks would run once,
             # at capture, not at every replay; bf16-mixed needs nothing more).
-            loss.backward(**kwargs)
+            torch.autograd.backward(loss, inputs=only)
         elif self._trainer is not None:
             ddp = self.trainer.model
             if isinstance(ddp, nn.parallel.DistributedDataParallel):
@@ -187,22 +222,33 @@ class OneShotModule(pl.LightningModule):
                 # several backward passes over different parameters, so we average gradients
                 # ourselves (average_across_ranks) and keep the reducer out of it.
                 ddp.require_backward_grad_sync = False
-            self.manual_backward(loss, **kwargs)
+            self.manual_backward(loss, **({"inputs": only} if only else {}))
         else:
-            loss.backward(**kwargs)
+            torch.autograd.backward(loss, inputs=only)
 
     def opts(self) -> list[Any]:
         if self._trainer is not None:
             opts = self.optimizers()
             opts = list(opts) if isinstance(opts, (list, tuple)) else [opts]
-            if self.__dict__.get("_log_target") is not None:
+            if self._recording_step() is not None:
                 # Inside a captured step: torch's own optimizers (Lightning's wrappers count
-                # steps in Python, which a replay skips; _count_graphed_steps does it instead).
+                # steps in Python, which a replay skips; count_graphed_steps does it instead).
                 return [getattr(o, "optimizer", o) for o in opts]
             return opts
         return self._raw_optimizers
 
-    def _count_graphed_steps(self, warm: bool) -> None:
+    @property
+    def graphed_step(self) -> GraphedSearchStep | None:
+        """The CUDA-graph replay of the search step; None before the first step and where
+        steps run eagerly (see ``graphed_step.py``)."""
+        return self._graphed
+
+    def _recording_step(self) -> GraphedSearchStep | None:
+        """The graphed step when this module's step runs inside its capture or replay."""
+        graphed = self._graphed
+        return graphed if graphed is not None and graphed.recording else None
+
+    def count_graphed_steps(self, warm: bool) -> None:
         """Tell Lightning about the optimizer steps a graphed search step made (its global_step,
         which max_steps and step-wise logging read, counts them in its optimizer wrappers)."""
         if self._trainer is None:
@@ -213,7 +259,7 @@ class OneShotModule(pl.LightningModule):
                 getattr(opt, hook, lambda: None)()
 
     def configure_optimizers(self) -> list[torch.optim.Optimizer]:
-        self.__dict__.pop("_weight_params", None)  # listed again for this fit
+        self._weight_params = None  # listed again for this fit
         make_optimizer = getattr(self.inner, "make_optimizer", None)
         if make_optimizer is not None:  # nasx's supervised modules: weights only
             w_opt, self._schedulers = make_optimizer(self.supernet.model_parameters()), []
@@ -232,11 +278,9 @@ class OneShotModule(pl.LightningModule):
     def weight_params(self) -> list[nn.Parameter]:
         """The supernet's trainable weights; listed once per fit (walking a supernet's thousands of
         modules at every step cost RandomOneShot a fifth of its host time per step)."""
-        cached = self.__dict__.get("_weight_params")
-        if cached is None:
-            cached = [p for p in self.supernet.model_parameters() if p.requires_grad]
-            self.__dict__["_weight_params"] = cached
-        return cached
+        if self._weight_params is None:
+            self._weight_params = [p for p in self.supernet.model_parameters() if p.requires_grad]
+        return self._weight_params
 
     # -- steps ----------------------------------------------------------------------------
     def search_step(self, train_batch: Any, val_batch: Any, batch_idx: int = 0) -> torch.Tensor:
@@ -250,17 +294,20 @@ class OneShotModule(pl.LightningModule):
             train_batch, val_batch = to_channels_last(train_batch), to_channels_last(val_batch)
         warm = self._trainer is not None and self.current_epoch < self.strategy.warmup_epochs
         log = self._trainer is not None
-        graphed = self._graphed_step()
-        if graphed is None:
-            loss = self._eager_search_step(train_batch, val_batch, batch_idx, warm, log)
+        if not self._graph_decided:  # the first step: the module is on its device now
+            self._graphed, self._graph_decided = GraphedSearchStep.for_module(self), True
+        graphed = self._graphed
+        if graphed is not None and graphed.enabled:
+            loss = graphed(train_batch, val_batch, warm, log)
         else:
-            loss = self._replayed_search_step(graphed, train_batch, val_batch, warm, log)
+            loss = self.eager_search_step(train_batch, val_batch, batch_idx, warm, log)
         self.search_steps += 1
         return loss
 
-    def _eager_search_step(
+    def eager_search_step(
         self, train_batch: Any, val_batch: Any, batch_idx: int, warm: bool, log: bool
     ) -> torch.Tensor:
+        """The search step run op by op (what a CUDA graph captures, see ``graphed_step.py``)."""
         opts = self.opts()
         if not warm:
             self.strategy.arch_step(
@@ -277,91 +324,6 @@ class OneShotModule(pl.LightningModule):
             nn.utils.clip_grad_norm_(params, self.strategy.gradient_clip_val)
         w_opt.step()
         return loss.detach()
-
-    # -- the same step from a CUDA graph ---------------------------------------------------------
-    def _graphed_step(self) -> Any:
-        """The :class:`~nasx._cuda_graph.CapturedStep` of this module, or None for eager steps."""
-        if "_graph" not in self.__dict__:
-            self.__dict__["_graph"] = self._make_graphed_step()
-        graphed = self.__dict__["_graph"]
-        return graphed if graphed is not None and graphed.enabled else None
-
-    def _make_graphed_step(self) -> Any:
-        from nasx._cuda_graph import CapturedStep
-
-        from .cuda_graphs import graph_blocker
-
-        reason = graph_blocker(self)
-        if reason is not None:
-            if self.strategy.cuda_graphs:
-                raise ValueError(f"cuda_graphs=True, but this search cannot use them: {reason}")
-            return None
-
-        def step(*leaves: torch.Tensor) -> torch.Tensor:
-            train_batch, val_batch = tree_unflatten(list(leaves), self.__dict__["_batch_spec"])
-            warm = self.__dict__["_graph_warm"]
-            with self._recorded_logging():
-                return self._eager_search_step(train_batch, val_batch, 0, warm, log=True)
-
-        raw = [getattr(o, "optimizer", o) for o in self.opts()]  # torch optimizers, not wrappers
-        return CapturedStep(step, raw, name=f"{type(self.strategy).__name__} search step")
-
-    def _replayed_search_step(
-        self, graphed: Any, train_batch: Any, val_batch: Any, warm: bool, log: bool
-    ) -> torch.Tensor:
-        leaves, spec = tree_flatten((train_batch, val_batch))
-        if not all(torch.is_tensor(t) for t in leaves):
-            graphed.disable("the batches hold values other than tensors")
-            return self._eager_search_step(train_batch, val_batch, 0, warm, log)
-        self.__dict__["_batch_spec"], self.__dict__["_graph_warm"] = spec, warm
-        self.__dict__["_logged"] = []
-        key = (warm, self.strategy.graph_key(), self.strategy.gradient_clip_val, str(spec))
-        captures = graphed.captures
-        loss = graphed(leaves, key=key)
-        self._count_graphed_steps(warm)
-        # The logs of this call: recorded now (an eager or capturing call), or, for a replay,
-        # those recorded at capture, whose tensors the replay has just overwritten.
-        recorded = self.__dict__["_logged"]
-        if graphed.captures != captures:
-            self.__dict__["_graph_logs"] = recorded
-        logged = recorded or self.__dict__.get("_graph_logs", [])
-        if log:
-            for name, value, kwargs in logged:
-                self.log(
-                    name, value.detach().clone() if torch.is_tensor(value) else value, **kwargs
-                )
-        return loss.clone()
-
-    @contextlib.contextmanager
-    def _recorded_logging(self) -> Iterator[None]:
-        """The inner module's ``log`` calls of a captured step, recorded to repeat after replays.
-
-        The values are the graph's own output tensors, which every replay overwrites. A logged
-        torchmetrics Metric cannot be replayed (its update is Python state): capturing fails and
-        the search goes on eagerly.
-        """
-        from torchmetrics import Metric
-
-        def record(name: str, value: Any, *args: Any, **kwargs: Any) -> None:
-            if isinstance(value, Metric):
-                if torch.cuda.is_current_stream_capturing():
-                    raise RuntimeError(
-                        f"the evaluator's training_step logs the metric object {name!r}, whose "
-                        "update a replayed graph would skip"
-                    )
-                self.log(name, value, *args, **kwargs)
-                return
-            self.__dict__["_logged"].append((name, value, kwargs))
-
-        def record_dict(values: dict[str, Any], *args: Any, **kwargs: Any) -> None:
-            for name, value in values.items():
-                record(name, value, **kwargs)
-
-        self.__dict__["_log_target"] = (record, record_dict)
-        try:
-            yield
-        finally:
-            self.__dict__.pop("_log_target", None)
 
     @property
     def step_index(self) -> int:
@@ -398,7 +360,7 @@ class OneShotModule(pl.LightningModule):
 
         checkpoint["strategy"] = self.strategy.state_dict()
         checkpoint["nasx_rng"] = rng_states()
-        identity = getattr(self.strategy, "identity", None)
+        identity = self.strategy.identity
         if identity is not None:  # refuse a resume by another space or strategy (see checkpoint.py)
             checkpoint["nasx_identity"] = identity
 
@@ -409,7 +371,7 @@ class OneShotModule(pl.LightningModule):
     def on_train_start(self) -> None:
         from .checkpoint import set_rng_states
 
-        states = self.__dict__.pop("_rng_to_restore", None)
+        states, self._rng_to_restore = self._rng_to_restore, None
         if states:
             set_rng_states(states)
 

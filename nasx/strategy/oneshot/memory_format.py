@@ -21,6 +21,9 @@ from typing import Any
 import torch
 import torch.nn as nn
 
+from .supernet.mixed_value import MixedConv2d
+from .supernet.value_args import outcomes
+
 __all__ = ["resolve_channels_last", "unsafe_channels_last_convs"]
 
 _log = logging.getLogger(__name__)
@@ -37,7 +40,6 @@ def unsafe_channels_last_convs(module: nn.Module) -> list[str]:
         >>> unsafe_channels_last_convs(net)
         ['1']
     """
-    from .mixed_value import MixedConv2d, outcomes
 
     def risky(kernels: list[Any], strides: list[Any], in_channels: list[int]) -> bool:
         pairs = [(k, k) if isinstance(k, int) else tuple(k) for k in kernels]

@@ -46,9 +46,9 @@ import torch.nn as nn
 
 from nasx.space.choice import Categorical, CategoricalMultiple
 
-from .mixed import MixedInput, MixedLayer
-from .mixed_cell import MixedCell
 from .supernet import Supernet
+from .supernet.mixed import MixedInput, MixedLayer
+from .supernet.mixed_cell import MixedCell
 
 __all__ = ["Mutable", "Mutator", "RandomMutator"]
 
@@ -186,7 +186,8 @@ class Mutator(nn.Module):
                     m.export(probs) if isinstance(m, MixedCell) else m.export(probs[m.label])
                 )
             arch = {k: arch[k] for k in supernet.search_space}
-        return json.loads(json.dumps(supernet.search_space.validate(arch)))
+        plain: dict[str, Any] = json.loads(json.dumps(supernet.search_space.validate(arch)))
+        return plain
 
     # -- how decisions are applied ------------------------------------------------------------------
     def _checked(self, decisions: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

@@ -1,21 +1,35 @@
 """NNI's one-shot strategy arguments, mapped onto nasx's own (or refused, saying what to use).
 
+The strategies' signatures hold nasx's spelling of each setting only; NNI's arrive in their
+``**kwargs`` and are translated here, when the strategy is built, so ported NNI scripts run as
+they are:
+
 - ``log_prob_every_n_step`` (DARTS, GumbelDARTS, Proxyless, ENAS) is nasx's ``log_arch_every``.
 - ``penalty`` (DARTS family) takes an NNI profiler (``ExpectationProfilerPenalty``); nasx's
   differentiable cost term is ``cost_penalty=CostPenalty(...)`` (Proxyless: ``cost=``/``cost_fn=``).
 - GumbelDARTS's temperature: NNI 3.0's ``temperature`` (a float, ``(init, min)``, ``{'init', 'min'}``
-  or a scheduler with ``init``/``min``) and NNI 2.x's ``gumbel_temperature`` + ``use_temp_anneal``
-  + ``min_temp`` all mean a temperature that falls linearly from ``init`` at the first epoch
-  towards ``min`` at ``max_epochs``: :class:`LinearTemperature`.
+  or a scheduler with ``init``/``min``) and NNI 2.x's ``use_temp_anneal`` + ``min_temp`` (with
+  ``gumbel_temperature``) all mean a temperature that falls linearly from ``init`` at the first
+  epoch towards ``min`` at ``max_epochs``: nasx's ``temperature_decay='linear'``
+  (:class:`LinearTemperature`).
+- ENAS's ``batches_per_update`` is nasx's ``ctrl_steps_aggregate``; ``replay_buffer_size`` and
+  ``penalty`` are refused (NNI's controller trains by PPO from a replay buffer).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from nasx._checks import check_int
 
-__all__ = ["LinearTemperature", "apply_log_prob_every_n_step", "refuse_nni_penalty"]
+__all__ = [
+    "LinearTemperature",
+    "apply_log_prob_every_n_step",
+    "enas_nni_arguments",
+    "gumbel_nni_arguments",
+    "nni_strategy_arguments",
+    "refuse_nni_penalty",
+]
 
 
 def apply_log_prob_every_n_step(
@@ -75,9 +89,10 @@ class LinearTemperature:
 
     def __init__(self, init: float, min: float):  # noqa: A002 - NNI's argument name
         init, min = float(init), float(min)  # noqa: A001
-        if not init >= min >= 0:
+        if not init >= min > 0:
             raise ValueError(
-                f"a Gumbel temperature schedule needs init >= min >= 0, got init={init}, min={min}"
+                f"a Gumbel temperature schedule needs init >= min > 0 (the temperature divides "
+                f"the logits), got init={init}, min={min}"
             )
         self.init, self.min = init, min
 
@@ -107,3 +122,81 @@ class LinearTemperature:
 
     def __repr__(self) -> str:
         return f"LinearTemperature(init={self.init}, min={self.min})"
+
+
+def nni_strategy_arguments(kwargs: dict[str, Any], strategy: str, penalty_alternative: str) -> None:
+    """Translate NNI's arguments common to the one-shot strategies, found in ``kwargs`` (in place):
+    ``log_prob_every_n_step`` becomes ``log_arch_every``, ``penalty`` is refused naming
+    ``penalty_alternative``.
+
+    >>> kwargs = {'log_prob_every_n_step': 5, 'warmup_epochs': 1}
+    >>> nni_strategy_arguments(kwargs, 'DARTS', 'cost_penalty=CostPenalty(...)'); kwargs
+    {'warmup_epochs': 1, 'log_arch_every': 5}
+    """
+    refuse_nni_penalty(kwargs.pop("penalty", None), strategy, penalty_alternative)
+    apply_log_prob_every_n_step(kwargs.pop("log_prob_every_n_step", None), kwargs, strategy)
+
+
+def gumbel_nni_arguments(
+    kwargs: dict[str, Any], gumbel_temperature: float
+) -> tuple[float, Literal["linear"], float] | None:
+    """NNI's GumbelDARTS temperature arguments popped from ``kwargs`` (3.0's ``temperature``, 2.x's
+    ``use_temp_anneal`` and ``min_temp``) as nasx's ``(gumbel_temperature, temperature_decay,
+    min_temperature)``; None when neither is given (nasx's own arguments apply).
+
+    >>> gumbel_nni_arguments({'temperature': (1.0, 0.33)}, 1.0)
+    (1.0, 'linear', 0.33)
+    >>> gumbel_nni_arguments({'use_temp_anneal': False}, 0.7)  # NNI 2.x's default: fixed
+    (0.7, 'linear', 0.7)
+    >>> gumbel_nni_arguments({}, 1.0) is None
+    True
+    """
+    temperature = kwargs.pop("temperature", None)
+    use_temp_anneal = kwargs.pop("use_temp_anneal", None)
+    min_temp = kwargs.pop("min_temp", None)
+    if temperature is not None:
+        if use_temp_anneal is not None or min_temp is not None:
+            raise ValueError(
+                "GumbelDARTS: give NNI 3.0's temperature=(init, min) or NNI 2.x's "
+                "use_temp_anneal/min_temp, not both"
+            )
+        if isinstance(temperature, (int, float)) and not temperature > 0:
+            raise ValueError(
+                f"GumbelDARTS(temperature={temperature!r}): a Gumbel-softmax temperature must be "
+                "> 0 (it divides the logits)"
+            )
+        schedule = LinearTemperature.parse(temperature)
+    elif use_temp_anneal is None:
+        if min_temp is not None:
+            raise ValueError(
+                "GumbelDARTS(min_temp=...) is the end of NNI 2.x's linear schedule: pass "
+                "use_temp_anneal=True with it (or nasx's min_temperature= for the per-epoch decay)"
+            )
+        return None
+    elif use_temp_anneal:
+        schedule = LinearTemperature(gumbel_temperature, 0.33 if min_temp is None else min_temp)
+    else:
+        schedule = LinearTemperature(gumbel_temperature, gumbel_temperature)  # fixed, as in NNI
+    return schedule.init, "linear", schedule.min
+
+
+def enas_nni_arguments(kwargs: dict[str, Any], ctrl_steps_aggregate: int) -> int:
+    """Translate NNI's ENAS arguments in ``kwargs`` (in place): ``log_prob_every_n_step`` as for
+    every strategy, ``replay_buffer_size`` and ``penalty`` refused, and ``batches_per_update``
+    returned as nasx's ``ctrl_steps_aggregate`` (else ``ctrl_steps_aggregate`` as given).
+
+    >>> enas_nni_arguments({'batches_per_update': 3}, 1)
+    3
+    """
+    apply_log_prob_every_n_step(kwargs.pop("log_prob_every_n_step", None), kwargs, "ENAS")
+    unsupported = {k: kwargs.pop(k) for k in ("replay_buffer_size", "penalty") if k in kwargs}
+    given = [name for name, value in unsupported.items() if value is not None]
+    if given:
+        raise TypeError(
+            f"ENAS({', '.join(f'{n}=...' for n in given)}): NNI's ENAS trains a PPO controller "
+            "from a replay buffer and may add a cost penalty; nasx's ENAS is the paper's "
+            "REINFORCE with a moving-average baseline and has neither (for a cost-aware "
+            "reward pass reward_fn=(model, batch) -> float)"
+        )
+    batches_per_update = kwargs.pop("batches_per_update", None)
+    return ctrl_steps_aggregate if batches_per_update is None else batches_per_update

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Callable
-from typing import Any, Literal
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 import torch
 
@@ -15,9 +15,12 @@ from nasx.space.constraints import sample_valid_path
 
 from .base import BaseOneShotStrategy
 from .distributed import average_across_ranks
-from .nni_args import apply_log_prob_every_n_step, refuse_nni_penalty
+from .nni_args import nni_strategy_arguments
 from .sampling import step_generator
 from .topk import prob_key
+
+if TYPE_CHECKING:  # imported when a run starts (it imports Lightning)
+    from .lightning import OneShotModule
 
 
 class Proxyless(BaseOneShotStrategy):
@@ -48,9 +51,10 @@ class Proxyless(BaseOneShotStrategy):
             (a profiler's estimate); added like ``cost``.
         penalty_weight: weight of the penalty.
         arch_paths: ``'two'`` or ``'all'``: which alternatives the arch step scores (above).
-        log_prob_every_n_step: NNI's name for ``log_arch_every``.
-        nni_penalty: NNI's ``penalty=`` (a profiler-based penalty), refused naming ``cost=`` /
-            ``cost_fn=`` (``penalty`` is this class's method for the expected cost).
+
+    NNI's ``log_prob_every_n_step`` (nasx's ``log_arch_every``) and ``penalty=`` (a profiler-based
+    penalty, refused naming ``cost=`` / ``cost_fn=``) are accepted as keywords and translated by
+    :mod:`nasx.strategy.oneshot.nni_args`.
 
     Example:
         >>> from nasx.strategy import Proxyless
@@ -68,7 +72,6 @@ class Proxyless(BaseOneShotStrategy):
         cost_fn: Callable[[dict[str, torch.Tensor]], torch.Tensor] | None = None,
         penalty_weight: float = 0.0,
         gradient_clip_val: float | None = 5.0,
-        log_prob_every_n_step: int | None = None,
         arch_paths: Literal["two", "all"] = "two",
         **kwargs: Any,
     ):
@@ -77,15 +80,13 @@ class Proxyless(BaseOneShotStrategy):
                 f"Proxyless(arch_paths={arch_paths!r}): allowed are 'two' (two sampled paths per "
                 "choice, the paper's update) and 'all' (every alternative, NNI's)"
             )
-        # NNI's penalty= arrives in kwargs (the name is this class's method)
-        refuse_nni_penalty(kwargs.pop("penalty", None), "Proxyless", "cost=... or cost_fn=...")
-        apply_log_prob_every_n_step(log_prob_every_n_step, kwargs, "Proxyless")
+        nni_strategy_arguments(kwargs, "Proxyless", "cost=... or cost_fn=...")
         super().__init__(gradient_clip_val=gradient_clip_val, **kwargs)
         self.arc_learning_rate, self.arc_weight_decay = arc_learning_rate, arc_weight_decay
         self.cost, self.cost_fn, self.penalty_weight = cost or {}, cost_fn, penalty_weight
         self.arch_paths = arch_paths
 
-    def configure_arch_optimizer(self, module: Any) -> torch.optim.Optimizer:
+    def configure_arch_optimizer(self, module: OneShotModule) -> torch.optim.Optimizer:
         return torch.optim.Adam(
             module.supernet.arch_parameters(),
             lr=self.arc_learning_rate,
@@ -157,7 +158,14 @@ class Proxyless(BaseOneShotStrategy):
         arch = sample_valid_path(space, draw)  # redrawn until within the space's constraints
         return arch, gates, pairs
 
-    def arch_step(self, module: Any, train_batch: Any, val_batch: Any, arch_optimizer: Any) -> None:
+    def arch_step(
+        self,
+        module: OneShotModule,
+        train_batch: Any,
+        val_batch: Any,
+        arch_optimizer: torch.optim.Optimizer | None,
+    ) -> None:
+        assert arch_optimizer is not None  # configure_arch_optimizer made one
         supernet, step = module.supernet, self._step(module)
         arch_optimizer.zero_grad()
         gen = step_generator(self.seed, step, 1)
@@ -181,19 +189,19 @@ class Proxyless(BaseOneShotStrategy):
         arch_optimizer.step()
         if pairs:
             rescale_pairs(supernet.alphas(), before, pairs)
-        supernet.use_arch(supernet.state.arch)  # drop the gates
+        supernet.use_arch(arch)  # drop the gates
 
-    def _step(self, module: Any) -> int:
+    def _step(self, module: OneShotModule) -> int:
         return module.step_index
 
-    def before_weight_step(self, module: Any) -> None:
+    def before_weight_step(self, module: OneShotModule) -> None:
         supernet, step = module.supernet, self._step(module)
         with torch.no_grad():
             supernet.use_arch(
                 self._sample(supernet, self._probs(supernet), step_generator(self.seed, step))
             )
 
-    def before_validation(self, module: Any) -> None:
+    def before_validation(self, module: OneShotModule) -> None:
         arch = module.supernet.export()
         if not module.supernet.search_space.satisfies(arch):
             arch = self.export_top_models(1)[0]  # the most probable arch within the constraints
@@ -208,9 +216,9 @@ class Proxyless(BaseOneShotStrategy):
 
 @torch.no_grad()
 def rescale_pairs(
-    alphas: dict[str, torch.Tensor],
-    before: dict[str, torch.Tensor],
-    pairs: dict[str, tuple[int, int]],
+    alphas: Mapping[str, torch.Tensor],
+    before: Mapping[str, torch.Tensor],
+    pairs: Mapping[str, tuple[int, int]],
 ) -> None:
     """After a two-path update: keep the pair's new alphas up to a common shift that restores
     ``logsumexp`` over the pair, and every other alpha as it was (an optimizer's weight decay

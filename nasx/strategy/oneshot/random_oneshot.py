@@ -5,7 +5,7 @@ multi-trial strategy (``Random``, ``RegularizedEvolution``, ...)."""
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn as nn
@@ -13,7 +13,6 @@ import torch.nn as nn
 from nasx._checks import check_int
 
 from .base import BaseOneShotStrategy
-from .mixed_value import MixedBatchNorm2d
 from .sampling import (
     batch_reward,
     modes_kept,
@@ -22,7 +21,11 @@ from .sampling import (
     split_scored_batch,
     step_rng,
 )
+from .supernet.mixed_value import MixedBatchNorm2d
 from .topk import prob_key
+
+if TYPE_CHECKING:  # imported when a run starts (it imports Lightning)
+    from .lightning import OneShotModule
 
 
 class RandomOneShot(BaseOneShotStrategy):
@@ -65,7 +68,8 @@ class RandomOneShot(BaseOneShotStrategy):
         if filter is not None and not callable(filter):
             raise TypeError(f"filter must be a function arch -> bool, got {filter!r}")
         self.filter = filter
-        check_int("num_samples", num_samples, allow_none=False)
+        # at least one arch is scored after training, or there is none to export
+        check_int("num_samples", num_samples, minimum=1, allow_none=False)
         check_int("eval_batches", eval_batches, minimum=1)
         check_int("bn_recalibration_batches", bn_recalibration_batches, allow_none=False)
         self.search_strategy, self.num_samples = search_strategy, num_samples
@@ -76,13 +80,13 @@ class RandomOneShot(BaseOneShotStrategy):
         )
         self.results: list[tuple[float, dict[str, Any]]] = []
 
-    def before_weight_step(self, module: Any) -> None:
+    def before_weight_step(self, module: OneShotModule) -> None:
         step = module.step_index
         module.supernet.use_arch(
             self._sample(module.supernet.search_space, step_rng(self.seed, step))
         )
 
-    def before_validation(self, module: Any) -> None:
+    def before_validation(self, module: OneShotModule) -> None:
         # A fixed random path per validation run (same on every rank).
         module.supernet.use_arch(
             self._sample(module.supernet.search_space, step_rng(self.seed, -1))
@@ -99,7 +103,7 @@ class RandomOneShot(BaseOneShotStrategy):
         """A uniformly random arch that ``filter`` accepts (``space.sample`` keeps to the
         space's constraints)."""
         for _ in range(100):
-            arch = space.sample(rng)
+            arch: dict[str, Any] = space.sample(rng)
             if self._allowed(arch):
                 return arch
         raise RuntimeError(
@@ -107,8 +111,7 @@ class RandomOneShot(BaseOneShotStrategy):
         )
 
     def after_fit(self) -> None:
-        if self.num_samples:
-            self.search(self.search_strategy, self.num_samples)
+        self.search(self.search_strategy, self.num_samples)
 
     @torch.no_grad()
     def score(self, arch: dict[str, Any], loader: Any = None) -> float:
@@ -117,7 +120,8 @@ class RandomOneShot(BaseOneShotStrategy):
         loader = loader if loader is not None else self.val_loader
         device = next(supernet.parameters()).device
         supernet.use_arch(arch)
-        model = scoring_model(supernet, getattr(self.module, "inner", None))  # head included
+        inner = self.module.inner if self.module is not None else None
+        model = scoring_model(supernet, inner)  # head included
         with modes_kept(model, supernet):
             return self._score(supernet, model, loader, device)
 
@@ -135,7 +139,8 @@ class RandomOneShot(BaseOneShotStrategy):
         supernet.eval()
         model.eval()
         total, n = 0.0, 0
-        with _autocast(device, getattr(getattr(self, "trainer", None), "precision", None)):
+        precision = self.trainer.precision if self.trainer is not None else None
+        with _autocast(device, precision):
             for i, batch in enumerate(loader):
                 if self.eval_batches is not None and i >= self.eval_batches:
                     break

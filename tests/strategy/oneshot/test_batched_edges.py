@@ -13,8 +13,8 @@ import torch.nn.functional as F
 
 from nasx.hub import DARTS
 from nasx.strategy.oneshot import Supernet
-from nasx.strategy.oneshot.batched_edges import run_batched, signature
-from nasx.strategy.oneshot.mixed_cell import MixedCell
+from nasx.strategy.oneshot.supernet.batched_edges import run_batched, signature
+from nasx.strategy.oneshot.supernet.mixed_cell import MixedCell
 
 from .toys import DartsLikeSpace
 

@@ -84,6 +84,6 @@ def test_path_sampling_from_an_empty_space_is_a_clear_error():
     space = ToySpace()
     add_constraint(space, lambda arch: False, label="nothing")
     with pytest.raises(EmptySpaceError, match="'nothing' rejected"):
-        RandomOneShot(num_samples=0).run(
+        RandomOneShot(num_samples=1).run(
             space, toy_evaluator(epochs=1, limit_train_batches=1, limit_val_batches=1)
         )

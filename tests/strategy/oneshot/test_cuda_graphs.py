@@ -12,7 +12,7 @@ import torch
 from nasx.evaluator import Classification
 from nasx.strategy import DARTS, ENAS, GumbelDARTS, RandomOneShot
 from nasx.strategy.oneshot import Supernet
-from nasx.strategy.oneshot.cuda_graphs import graph_blocker
+from nasx.strategy.oneshot.graphed_step import graph_blocker
 from nasx.strategy.oneshot.lightning import OneShotModule
 
 from .toys import DartsLikeSpace
@@ -84,9 +84,9 @@ def test_graphed_search_steps_equal_eager_ones(strategy_class):
         module = _module(strategy_class(cuda_graphs=graphs, arc_learning_rate=0.1), "cuda")
         losses = [float(module.search_step(t, v)) for t, v in batches]
         alphas = copy.deepcopy({k: a.detach() for k, a in module.supernet.alphas().items()})
-        results.append((losses, alphas, module.__dict__.get("_graph")))
+        results.append((losses, alphas, module.graphed_step))
     (eager_losses, eager_alphas, _), (graph_losses, graph_alphas, graphed) = results
-    assert graphed is not None and graphed.replays == len(batches) - 2
+    assert graphed is not None and graphed.captured.replays == len(batches) - 2
     if strategy_class is DARTS:  # Gumbel noise is drawn from the graph's own RNG offsets
         assert graph_losses == pytest.approx(eager_losses, rel=1e-4)
         for k in eager_alphas:

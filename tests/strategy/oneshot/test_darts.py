@@ -1,8 +1,11 @@
 """DARTS: the second-order gradient against an exact autograd reference, and search behaviour."""
 
+from types import SimpleNamespace
+
 import pytest
 import torch
 
+from nasx._config import describe
 from nasx.strategy import DARTS, GumbelDARTS
 from nasx.strategy.oneshot import second_order_arch_grad
 
@@ -103,3 +106,32 @@ def test_partial_channel_darts_runs_on_a_darts_space():
         s.run(space, ev)
     search_space(space).validate(s.export_top_models()[0])
     assert s.module.step_index == 2
+
+
+@pytest.mark.parametrize(
+    "kwargs, named",
+    [
+        ({"temperature": 0}, r"GumbelDARTS\(temperature=0\)"),  # NNI 3.0's spelling
+        ({"gumbel_temperature": 0.0}, r"GumbelDARTS\(gumbel_temperature=0.0\)"),
+        ({"min_temperature": -1.0}, "min_temperature"),
+        ({"temperature": (1.0, 0.0)}, "init >= min > 0"),
+        ({"temperature_decay": 1.5}, r"temperature_decay=1.5\): a factor in \(0, 1\]"),
+        ({"temperature_decay": "cosine"}, "'linear'"),
+    ],
+)
+def test_a_temperature_that_is_not_positive_is_refused_by_name(kwargs, named):
+    # issue 29: GumbelDARTS(temperature=0) was accepted (gumbel_softmax divides by it)
+    with pytest.raises(ValueError, match=named):
+        GumbelDARTS(**kwargs)
+
+
+def test_nasx_s_linear_schedule_is_nni_s():
+    # one nasx spelling (temperature_decay='linear'); NNI's temperature=(init, min) translates to it
+    nasx_spelling = GumbelDARTS(
+        gumbel_temperature=1.0, temperature_decay="linear", min_temperature=0.5
+    )
+    nni_spelling = GumbelDARTS(temperature=(1.0, 0.5))
+    for s in (nasx_spelling, nni_spelling):
+        s.on_epoch_end(SimpleNamespace(current_epoch=0, trainer=SimpleNamespace(max_epochs=2)))
+    assert nasx_spelling.temperature == nni_spelling.temperature == pytest.approx(0.75)
+    assert describe(nasx_spelling) == describe(nni_spelling)  # the same resume fingerprint

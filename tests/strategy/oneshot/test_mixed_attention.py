@@ -9,7 +9,7 @@ import torch.nn as nn
 
 from nasx.space import Categorical, ModelSpace, MutableMultiheadAttention
 from nasx.strategy.oneshot import Supernet
-from nasx.strategy.oneshot.inherit import subnet
+from nasx.strategy.oneshot.supernet import subnet
 
 
 class Net(ModelSpace):

@@ -6,7 +6,7 @@ import torch.nn as nn
 
 from nasx.space import Cell, ModelSpace
 from nasx.strategy.oneshot import Supernet
-from nasx.strategy.oneshot.mixed_cell import channel_shuffle
+from nasx.strategy.oneshot.supernet.mixed_cell import channel_shuffle
 
 from .toys import DartsLikeSpace
 

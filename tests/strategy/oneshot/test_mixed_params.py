@@ -16,7 +16,7 @@ from nasx.hub.registry import space_entry
 from nasx.space import Categorical, ModelSpace, model_context, mutable_layer
 from nasx.strategy import DARTS, ENAS, Proxyless, RandomOneShot
 from nasx.strategy.oneshot import Supernet, inherit_weights
-from nasx.strategy.oneshot.mixed_params import MixedSlicedParameters
+from nasx.strategy.oneshot.supernet.mixed_params import MixedSlicedParameters
 
 from .toys import FAST_TRAINER, classification
 

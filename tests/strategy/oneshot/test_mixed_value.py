@@ -27,7 +27,7 @@ from nasx.space.derived import derived
 from nasx.space.value_switch import ValueSwitch
 from nasx.strategy import DARTS, ENAS, GumbelDARTS, Proxyless, RandomOneShot
 from nasx.strategy.oneshot import Supernet, inherit_weights
-from nasx.strategy.oneshot.mixed_value import MixedBatchNorm2d, MixedConv2d, MixedLinear
+from nasx.strategy.oneshot.supernet.mixed_value import MixedBatchNorm2d, MixedConv2d, MixedLinear
 
 from .toys import FAST_TRAINER, classification
 

@@ -28,7 +28,7 @@ def test_search_with_a_multi_trial_strategy():
     from nasx.strategy import Random
 
     torch.manual_seed(0)
-    s = RandomOneShot(num_samples=0)
+    s = RandomOneShot(num_samples=1)
     s.run(ToySpace(), toy_evaluator(epochs=2))
     results = s.search(Random(), num_samples=6)
     assert results[0][1] == TOY_RIGHT and trial is not None
@@ -50,3 +50,9 @@ def test_filter_keeps_refused_paths_out_of_training_and_scoring():
     assert all(a["op"] != "noise" for _, a in s.results)
     with pytest.raises(TypeError, match="filter"):
         RandomOneShot(filter=3)
+
+
+def test_scoring_no_arch_is_refused_naming_num_samples():
+    # issue 29: num_samples=0 trained a supernet and then had no arch to export
+    with pytest.raises(ValueError, match="num_samples must be an integer >= 1, got 0"):
+        RandomOneShot(num_samples=0)

@@ -38,102 +38,44 @@ supernet's state for it is :meth:`sliced_state` (used by ``inherit_weights``).
 
 from __future__ import annotations
 
-import inspect
-import itertools
 from collections.abc import Callable, Mapping
-from typing import Any, cast
+from typing import Any
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 from nasx.space import Choice
-from nasx.space.mutable_ops import (
-    MutableBatchNorm2d,
-    MutableConv2d,
-    MutableLayerNorm,
-    MutableLinear,
-)
-from nasx.space.value_switch import ValueSwitch, child_name
+from nasx.space.value_switch import child_name
 
 from .mixed import MixedLayer
 from .state import ArchState, gated
-
-# -- values of arguments under an arch ----------------------------------------------------------
-
-
-def value_of(arg: Any, arch: Mapping[str, Any]) -> Any:
-    """The value module argument ``arg`` takes under ``arch``: a choice's value, an expression's
-    frozen value (anything with ``freeze(arch)``), elementwise for tuples, else ``arg`` itself.
-
-    Example:
-        >>> from nasx.space import Categorical
-        >>> value_of((Categorical([3, 5], label='k'), 1), {'k': 5})
-        (5, 1)
-    """
-    if isinstance(arg, Choice):
-        return arch[arg.label]
-    if isinstance(arg, (tuple, list)):
-        return type(arg)(value_of(a, arch) for a in arg)
-    freeze = getattr(arg, "freeze", None)
-    if callable(freeze):
-        return freeze(arch)
-    return arg
+from .value_args import (
+    MutableLayerLike,
+    all_archs,
+    check_input,
+    fit_channels,
+    largest,
+    leaf_choices,
+    max_arch,
+    outcomes,
+    pair,
+    value_of,
+)
 
 
-def leaf_choices(arg: Any) -> dict[str, Choice]:
-    """The choices ``arg`` depends on, by label (a choice, an expression's ``simplify()``)."""
-    if isinstance(arg, Choice):
-        return {arg.label: arg}
-    if isinstance(arg, (tuple, list)):
-        out: dict[str, Choice] = {}
-        for a in arg:
-            out.update(leaf_choices(a))
-        return out
-    simplify = getattr(arg, "simplify", None)
-    if callable(simplify):
-        return dict(simplify())
-    return {}
-
-
-def outcomes(arg: Any) -> list[tuple[dict[str, int], Any]]:
-    """Every value ``arg`` can take: ``[({label: index in grid}, value)]`` over its choices."""
-    leaves = leaf_choices(arg)
-    labels = list(leaves)
-    grids = [leaves[label].grid() for label in labels]
-    out = []
-    for idx in itertools.product(*(range(len(g)) for g in grids)):
-        arch = {label: grids[i][k] for i, (label, k) in enumerate(zip(labels, idx, strict=True))}
-        out.append((dict(zip(labels, idx, strict=True)), value_of(arg, arch)))
-    return out
-
-
-def _largest(arg: Any, what: str, owner: str) -> int:
-    values = [v for _, v in outcomes(arg)]
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-        raise TypeError(f"{owner}: {what} must take int values, got {values!r}")
-    return max(values)
-
-
-def _pair(v: Any) -> tuple[int, int]:
-    return (v, v) if isinstance(v, int) else (int(v[0]), int(v[1]))
-
-
-class _MixedValueOp(nn.Module):
+class MixedValueOp(nn.Module):
     """Shared machinery: the layer's arguments, cached per arch, mixture masks, Proxyless gates."""
 
     _state: ArchState
-    signature: inspect.Signature  # the torch layer's constructor signature
     size_args: tuple[str, ...]  # arguments that set the output's shape (gated in Proxyless)
     in_arg: str  # the argument that is the input's width
     dim: int = 1  # the dimension holding channels / features
 
-    def __init__(self, source: nn.Module, state: ArchState):
+    def __init__(self, source: MutableLayerLike, state: ArchState):
         super().__init__()
-        args, kwargs = source.__dict__["_nasx_args"]
-        bound = self.signature.bind(None, *args, **kwargs)
-        bound.apply_defaults()
-        self.args = {k: v for k, v in bound.arguments.items() if k != "self"}
+        # the constructor's arguments by name, defaults included (choices where they were given)
+        self.args: dict[str, Any] = {k: v for k, v in source.args.items() if k != "self"}
         self.__dict__["_state"] = state
         self._cached_arch: Any = None
         self._cached: dict[str, Any] = {}
@@ -184,7 +126,7 @@ class _MixedValueOp(nn.Module):
             ]
             rows = torch.zeros(len(options), n)
             for r, (_, value) in enumerate(options):
-                size = value if isinstance(value, int) else _pair(value)[0]
+                size = value if isinstance(value, int) else pair(value)[0]
                 start = (n - size) // 2 if window else 0
                 rows[r, start : start + size] = 1
             self._mask_tables[key] = (index, rows.to(device=device, dtype=dtype))
@@ -221,8 +163,8 @@ class _MixedValueOp(nn.Module):
 
         def alt(k: int) -> Any:
             v = self.values({**arch, label: grid[k]})
-            inp = _fit_channels(x, v[self.in_arg], self.dim)
-            return _fit_channels(run(inp, v), width, self.dim)
+            inp = fit_channels(x, v[self.in_arg], self.dim)
+            return fit_channels(run(inp, v), width, self.dim)
 
         return alt
 
@@ -245,43 +187,24 @@ class _MixedValueOp(nn.Module):
         return f"labels={list(self.labels())!r}"
 
 
-def _fit_channels(t: torch.Tensor, n: int, dim: int = 1) -> torch.Tensor:
-    """``t`` with ``dim`` cut or zero-padded to ``n`` (Proxyless compares paths of other widths)."""
-    have = t.shape[dim]
-    if have >= n:
-        return t.narrow(dim, 0, n)
-    shape = list(t.shape)
-    shape[dim] = n - have
-    return torch.cat([t, t.new_zeros(shape)], dim)
-
-
-def _check_input(owner: str, got: int, want: int, what: str) -> None:
-    if got != want:
-        raise RuntimeError(
-            f"{owner}: the input has {got} {what} but this arch's layer takes {want}; "
-            "the argument must match the layer before it (the same choice or expression)"
-        )
-
-
-class MixedConv2d(_MixedValueOp):
+class MixedConv2d(MixedValueOp):
     """Replaces a ``MutableConv2d``: one ``[out_max, in_max/g, k_max, k_max]`` weight, sliced.
 
     Channels are leading slices, the kernel the centre crop; ``groups`` may be 1 or a depthwise
     ``groups == in_channels`` (the weight's second dim is then 1 for every value).
     """
 
-    signature = inspect.signature(nn.Conv2d.__init__)
     size_args = ("out_channels", "kernel_size")
     in_arg = "in_channels"
 
-    def __init__(self, source: nn.Module, state: ArchState):
+    def __init__(self, source: MutableLayerLike, state: ArchState):
         super().__init__(source, state)
         a, name = self.args, "MixedConv2d"
         if a["padding_mode"] != "zeros":
             raise NotImplementedError(f"{name}: padding_mode {a['padding_mode']!r} (only 'zeros')")
-        self.out_max = _largest(a["out_channels"], "out_channels", name)
-        self.in_max = _largest(a["in_channels"], "in_channels", name)
-        ks = [_pair(v) for _, v in outcomes(a["kernel_size"])]
+        self.out_max = largest(a["out_channels"], "out_channels", name)
+        self.in_max = largest(a["in_channels"], "in_channels", name)
+        ks = [pair(v) for _, v in outcomes(a["kernel_size"])]
         self.k_max = (max(k[0] for k in ks), max(k[1] for k in ks))
         if any((self.k_max[0] - k[0]) % 2 or (self.k_max[1] - k[1]) % 2 for k in ks):
             raise ValueError(f"{name}: kernel sizes {ks} must all be odd or all even (centre crop)")
@@ -290,7 +213,7 @@ class MixedConv2d(_MixedValueOp):
         if leaf_choices(a["groups"]) or a["groups"] != 1:
             self.depthwise = a["groups"] is a["in_channels"] or all(
                 value_of(a["groups"], arch) == value_of(a["in_channels"], arch)
-                for arch in _archs(self.labels())
+                for arch in all_archs(self.labels())
             )
             if not self.depthwise:
                 raise NotImplementedError(
@@ -312,15 +235,15 @@ class MixedConv2d(_MixedValueOp):
         return self.weight[:out, : (1 if self.depthwise else cin), t : t + k[0], s : s + k[1]]
 
     def run(self, x: torch.Tensor, v: dict[str, Any]) -> torch.Tensor:
-        _check_input("MixedConv2d", x.shape[1], v["in_channels"], "channels")
+        check_input("MixedConv2d", x.shape[1], v["in_channels"], "channels")
         out = v["out_channels"]
-        w = self._weight(out, v["in_channels"], _pair(v["kernel_size"]))
+        w = self._weight(out, v["in_channels"], pair(v["kernel_size"]))
         b = self.bias[:out] if self.bias is not None else None
         groups = v["in_channels"] if self.depthwise else 1
         return F.conv2d(x, w, b, v["stride"], v["padding"], v["dilation"], groups)
 
     def run_mixture(self, x: torch.Tensor) -> torch.Tensor:
-        _check_input("MixedConv2d (mixture)", x.shape[1], self.in_max, "channels")
+        check_input("MixedConv2d (mixture)", x.shape[1], self.in_max, "channels")
         w = self.weight
         m_out = self.mask("out_channels", self.out_max)
         if m_out is not None:
@@ -334,7 +257,7 @@ class MixedConv2d(_MixedValueOp):
             b = b * m_out
         # the largest kernel's arguments: padding (and stride, dilation) at every label's maximum
         if self._max_values is None:
-            self._max_values = self.values(_max_arch(self.labels()))
+            self._max_values = self.values(max_arch(self.labels()))
         v = self._max_values
         groups = self.in_max if self.depthwise else 1
         return F.conv2d(x, w, b, v["stride"], v["padding"], v["dilation"], groups)
@@ -342,35 +265,34 @@ class MixedConv2d(_MixedValueOp):
     def sliced_state(self, arch: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         v = self.values(arch)
         out = v["out_channels"]
-        state = {"weight": self._weight(out, v["in_channels"], _pair(v["kernel_size"]))}
+        state = {"weight": self._weight(out, v["in_channels"], pair(v["kernel_size"]))}
         if self.bias is not None:
             state["bias"] = self.bias[:out]
         return state
 
 
-class MixedLinear(_MixedValueOp):
+class MixedLinear(MixedValueOp):
     """Replaces a ``MutableLinear``: one ``[out_max, in_max]`` weight, leading slices."""
 
-    signature = inspect.signature(nn.Linear.__init__)
     size_args = ("out_features",)
     in_arg, dim = "in_features", -1
 
-    def __init__(self, source: nn.Module, state: ArchState):
+    def __init__(self, source: MutableLayerLike, state: ArchState):
         super().__init__(source, state)
         a = self.args
-        self.out_max = _largest(a["out_features"], "out_features", "MixedLinear")
-        self.in_max = _largest(a["in_features"], "in_features", "MixedLinear")
+        self.out_max = largest(a["out_features"], "out_features", "MixedLinear")
+        self.in_max = largest(a["in_features"], "in_features", "MixedLinear")
         like = nn.Linear(self.in_max, self.out_max, bias=bool(a["bias"]))
         self.weight, self.bias = like.weight, like.bias
 
     def run(self, x: torch.Tensor, v: dict[str, Any]) -> torch.Tensor:
-        _check_input("MixedLinear", x.shape[-1], v["in_features"], "features")
+        check_input("MixedLinear", x.shape[-1], v["in_features"], "features")
         out = v["out_features"]
         b = self.bias[:out] if self.bias is not None else None
         return F.linear(x, self.weight[:out, : v["in_features"]], b)
 
     def run_mixture(self, x: torch.Tensor) -> torch.Tensor:
-        _check_input("MixedLinear (mixture)", x.shape[-1], self.in_max, "features")
+        check_input("MixedLinear (mixture)", x.shape[-1], self.in_max, "features")
         y = F.linear(x, self.weight, self.bias)
         m = self.mask("out_features", self.out_max)
         return y if m is None else y * m
@@ -384,24 +306,23 @@ class MixedLinear(_MixedValueOp):
         return state
 
 
-class MixedBatchNorm2d(_MixedValueOp):
+class MixedBatchNorm2d(MixedValueOp):
     """Replaces a ``MutableBatchNorm2d``: affine parameters and running statistics of the largest
     width; a path normalises with (and updates) their leading slice, as OFA's dynamic BN does."""
 
-    signature = inspect.signature(nn.BatchNorm2d.__init__)
     size_args = ("num_features",)
     running_mean: torch.Tensor | None
     running_var: torch.Tensor | None
     num_batches_tracked: torch.Tensor | None
     in_arg = "num_features"
 
-    def __init__(self, source: nn.Module, state: ArchState):
+    def __init__(self, source: MutableLayerLike, state: ArchState):
         super().__init__(source, state)
         a = self.args
         for fixed in ("eps", "momentum", "affine", "track_running_stats"):
             if leaf_choices(a[fixed]):
                 raise NotImplementedError(f"MixedBatchNorm2d: {fixed} may not be a choice")
-        self.n_max = _largest(a["num_features"], "num_features", "MixedBatchNorm2d")
+        self.n_max = largest(a["num_features"], "num_features", "MixedBatchNorm2d")
         like = nn.BatchNorm2d(
             self.n_max,
             a["eps"],
@@ -438,11 +359,11 @@ class MixedBatchNorm2d(_MixedValueOp):
         return F.batch_norm(x, rm, rv, w, b, use_batch, factor, self.eps)
 
     def run(self, x: torch.Tensor, v: dict[str, Any]) -> torch.Tensor:
-        _check_input("MixedBatchNorm2d", x.shape[1], v["num_features"], "channels")
+        check_input("MixedBatchNorm2d", x.shape[1], v["num_features"], "channels")
         return self._bn(x, v["num_features"])
 
     def run_mixture(self, x: torch.Tensor) -> torch.Tensor:
-        _check_input("MixedBatchNorm2d (mixture)", x.shape[1], self.n_max, "channels")
+        check_input("MixedBatchNorm2d (mixture)", x.shape[1], self.n_max, "channels")
         y = self._bn(x, self.n_max)
         m = self.mask("num_features", self.n_max)
         # normalising would lift the masked-down channels back to unit scale: mask again
@@ -460,30 +381,29 @@ class MixedBatchNorm2d(_MixedValueOp):
         return state
 
 
-class MixedLayerNorm(_MixedValueOp):
+class MixedLayerNorm(MixedValueOp):
     """Replaces a ``MutableLayerNorm`` over the last dimension (an int ``normalized_shape``)."""
 
-    signature = inspect.signature(nn.LayerNorm.__init__)
     size_args = ("normalized_shape",)
     in_arg, dim = "normalized_shape", -1
 
-    def __init__(self, source: nn.Module, state: ArchState):
+    def __init__(self, source: MutableLayerLike, state: ArchState):
         super().__init__(source, state)
         a = self.args
-        self.n_max = _largest(a["normalized_shape"], "normalized_shape (one int)", "MixedLayerNorm")
+        self.n_max = largest(a["normalized_shape"], "normalized_shape (one int)", "MixedLayerNorm")
         like = nn.LayerNorm(self.n_max, a["eps"], a["elementwise_affine"], bias=a.get("bias", True))
         self.eps = a["eps"]
         self.weight, self.bias = like.weight, like.bias
 
     def run(self, x: torch.Tensor, v: dict[str, Any]) -> torch.Tensor:
         n = v["normalized_shape"]
-        _check_input("MixedLayerNorm", x.shape[-1], n, "features")
+        check_input("MixedLayerNorm", x.shape[-1], n, "features")
         w = self.weight[:n] if self.weight is not None else None
         b = self.bias[:n] if self.bias is not None else None
         return F.layer_norm(x, (n,), w, b, self.eps)
 
     def run_mixture(self, x: torch.Tensor) -> torch.Tensor:
-        _check_input("MixedLayerNorm (mixture)", x.shape[-1], self.n_max, "features")
+        check_input("MixedLayerNorm (mixture)", x.shape[-1], self.n_max, "features")
         if not self._leaves["normalized_shape"]:
             return F.layer_norm(x, (self.n_max,), self.weight, self.bias, self.eps)
         # Statistics span the features, so a mask would not do: mix each width's normalisation
@@ -540,7 +460,7 @@ class MixedSwitch(MixedLayer):
                 out,
                 st,
                 self.label,
-                lambda k: _fit_channels(
+                lambda k: fit_channels(
                     self.candidate(self.values[k])(*args, **kwargs), out.shape[1]
                 ),
             )
@@ -555,71 +475,12 @@ class MixedSwitch(MixedLayer):
             outs.append(done[id(module)])
         width = max(o.shape[1] for o in outs)
         w = self._state.weight(self.label)
-        return sum(w[k] * _fit_channels(o, width) for k, o in enumerate(outs))
+        return sum(w[k] * fit_channels(o, width) for k, o in enumerate(outs))
 
 
-MIXED_VALUE_TYPES: dict[type, type[_MixedValueOp]] = {
-    MutableConv2d: MixedConv2d,
-    MutableLinear: MixedLinear,
-    MutableBatchNorm2d: MixedBatchNorm2d,
-    MutableLayerNorm: MixedLayerNorm,
-}
-ValueOp = _MixedValueOp
-
-# Attention's mixed layer lives in its own module (it subclasses _MixedValueOp defined above).
-from nasx.space.mutable_ops import MutableMultiheadAttention  # noqa: E402
-
-from .mixed_attention import MixedMultiheadAttention  # noqa: E402
-
-MIXED_VALUE_TYPES[MutableMultiheadAttention] = MixedMultiheadAttention
+ValueOp = MixedValueOp  # the name before the supernet package
 
 
-def convert_value_module(
-    module: nn.Module, state: ArchState, convert: Callable[[nn.Module], nn.Module]
-) -> nn.Module | None:
-    """The mixed module standing in for ``module`` (a Mutable layer with choices or a
-    ValueSwitch), or None when ``module`` is neither; ``convert`` converts candidates."""
-    if isinstance(module, ValueSwitch):
-        cands = [(v, convert(module.candidate(v))) for v in module.choice.values]
-        return MixedSwitch(module.label, cands, state)
-    for source, mixed in MIXED_VALUE_TYPES.items():
-        if type(module) is source:
-            if not cast(Any, module).choices():  # no choice in its arguments: an ordinary layer
-                return None
-            return mixed(module, state)
-    choices = getattr(module, "choices", None)
-    if "_nasx_args" in module.__dict__ and callable(choices) and choices():
-        from .mixed_params import MixedSlicedParameters, sliced_parameters
-
-        if sliced_parameters(module):  # a layer declaring its width-sliced parameters
-            return MixedSlicedParameters(module, state)
-        raise NotImplementedError(
-            f"one-shot strategies cannot share weights over the value choices of a "
-            f"{type(module).__name__}; supported: "
-            f"{', '.join(t.__name__ for t in MIXED_VALUE_TYPES)}. Use a LayerChoice, or a "
-            "multi-trial strategy"
-        )
-    return None
-
-
-def value_ops(root: nn.Module) -> list[tuple[str, _MixedValueOp]]:
+def value_ops(root: nn.Module) -> list[tuple[str, MixedValueOp]]:
     """The mixed value layers below ``root``, by name."""
-    return [(n, m) for n, m in root.named_modules() if isinstance(m, _MixedValueOp)]
-
-
-def _archs(labels: Mapping[str, Choice]) -> list[dict[str, Any]]:
-    names = list(labels)
-    return [
-        dict(zip(names, values, strict=True))
-        for values in itertools.product(*(labels[n].grid() for n in names))
-    ]
-
-
-def _max_arch(labels: Mapping[str, Choice]) -> dict[str, Any]:
-    """Each label at its largest value (numbers), else its default."""
-    out = {}
-    for label, c in labels.items():
-        grid = c.grid()
-        numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in grid)
-        out[label] = max(grid) if numeric else c.default
-    return out
+    return [(n, m) for n, m in root.named_modules() if isinstance(m, MixedValueOp)]

@@ -63,12 +63,12 @@ class _GateGrad(torch.autograd.Function):
 
     @staticmethod
     def forward(
-        ctx,
+        ctx: Any,
         probs: torch.Tensor,
         out: torch.Tensor,
         alternatives: Callable[[int], torch.Tensor],
         paths: tuple[int, ...] | None,
-    ):
+    ) -> torch.Tensor:
         ctx.alternatives = alternatives
         ctx.n = probs.numel()
         ctx.probs_meta = (probs.dtype, probs.device)
@@ -80,7 +80,7 @@ class _GateGrad(torch.autograd.Function):
         return torch.zeros_like(out)
 
     @staticmethod
-    def backward(ctx, grad_out: torch.Tensor):
+    def backward(ctx: Any, grad_out: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
         dtype, device = ctx.probs_meta
         grads = torch.zeros(ctx.n, dtype=dtype, device=device)
         with torch.no_grad():
@@ -110,4 +110,5 @@ def gated(
     if probs is None or not torch.is_tensor(out) or not torch.is_grad_enabled():
         return out
     paths = state.gate_paths.get(label)
-    return out + _GateGrad.apply(probs, out.detach(), alternatives, paths)
+    gate: torch.Tensor = _GateGrad.apply(probs, out.detach(), alternatives, paths)
+    return out + gate

@@ -3,7 +3,7 @@
 Each keeps the candidates of the choice it replaces under the same child names (``'0'``, ``'1'``
 or the dict keys; blocks ``'0'``, ``'1'``, ... for Repeat), so a supernet state-dict key
 ``name.<value>.w`` maps to ``name.w`` in the fixed model. At forward time each reads the shared
-:class:`~nasx.strategy.oneshot.state.ArchState`: mixture weights (every candidate runs) or an arch
+:class:`~nasx.strategy.oneshot.supernet.state.ArchState`: mixture weights (every candidate runs) or an arch
 (only the chosen candidate runs).
 """
 
@@ -22,12 +22,12 @@ from .state import ArchState, gated
 NONE_OPS = ("none",)
 
 
-def _child(module: nn.Module, name: str) -> nn.Module:
+def submodule(module: nn.Module, name: str) -> nn.Module:
     """A child registered by add_module (``_modules`` is typed ``Module | None``; ours never are)."""
     return cast(nn.Module, module._modules[name])
 
 
-def _call(module: nn.Module, *args: Any, **kwargs: Any) -> Any:
+def thunk(module: nn.Module, *args: Any, **kwargs: Any) -> Any:
     """A thunk running ``module(*args, **kwargs)`` later."""
     return lambda: module(*args, **kwargs)
 
@@ -39,8 +39,8 @@ def weighted_sum(
 
     def mix(w: torch.Tensor) -> torch.Tensor:
         out: torch.Tensor | None = None
-        for k, thunk in run:
-            term = w[k] * thunk()
+        for k, run_k in run:
+            term = w[k] * run_k()
             out = term if out is None else out + term
         if out is None:
             raise ValueError("weighted_sum needs at least one candidate to run, got none")
@@ -73,7 +73,7 @@ class MixedLayer(nn.Module):
         self._skip = [isinstance(v, str) and v in none_ops for v in self.values]
 
     def candidate(self, value: Any) -> nn.Module:
-        return _child(self, str(value))
+        return submodule(self, str(value))
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         st: ArchState = self._state
@@ -83,7 +83,7 @@ class MixedLayer(nn.Module):
                 out, st, self.label, lambda k: self.candidate(self.values[k])(*args, **kwargs)
             )
         run = [
-            (k, _call(self.candidate(v), *args, **kwargs))
+            (k, thunk(self.candidate(v), *args, **kwargs))
             for k, v in enumerate(self.values)
             if not self._skip[k]
         ]
@@ -179,7 +179,7 @@ class MixedRepeat(nn.Module):
 
     def _run(self, x: Any, depth: int) -> Any:
         for i in range(depth):
-            x = _child(self, str(i))(x)
+            x = submodule(self, str(i))(x)
         return x
 
     def forward(self, x: Any) -> Any:
@@ -193,7 +193,7 @@ class MixedRepeat(nn.Module):
             if d in self.depths:
                 outputs[d] = h
             if d < max(self.depths):
-                h = _child(self, str(d))(h)
+                h = submodule(self, str(d))(h)
         w = self._state.weight(self.label)
         return sum(w[k] * outputs[d] for k, d in enumerate(self.depths))
 

@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from nasx.space.cell import Cell
 
 from .batched_edges import batched_mixture
-from .mixed import NONE_OPS, _call, weighted_sum
+from .mixed import NONE_OPS, thunk, weighted_sum
 from .state import ArchState, gated
 
 
@@ -85,6 +85,7 @@ class MixedCell(nn.Module):
         # Mixture mode runs the edges leaving the same states as one wide op per candidate
         # (batched_edges.py): the same function in fewer, larger kernels. False: edge by edge.
         self.batch_edges = True
+        self.batch_plans: list[Any] | None = None  # batched_edges' plan, made at the first forward
 
     @property
     def node_indices(self) -> range:
@@ -142,7 +143,7 @@ class MixedCell(nn.Module):
                     x[:, x.shape[1] // self.partial_channels :],
                 )
             run = [
-                (k, _call(self.op(i, j, v), x))
+                (k, thunk(self.op(i, j, v), x))
                 for k, v in enumerate(self.values)
                 if not self._skip[k]
             ]
@@ -171,10 +172,12 @@ class MixedCell(nn.Module):
             # Proxyless gates: other ops on the same input, the same op on other inputs.
             # (j and value bound as defaults: the gate calls them later, in backward.)
             def other_op(n: int, j: int = j) -> torch.Tensor:
-                return self.op(i, j, self.values[n])(states[j])
+                alternative: torch.Tensor = self.op(i, j, self.values[n])(states[j])
+                return alternative
 
             def other_input(n: int, v: Any = value) -> torch.Tensor:
-                return self.op(i, n, v)(states[n])
+                alternative: torch.Tensor = self.op(i, n, v)(states[n])
+                return alternative
 
             out = gated(out, st, op_label, other_op)
             out = gated(out, st, in_label, other_input)

@@ -34,31 +34,29 @@ embedding is not defined here.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping
 from typing import Any
 
 import torch
-import torch.nn as nn
 from torch.func import functional_call
 
-from .mixed_value import _largest, _MixedValueOp
+from .mixed_value import MixedValueOp
 from .state import ArchState
+from .value_args import MutableLayerLike, largest
 
 
-def sliced_parameters(module: nn.Module) -> dict[str, str] | None:
+def sliced_parameters(module: object) -> dict[str, str] | None:
     """The ``nasx_sliced_parameters`` a layer's class declares (parameter -> sizing argument)."""
     found = getattr(type(module), "nasx_sliced_parameters", None)
     return dict(found) if found else None
 
 
-class MixedSlicedParameters(_MixedValueOp):
+class MixedSlicedParameters(MixedValueOp):
     """Stands in for a layer declaring ``nasx_sliced_parameters`` (see the module doc)."""
 
-    def __init__(self, source: nn.Module, state: ArchState):
-        layer = type(source).torch_layer  # type: ignore[attr-defined]
-        self.signature = inspect.signature(layer.__init__)
+    def __init__(self, source: MutableLayerLike, state: ArchState):
         super().__init__(source, state)
+        layer = source.torch_layer  # the torch layer the Mutable* layer extends
         owner = type(source).__name__
         spec = sliced_parameters(source) or {}
         args = sorted(set(spec.values()))
@@ -71,10 +69,10 @@ class MixedSlicedParameters(_MixedValueOp):
         self.size_args = (self.arg,)
         self.in_arg, self.dim = self.arg, -1
         self.owner = owner
-        largest = {
-            k: (_largest(v, k, owner) if self._leaves[k] else v) for k, v in self.args.items()
+        at_largest = {
+            k: (largest(v, k, owner) if self._leaves[k] else v) for k, v in self.args.items()
         }
-        template = layer(**largest)
+        template = layer(**at_largest)
         self._names = list(spec)
         for name in self._names:  # the shared parameters, at the largest width
             setattr(self, name, getattr(template, name))
@@ -85,7 +83,10 @@ class MixedSlicedParameters(_MixedValueOp):
         return {name: getattr(self, name)[..., :n] for name in self._names}
 
     def run(self, x: torch.Tensor, v: dict[str, Any]) -> torch.Tensor:
-        return functional_call(self.__dict__["_template"], self._sliced(v[self.arg]), (x,))
+        out: torch.Tensor = functional_call(
+            self.__dict__["_template"], self._sliced(v[self.arg]), (x,)
+        )
+        return out
 
     def run_mixture(self, x: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError(

@@ -25,7 +25,6 @@ Proxyless gates the head label with the other head counts' outputs. A searched `
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -33,8 +32,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .mixed_value import _MixedValueOp
+from .mixed_value import MixedValueOp
 from .state import ArchState, gated
+from .value_args import MutableLayerLike
 
 # forward(query, key, value, ...) arguments after the three tensors, with nn.MultiheadAttention's
 # defaults; the mixed layer takes the same call.
@@ -47,17 +47,17 @@ _CALL_DEFAULTS = {
 }
 
 
-class MixedMultiheadAttention(_MixedValueOp):
+class MixedMultiheadAttention(MixedValueOp):
     """Replaces a ``MutableMultiheadAttention`` whose ``num_heads`` is searched (see module doc)."""
 
-    signature = inspect.signature(nn.MultiheadAttention.__init__)
     size_args = ("num_heads",)  # gated in Proxyless (heads change the output, not its shape)
     in_arg, dim = "embed_dim", -1
 
-    def __init__(self, source: nn.Module, state: ArchState):
+    def __init__(self, source: MutableLayerLike, state: ArchState):
         super().__init__(source, state)
         searched = [k for k, leaves in self._leaves.items() if leaves and k != "num_heads"]
-        fixed_kv = source.__dict__.get("_qkv_same_embed_dim", True)
+        # keys and values of the query's width (torch's packed in_proj_weight), as nn's own check
+        fixed_kv = all(self.args[k] in (None, self.args["embed_dim"]) for k in ("kdim", "vdim"))
         if searched or not fixed_kv:
             what = ", ".join(searched) or "kdim/vdim other than embed_dim"
             raise NotImplementedError(

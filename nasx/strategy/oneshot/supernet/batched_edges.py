@@ -1,4 +1,4 @@
-"""Edge-batched mixture forward of a :class:`~nasx.strategy.oneshot.mixed_cell.MixedCell`.
+"""Edge-batched mixture forward of a :class:`~nasx.strategy.oneshot.supernet.mixed_cell.MixedCell`.
 
 In DARTS mixture mode a cell runs every candidate op on every edge: 14 edges x 7 ops of a few
 small layers each, tens of thousands of tiny kernels per search step, so a GPU step is bound by
@@ -95,7 +95,8 @@ def run_batched(
     if kind == "id":
         return x
     if kind in ("maxpool", "avgpool"):
-        return modules[0](x)  # pooling is per channel: one call covers every edge
+        pooled: torch.Tensor = modules[0](x)  # pooling is per channel: one call covers every edge
+        return pooled
     if kind == "conv":
         convs = cast(list[nn.Conv2d], list(modules))
         c0 = convs[0]
@@ -123,7 +124,8 @@ def _batch_norm(bns: list[nn.BatchNorm2d], x: torch.Tensor) -> torch.Tensor:
         c = b0.num_features
         with torch.no_grad():
             torch._foreach_copy_(
-                means + variances, list(running_mean.split(c)) + list(running_var.split(c))
+                means + variances,
+                list(torch.split(running_mean, c)) + list(torch.split(running_var, c)),
             )
             counts = [cast(torch.Tensor, b.num_batches_tracked) for b in bns]
             torch._foreach_add_(counts, 1)
@@ -157,9 +159,9 @@ def plan_groups(cell: Any, edges: list[tuple[int, int]]) -> list[EdgeGroup]:
 def batched_mixture(cell: Any, states: list[torch.Tensor], state: Any) -> list[torch.Tensor]:
     """The mixture-mode node values of ``cell`` (a MixedCell) from its preprocessed inputs,
     ``states`` (each ``[B, C, H, W]``): the states list with every node appended."""
-    plans = cell.__dict__.get("_batch_plans")
+    plans = cell.batch_plans
     if plans is None:
-        plans = cell.__dict__["_batch_plans"] = _plan_stages(cell)
+        plans = cell.batch_plans = _plan_stages(cell)
     nodes = list(cell.node_indices)
     partial: dict[int, list[torch.Tensor]] = {i: [] for i in nodes}
     for stage_source, groups in plans:

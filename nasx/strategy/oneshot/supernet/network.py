@@ -23,20 +23,20 @@ every module with that label; cells add one per edge), apart from the model weig
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import torch
 import torch.nn as nn
 
-from nasx.space import Cell, InputChoice, LayerChoice, Repeat, search_space
-from nasx.space.choice import Categorical
+from nasx.space import search_space
 
+from ..topk import prob_key
+from .convert import to_mixed
 from .mixed import NONE_OPS, MixedInput, MixedLayer, MixedRepeat
 from .mixed_cell import MixedCell
-from .mixed_value import convert_value_module, value_ops
+from .mixed_value import value_ops
 from .state import ArchState
-from .topk import prob_key
 
 MIXED_TYPES = (MixedLayer, MixedInput, MixedRepeat, MixedCell)
 MixedModule = MixedLayer | MixedInput | MixedRepeat | MixedCell
@@ -50,40 +50,6 @@ def softmax_weights(key: str, alpha: torch.Tensor) -> torch.Tensor:
 def _param_name(key: str) -> str:
     # ParameterDict keys may not contain '.'; labels may contain '/' (kept as is).
     return key.replace(".", "__dot__")
-
-
-def _convert(
-    module: nn.Module, state: ArchState, none_ops: tuple[str, ...], partial: int = 1
-) -> nn.Module:
-    """Return ``module`` with every choice below it (and itself) replaced by a mixed module."""
-    mixed = convert_value_module(module, state, lambda m: _convert(m, state, none_ops, partial))
-    if mixed is not None:  # value choices: a sliced shared weight (mixed_value.py)
-        return mixed
-    if isinstance(module, LayerChoice):
-        cands = [(v, _convert(m, state, none_ops, partial)) for v, m in module.candidates()]
-        return MixedLayer(module.label, cands, state, none_ops)
-    if isinstance(module, InputChoice):
-        return MixedInput(
-            module.label,
-            module.n_candidates,
-            module.n_chosen,
-            module.reduction,
-            module.choice.grid(),
-            state,
-        )
-    if isinstance(module, Cell):
-        mixed = MixedCell(module, state, none_ops, partial)
-        for name, child in list(mixed._modules.items()):
-            if child is not None:
-                mixed._modules[name] = _convert(child, state, none_ops, partial)
-        return mixed
-    if isinstance(module, Repeat) and isinstance(module.depth_choice, Categorical):
-        blocks = [_convert(b, state, none_ops, partial) for b in module.blocks]
-        return MixedRepeat(module.depth_choice.label, module.depth_choice.values, blocks, state)
-    for name, child in list(module._modules.items()):
-        if child is not None:
-            module._modules[name] = _convert(child, state, none_ops, partial)
-    return module
 
 
 class Supernet(nn.Module):
@@ -124,7 +90,7 @@ class Supernet(nn.Module):
             raise ValueError(
                 f"partial_channels must be >= 1 and needs mode='mixture', got {partial_channels} with {mode!r}"
             )
-        self.model = _convert(copy.deepcopy(space), self.state, tuple(none_ops), partial_channels)
+        self.model = to_mixed(copy.deepcopy(space), self.state, tuple(none_ops), partial_channels)
         self._check_coverage()
         self.arch_params = nn.ParameterDict()
         self.weight_fn: Callable[[str, torch.Tensor], torch.Tensor] = softmax_weights
@@ -207,7 +173,8 @@ class Supernet(nn.Module):
         return list(self.model.parameters())
 
     def alpha(self, key: str) -> nn.Parameter:
-        return self.arch_params[_param_name(key)]
+        alpha: nn.Parameter = self.arch_params[_param_name(key)]
+        return alpha
 
     def alphas(self) -> dict[str, nn.Parameter]:
         return {key.replace("__dot__", "."): p for key, p in self.arch_params.items()}
@@ -227,7 +194,7 @@ class Supernet(nn.Module):
         self,
         arch: dict[str, Any],
         gates: dict[str, torch.Tensor] | None = None,
-        gate_paths: dict[str, tuple[int, ...]] | None = None,
+        gate_paths: Mapping[str, tuple[int, ...]] | None = None,
     ) -> None:
         """Run only the paths ``arch`` picks (validated); ``gates`` carry Proxyless gradients,
         scored in backward over ``gate_paths[label]`` (chosen index first) or every value."""
