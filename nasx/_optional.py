@@ -33,6 +33,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "tfrecord": ("crc32c",),
     "onnx": ("onnx", "onnxruntime"),
     "detection": ("pycocotools",),
+    "lm": ("transformers",),
 }
 
 

@@ -23,6 +23,8 @@ ALLOWED: dict[str, set[str]] = {
     "hardware": {"space", "profiler"},
     "serving": set(),  # export of a chosen model for serving
     "hub": {"space", "datasets", "profiler"},  # spaces and weights; never strategies
+    # language models: train, prune and distill hub GPT models; Hugging Face in and out
+    "lm": {"space", "hub", "datasets", "profiler", "hardware"},
     "strategy": {"space", "trial", "profiler", "hardware"},  # sees only the search space and trials
     "evaluator": {
         "space",

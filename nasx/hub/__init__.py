@@ -1,6 +1,7 @@
 """Model spaces and pre-searched models: the DARTS family (NDS), NAS-Bench-101/201, MnasNet, SpineNet,
-ProxylessNAS, MobileNetV3, ShuffleNet (SPOS), AutoFormer; NNI's building blocks in
-:mod:`nasx.hub.modules` (``NasBench101Cell``, ``NasBench201Cell``, ``AutoActivation``).
+ProxylessNAS, MobileNetV3, ShuffleNet (SPOS), AutoFormer, an elastic GPT language model
+(GPTSpace); NNI's building blocks in :mod:`nasx.hub.modules` (``NasBench101Cell``,
+``NasBench201Cell``, ``AutoActivation``).
 
 The hub imports only :mod:`nasx.space` (never strategies or evaluators).
 
@@ -19,6 +20,7 @@ from .autoformer import (
     AutoformerSpace,
 )
 from .genotypes import Genotype, arch_to_genotype, genotype_to_arch
+from .gpt import GPTSpace
 from .mnasnet import MNASNET_A1, MOBILENET_V2, MnasNet
 from .mobilenetv3 import MOBILENETV3_LARGE, MOBILENETV3_SMALL, MobileNetV3Space
 from .nasbench101 import NasBench101, nb101_spec_to_arch
@@ -42,6 +44,7 @@ __all__ = [
     "PNAS",
     "AmoebaNet",
     "Genotype",
+    "GPTSpace",
     "MNASNET_A1",
     "MOBILENET_V2",
     "MnasNet",

@@ -29,7 +29,7 @@ from typing import Any
 import torch
 import torch.nn as nn
 
-from nasx.space import search_space
+from nasx.space import ModelSpace, search_space
 
 from ..topk import prob_key
 from .convert import to_mixed
@@ -141,14 +141,28 @@ class Supernet(nn.Module):
                 covered.add(m.label)
         covered |= {label for _, m in value_ops(self.model) for label in m.labels()}
         missing = [label for label in self.search_space if label not in covered]
-        if missing:
+        if not missing:
+            return
+        plain = plain_value_choices(self.model)
+        as_plain = [label for label in missing if label in plain]
+        if as_plain:
+            # NNI's ``choice`` is the Categorical object; nasx's is its value inside a space's
+            # constructor, so the Mutable layer it went into saw a plain number (issue 32).
+            rewrite = "; ".join(f"{plain[label]!r}" for label in as_plain)
             raise NotImplementedError(
-                f"one-shot strategies cannot share weights over label(s) {missing!r}: they support "
-                "LayerChoice, InputChoice, Repeat, Cell, ValueSwitch and value choices in the arguments of "
-                "Mutable{Conv2d,Linear,BatchNorm2d,LayerNorm} layers; a value that nasx.choice returned "
-                "as a plain value leaves no module to share weights in. Pass the Categorical to a Mutable "
-                "layer, express it as a LayerChoice, or use a multi-trial strategy"
+                f"one-shot strategies cannot share weights over label(s) {as_plain!r}: inside a "
+                "space's constructor nasx.choice (and ensure_frozen) returns a plain value, not "
+                "NNI's Categorical object, so no layer knows the value came from a choice. Write "
+                f"the choice as the object and pass it to a Mutable layer instead ({rewrite}); "
+                "nasx.choice's plain values search with multi-trial strategies"
             )
+        raise NotImplementedError(
+            f"one-shot strategies cannot share weights over label(s) {missing!r}: they support "
+            "LayerChoice, InputChoice, Repeat, Cell, ValueSwitch and value choices in the arguments of "
+            "Mutable{Conv2d,Linear,BatchNorm2d,LayerNorm,MultiheadAttention} layers. Pass a "
+            "Categorical to a Mutable layer, express it as a LayerChoice, or use a multi-trial "
+            "strategy"
+        )
 
     def _alpha_sizes(self) -> dict[str, int]:
         if self.mode == "path":
@@ -248,3 +262,24 @@ class Supernet(nn.Module):
             grid = self.search_space[label].grid()
             out[label] = {prob_key(v): float(p) for v, p in zip(grid, probs[label], strict=True)}
         return out
+
+
+def plain_value_choices(model: nn.Module) -> dict[str, Any]:
+    """``{label: choice}`` of the value choices the model's spaces resolved to plain values while
+    constructed (``nasx.choice``, ``ensure_frozen``): no layer holds them as choices.
+
+    >>> import nasx, torch.nn as nn
+    >>> from nasx.space import ModelSpace
+    >>> class Net(ModelSpace):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.fc = nn.Linear(2, nasx.choice('width', [4, 8]))
+    >>> plain_value_choices(Net())
+    {'width': Categorical([4, 8], label='width')}
+    """
+    found: dict[str, Any] = {}
+    for m in model.modules():
+        if isinstance(m, ModelSpace):
+            for c in m.value_choices():
+                found.setdefault(c.label, c)
+    return found

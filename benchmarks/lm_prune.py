@@ -1,0 +1,142 @@
+"""Prune + distill + search a small byte-level GPT against the same-size model from scratch and
+against random pruning, at equal training tokens (Minitron's comparison, on the CPU).
+
+    PYTHONPATH=. python benchmarks/lm_prune.py            # ~10 minutes of CPU on a free core
+    PYTHONPATH=. python benchmarks/lm_prune.py --quick    # a smoke run (a minute)
+
+A parent (the space's largest arch) is trained on the Python standard library's source bytes
+(``nasx.datasets.text``). Then, with the parent fixed:
+
+- **searched**: Minitron importance, the uniform candidates near half the parent's parameters,
+  each pruned and distilled ``search_steps`` steps, ranked on validation loss; the best distilled
+  on for ``final_steps`` more;
+- **random pruning**: the same arch with random importance (random channels, heads, neurons,
+  layers kept), distilled for the searched child's total steps;
+- **scratch**: the same arch freshly initialised, trained on the labels for that many steps.
+
+All three see the same number of training tokens after the parent. Prints validation losses
+(nats per byte), parameters and CPU latency (median of 20 forwards of one batch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import torch
+from torch.utils.data import DataLoader
+
+from nasx.datasets.text import stdlib_text
+from nasx.hub.gpt import GPTSpace, largest_arch
+from nasx.lm import distill, evaluate_loss, importance, prune, prune_search, train
+from nasx.lm.prune import Importance
+from nasx.space import search_space
+
+
+def latency_ms(model, x, repeats=20):
+    model.eval()
+    times = []
+    with torch.no_grad():
+        model(x)
+        for _ in range(repeats):
+            start = time.perf_counter()
+            model(x)
+            times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def params(model):
+    return sum(p.numel() for p in model.parameters())
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--parent-steps", type=int, help="default 600 (--quick: 60)")
+    ap.add_argument("--search-steps", type=int, help="distillation per candidate; default 40")
+    ap.add_argument("--final-steps", type=int, help="distillation of the best; default 200")
+    args = ap.parse_args()
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(1)
+    q = args.quick
+    block, batch = (32, 8) if q else (64, 16)
+    parent_steps, search_steps, final_steps = (60, 10, 20) if q else (600, 40, 200)
+    parent_steps = args.parent_steps or parent_steps
+    search_steps = args.search_steps or search_steps
+    final_steps = args.final_steps or final_steps
+    space = GPTSpace(
+        vocab_size=256,
+        block_size=block,
+        search_embed_dim=(64, 96, 128) if q else (96, 128, 192),
+        search_depth=(2, 3, 4),
+        search_num_heads=(2, 3, 4),
+        search_mlp_ratio=(2.0, 3.0, 4.0),
+        head_dim=16 if q else 32,
+    )
+    train_set = stdlib_text("train", block, max_bytes=(2 if q else 10) * 1_000_000)
+    val_set = stdlib_text("validation", block, max_bytes=200_000)
+    g = torch.Generator().manual_seed(args.seed)
+    loader = DataLoader(train_set, batch_size=batch, shuffle=True, generator=g)
+    val = list(DataLoader(val_set, batch_size=64))[: 4 if q else 16]
+    calibration = list(DataLoader(train_set, batch_size=batch))[:8]
+
+    t0 = time.process_time()
+    parent = space.freeze(largest_arch(search_space(space)))
+    train(parent, loader, parent_steps, lr=2e-3)
+    parent_loss = evaluate_loss(parent, val)
+    n_parent = params(parent)
+    print(f"parent: {n_parent} params, val loss {parent_loss:.4f} after {parent_steps} steps")
+
+    ranked = prune_search(
+        parent, space, calibration, loader, val, target_params=n_parent // 2, tolerance=0.15,
+        max_candidates=4, distill_steps=search_steps, lr=1e-3,
+    )  # fmt: skip
+    for c in ranked:
+        print(
+            f"  candidate {c.params} params: pruned {c.loss_pruned:.4f} -> distilled {c.loss_distilled:.4f}  {c.arch}"
+        )
+    best = ranked[0]
+    distill(best.model, parent, loader, final_steps, lr=1e-3)
+    searched_loss = evaluate_loss(best.model, val)
+    total_steps = search_steps + final_steps  # the best child's training after the parent
+
+    imp = importance(parent, calibration)
+    rand = Importance(
+        torch.rand_like(imp.embed), [torch.rand_like(h) for h in imp.heads],
+        [torch.rand_like(n) for n in imp.neurons], torch.rand_like(imp.layers),
+    )  # fmt: skip
+    random_child = prune(parent, space, best.arch, rand)
+    random_pruned_loss = evaluate_loss(random_child, val)
+    distill(random_child, parent, loader, total_steps, lr=1e-3)
+    random_loss = evaluate_loss(random_child, val)
+
+    scratch = space.freeze(best.arch)
+    train(scratch, loader, total_steps, lr=2e-3)
+    scratch_loss = evaluate_loss(scratch, val)
+    cpu_s = time.process_time() - t0
+
+    x = next(iter(DataLoader(val_set, batch_size=1)))[0]
+    tokens = total_steps * batch * block
+    print(f"\nchild arch {best.arch}")
+    print(f"training tokens after the parent, each child: {tokens} ({total_steps} steps)")
+    print(f"{'model':<28}{'params':>10}{'val loss':>10}{'gap to parent':>15}{'latency ms':>12}")
+    for name, model, loss in (
+        ("parent", parent, parent_loss),
+        ("searched (prune+distill)", best.model, searched_loss),
+        ("random pruning + distill", random_child, random_loss),
+        ("from scratch", scratch, scratch_loss),
+    ):
+        print(
+            f"{name:<28}{params(model):>10}{loss:>10.4f}{loss - parent_loss:>15.4f}{latency_ms(model, x):>12.2f}"
+        )
+    print(
+        f"(random pruning before distillation: {random_pruned_loss:.4f}; searched before: {best.loss_pruned:.4f})"
+    )
+    ratio = (searched_loss - parent_loss) / max(scratch_loss - parent_loss, 1e-9)
+    print(f"gap ratio searched / scratch: {ratio:.3f} (goal < 1); CPU time {cpu_s:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
