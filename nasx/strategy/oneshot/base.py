@@ -8,6 +8,7 @@ from __future__ import annotations
 import abc
 import copy
 import logging
+import os
 import pathlib
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
@@ -108,6 +109,23 @@ class OneShotEvaluator(Protocol):
     train_dataloaders: Any
     val_dataloaders: Any
     datamodule: Any
+
+
+def _secondary_rank() -> bool:
+    """True in a process a distributed launcher started for a rank other than 0 (Lightning's
+    DDP re-runs the script with ``LOCAL_RANK`` set; torchrun and SLURM set ``RANK`` /
+    ``SLURM_PROCID``): those processes share the rank-0 process's workdir and its lock.
+
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"LOCAL_RANK": "1"}):
+    ...     _secondary_rank()
+    True
+    >>> with mock.patch.dict(os.environ, {"RANK": "0", "LOCAL_RANK": "0"}):
+    ...     _secondary_rank()
+    False
+    """
+    ranks = (os.environ.get(v) for v in ("RANK", "LOCAL_RANK", "NODE_RANK", "SLURM_PROCID"))
+    return any(r not in (None, "", "0") for r in ranks)
 
 
 class BaseOneShotStrategy(abc.ABC):
@@ -314,10 +332,11 @@ class BaseOneShotStrategy(abc.ABC):
         With ``workdir``, checkpoints go to ``workdir/checkpoints`` and a run finding
         ``last.ckpt`` there resumes from it (optimizer states, arch weights, epoch, step). The
         workdir is locked while the search runs, as a multi-trial experiment's is: a second run
-        into it fails at once, naming the process that holds it.
+        into it fails at once, naming the process that holds it. (Under DDP the rank-0 process
+        holds the lock; the ranks a launcher started train into the same workdir by design.)
         """
         lock = None
-        if workdir is not None:
+        if workdir is not None and not _secondary_rank():
             lock = acquire_workdir_lock(pathlib.Path(workdir), reentrant=True)
         try:
             self._search(model_space, evaluator, workdir)
