@@ -148,6 +148,11 @@ def main() -> None:
     else:
         curves = LearningCurves.from_csv(args.table)
         print(f"table {args.table}: {len(curves.archs)} archs x {curves.epochs} epochs")
+        if len(curves.archs) < 500:  # benchmarks/learning_curves.py builds 648; it resumes
+            print(
+                "PARTIAL table: issue 31's comparison needs the whole space (at least 500 archs); "
+                "finish it with benchmarks/learning_curves.py first"
+            )
     epochs, seeds = curves.epochs, range(args.seeds)
     print(f"oracle (best test accuracy at the full budget): {curves.best_test():.2f}")
     reference_epochs = args.reference_trials * epochs
