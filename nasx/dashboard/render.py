@@ -237,9 +237,9 @@ def _pareto_summary(exp: ExperimentRecord, x: str, y: str) -> Any:
     """Two metrics as point density (hexagons), with the exact Pareto front on top."""
     from nasx.plot.cells import plain
     from nasx.plot.charts import (
-        _BEST,
         _axes,
         _readable_ticks,
+        draw_front,
         metric_names,
         metric_value,
         objective_label,
@@ -265,25 +265,7 @@ def _pareto_summary(exp: ExperimentRecord, x: str, y: str) -> Any:
         cells = ax.hexbin(xs, ys, gridsize=(30, 15), cmap="Blues", mincnt=1, bins="log", lw=0.2)
         cells.set_label("trials (darker: more)")
         front = pareto_indices(list(zip(xs, ys, strict=True)), directions)
-        fx, fy = [xs[i] for i in front], [ys[i] for i in front]
-        ax.step(
-            fx,
-            fy,
-            where="post" if directions[0] != directions[1] else "pre",
-            color=_BEST,
-            lw=1.2,
-            alpha=0.7,
-        )
-        ax.scatter(fx, fy, s=40, color=_BEST, label=f"Pareto front ({len(front)})", zorder=3)
-        for i in front[:12]:  # more labels would cover each other
-            ax.annotate(
-                f"#{rows[i][0]}",
-                (xs[i], ys[i]),
-                textcoords="offset points",
-                xytext=(4, 4),
-                fontsize=7,
-                color=_BEST,
-            )
+        draw_front(ax, rows, front, directions, max_labels=12)  # more labels would overlap
         ax.legend(fontsize=8, loc="best")
         _readable_ticks(ax.xaxis, xs)
         _readable_ticks(ax.yaxis, ys)

@@ -267,25 +267,7 @@ def plot_pareto(
         ax.scatter(
             [r[1] for r in rows], [r[2] for r in rows], s=18, color=_POINT, alpha=0.6, label="trial"
         )
-        fx, fy = [rows[i][1] for i in front], [rows[i][2] for i in front]
-        ax.step(
-            fx,
-            fy,
-            where="post" if directions[0] != directions[1] else "pre",
-            color=_BEST,
-            lw=1.2,
-            alpha=0.7,
-        )
-        ax.scatter(fx, fy, s=40, color=_BEST, label=f"Pareto front ({len(front)})", zorder=3)
-        for i in front:
-            ax.annotate(
-                f"#{rows[i][0]}",
-                (rows[i][1], rows[i][2]),
-                textcoords="offset points",
-                xytext=(4, 4),
-                fontsize=7,
-                color=_BEST,
-            )
+        draw_front(ax, rows, front, directions)
         ax.legend(fontsize=8, loc="best")
         _readable_ticks(ax.xaxis, [r[1] for r in rows])
         _readable_ticks(ax.yaxis, [r[2] for r in rows])
@@ -294,6 +276,31 @@ def plot_pareto(
     ax.set_title(f"{plain(y)} vs {plain(x)}")
     ax.grid(alpha=0.3)
     return fig
+
+
+def draw_front(
+    ax: Any,
+    rows: Sequence[tuple[int, float, float]],
+    front: Sequence[int],
+    directions: Sequence[str],
+    max_labels: int | None = None,
+) -> None:
+    """Draw the Pareto ``front`` (indices into ``rows`` of ``(trial id, x, y)``) on ``ax``: a
+    step line, its points and up to ``max_labels`` trial-id labels (None: all). Shared by
+    :func:`plot_pareto` and the dashboard's chart of many trials."""
+    fx, fy = [rows[i][1] for i in front], [rows[i][2] for i in front]
+    where = "post" if directions[0] != directions[1] else "pre"
+    ax.step(fx, fy, where=where, color=_BEST, lw=1.2, alpha=0.7)
+    ax.scatter(fx, fy, s=40, color=_BEST, label=f"Pareto front ({len(front)})", zorder=3)
+    for i in list(front)[:max_labels]:
+        ax.annotate(
+            f"#{rows[i][0]}",
+            (rows[i][1], rows[i][2]),
+            textcoords="offset points",
+            xytext=(4, 4),
+            fontsize=7,
+            color=_BEST,
+        )
 
 
 def plot_learning_curves(
