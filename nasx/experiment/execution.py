@@ -80,7 +80,8 @@ class SequentialExecutor:
             return []
         job = self._queue.pop(0)
         if job.log_path is not None:  # the trial runs in this process: its crash is ours
-            job = dataclasses.replace(job, evaluating_mark=str(evaluating_mark(job.log_path)))
+            mark = os.path.join(os.path.dirname(job.log_path), EVALUATING_MARK)
+            job = dataclasses.replace(job, evaluating_mark=mark)
         return [run_trial(self.builder, self.evaluator, job)]
 
     def shutdown(self) -> None:

@@ -1,0 +1,56 @@
+"""The trial runner's file marks: cheap (a hard link) and the same on disk as a new file."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from nasx.experiment import runner
+from nasx.experiment.runner import MARK_SPARE, _evaluating, put_mark
+
+
+def trial_folder(tmp_path, trial_id=0):
+    folder = tmp_path / "trials" / str(trial_id)
+    folder.mkdir(parents=True)
+    return folder
+
+
+def test_a_mark_is_a_link_to_the_workdirs_spare_and_goes_when_the_block_ends(tmp_path):
+    marks = [trial_folder(tmp_path, i) / "evaluating" for i in range(3)]
+    spare = tmp_path / "trials" / MARK_SPARE
+    for mark in marks:
+        with _evaluating(str(mark)):
+            # the same inode as the spare: no new file (inode) per trial
+            assert mark.exists() and os.path.samefile(mark, spare)
+            assert spare.stat().st_nlink == 2
+        assert not mark.exists()
+    assert spare.stat().st_nlink == 1 and spare.stat().st_size == 0
+
+
+def test_a_mark_stays_when_the_process_dies_in_the_block_and_goes_on_an_exception(tmp_path):
+    mark = trial_folder(tmp_path) / "evaluating"
+    with pytest.raises(ValueError), _evaluating(str(mark)):
+        raise ValueError("the trial's own error")
+    assert not mark.exists()
+    with pytest.raises(KeyboardInterrupt), _evaluating(str(mark)):
+        raise KeyboardInterrupt  # not the trial's failure: as a death, the mark stays
+    assert mark.exists()
+    with _evaluating(str(mark)):  # a mark left behind is reused, then removed
+        assert mark.exists()
+    assert not mark.exists()
+
+
+def test_without_hard_links_a_mark_is_a_new_file(tmp_path, monkeypatch):
+    def no_links(src, dst):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(runner.os, "link", no_links)
+    mark = trial_folder(tmp_path) / "evaluating"
+    put_mark(str(mark))
+    assert mark.is_file() and mark.stat().st_nlink == 1
+
+
+def test_a_mark_in_a_missing_folder_is_an_error_as_before(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        put_mark(str(tmp_path / "trials" / "9" / "evaluating"))
