@@ -278,6 +278,43 @@ def _describe(e: BaseException) -> str:
     return f"{head}\n{tb}"
 
 
+# One format for every trial log; a Formatter keeps no state between records, so all share it.
+_LOG_FORMAT = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+class _TrialLogHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes the records made in one thread to the log of the trial that thread runs.
+
+    One per thread, reused trial after trial (its stream changes): making a handler per trial
+    (a lock, a formatter, a filter) cost as much as writing the trial's two records.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(_NOWHERE)
+        self.setFormatter(_LOG_FORMAT)
+        self.thread = threading.get_ident()
+        self.in_use = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        # only the records of the thread running the trial, none of another thread's
+        return record.thread == self.thread and bool(super().filter(record))
+
+
+_handlers = threading.local()
+_NOWHERE = io.StringIO()  # the stream of a handler between trials (it is on no logger then)
+
+
+def _handler_for_this_thread() -> _TrialLogHandler:
+    """This thread's handler; a fresh one when it is writing a trial's log already (a trial
+    run inside a trial), so the outer trial's log keeps its handler."""
+    handler: _TrialLogHandler | None = getattr(_handlers, "handler", None)
+    if handler is None or handler.in_use:
+        handler = _TrialLogHandler()
+        if getattr(_handlers, "handler", None) is None:
+            _handlers.handler = handler
+    return handler
+
+
 @contextlib.contextmanager
 def _trial_log(log_path: str | Path | None, buffer: io.StringIO | None) -> Iterator[logging.Logger]:
     """A logger writing to the trial's log, which also captures the trial's own output.
@@ -285,13 +322,12 @@ def _trial_log(log_path: str | Path | None, buffer: io.StringIO | None) -> Itera
     The handler sits on the root logger, so the records of the model, the evaluator and the
     libraries they call (Lightning...) reach the trial's log; a filter keeps only the records
     made in the thread running the trial, so another thread's records (a dashboard, a data
-    loader thread, the application's own work) never land in it.
+    loader thread, the application's own work) never land in it. Each record is flushed as it
+    is written (a process that dies mid-trial leaves its log up to there).
     """
     stream = open(log_path, "a") if log_path else buffer  # noqa: SIM115
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    trial_thread = threading.get_ident()
-    handler.addFilter(lambda record: record.thread == trial_thread)
+    handler = _handler_for_this_thread()
+    handler.stream, handler.in_use = stream, True
     root = logging.getLogger()
     root.addHandler(handler)
     log = logging.getLogger("nasx.trial")
@@ -304,5 +340,6 @@ def _trial_log(log_path: str | Path | None, buffer: io.StringIO | None) -> Itera
     finally:
         root.removeHandler(handler)
         handler.flush()
+        handler.stream, handler.in_use = _NOWHERE, False  # the file is not kept open
         if log_path and stream is not None:
             stream.close()

@@ -54,3 +54,43 @@ def test_without_hard_links_a_mark_is_a_new_file(tmp_path, monkeypatch):
 def test_a_mark_in_a_missing_folder_is_an_error_as_before(tmp_path):
     with pytest.raises(FileNotFoundError):
         put_mark(str(tmp_path / "trials" / "9" / "evaluating"))
+
+
+# ----------------------------------------------------------------------------- trial logs
+def test_trial_logs_leave_no_handler_behind_and_a_trial_inside_a_trial_keeps_both_logs(tmp_path):
+    import logging
+
+    import torch.nn as nn
+
+    from nasx.experiment.jobs import Job
+    from nasx.experiment.runner import ModelBuilder, run_trial
+    from nasx.space import LayerChoice, ModelSpace
+
+    class Net(ModelSpace):
+        def __init__(self):
+            super().__init__()
+            self.act = LayerChoice([nn.ReLU(), nn.Tanh()], label="act")
+
+    builder = ModelBuilder.from_space(Net())
+    root_handlers = list(logging.getLogger().handlers)
+    inner_log, outer_log = tmp_path / "inner.log", tmp_path / "outer.log"
+
+    def outer(model):
+        logging.getLogger("user").warning("outer before")
+        inner = run_trial(builder, lambda m: 0.25, Job(1, {"act": 1}, log_path=str(inner_log)))
+        logging.getLogger("user").warning("outer after")
+        return inner.metric
+
+    for _ in range(2):  # the second time with this thread's handler reused
+        result = run_trial(builder, outer, Job(0, {"act": 0}, log_path=str(outer_log)))
+        assert result.status == "succeeded" and result.metric == 0.25
+    assert logging.getLogger().handlers == root_handlers
+    outer_text, inner_text = outer_log.read_text(), inner_log.read_text()
+    # the outer log has its own records before and after the inner trial (and, as a log of
+    # everything its thread did meanwhile, the inner trial's); the inner log has only its own
+    for line in ("trial 0 arch", "outer before", "outer after"):
+        assert outer_text.count(line) == 2, outer_text
+    assert outer_text.splitlines()[-1].endswith("nasx.trial: succeeded: {'default': 0.25}")
+    assert "outer" not in inner_text and inner_text.count("nasx.trial: trial 1 arch") == 2
+    logging.getLogger("user").warning("between trials")  # reaches no trial's log
+    assert "between trials" not in outer_log.read_text() + inner_log.read_text()
