@@ -408,7 +408,7 @@ def _row(trial: Trial) -> tuple[Any, ...]:
 
 # What json.dumps gives for the empty containers a row mostly holds (no metrics yet, no
 # intermediates, no hparams): three of a new trial's JSON columns, without the encoder's call.
-_EMPTY_JSON = {dict: "{}", list: "[]"}
+_EMPTY_JSON: dict[type, str] = {dict: "{}", list: "[]"}
 
 
 def _json(value: Any) -> str:
