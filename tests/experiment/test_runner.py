@@ -94,3 +94,57 @@ def test_trial_logs_leave_no_handler_behind_and_a_trial_inside_a_trial_keeps_bot
     assert "outer" not in inner_text and inner_text.count("nasx.trial: trial 1 arch") == 2
     logging.getLogger("user").warning("between trials")  # reaches no trial's log
     assert "between trials" not in outer_log.read_text() + inner_log.read_text()
+
+
+# ----------------------------------------------------------------------------- evaluators
+def test_is_model_evaluator_answers_as_isinstance_of_the_protocol():
+    import functools
+    from unittest import mock
+
+    from nasx.evaluator import FunctionalEvaluator
+    from nasx.evaluator.base import ModelEvaluator
+    from nasx.experiment.runner import is_model_evaluator
+
+    class WithMethod:
+        def evaluate(self, model, report=None):
+            return 1.0
+
+    class NoneOnClass:
+        evaluate = None
+
+    class Sub(WithMethod):
+        pass
+
+    class CallableOnly:
+        def __call__(self, model):
+            return 1.0
+
+    def plain(model):
+        return 1.0
+
+    def tagged(model):
+        return 1.0
+
+    tagged.evaluate = plain  # a function carrying an evaluate attribute is one
+    on_instance = NoneOnClass()
+    on_instance.evaluate = plain
+    candidates = [
+        WithMethod(),
+        Sub(),
+        NoneOnClass(),
+        on_instance,
+        CallableOnly(),
+        plain,
+        tagged,
+        lambda model: 1.0,
+        functools.partial(plain),
+        mock.Mock(),
+        mock.MagicMock(spec=plain),
+        print,
+        FunctionalEvaluator(plain),
+        3,
+    ]
+    for _ in range(2):  # the second time from the remembered classes
+        got = [is_model_evaluator(c) for c in candidates]
+        assert got == [isinstance(c, ModelEvaluator) for c in candidates]
+    assert got[:2] == [True, True] and got[5] is False and got[6] is True
