@@ -246,40 +246,45 @@ def _evaluating(mark: str | None) -> Iterator[None]:
     os.unlink(mark)
 
 
-# The empty file every ``evaluating`` mark of a workdir is a hard link to, beside the trial
-# folders (``trials/.evaluating``). Creating a file allocates an inode, which on ext4 costs
-# 0.1-0.25 ms of kernel time (measured: benchmarks/trial_overhead.results.md), as much as the
-# rest of a trivial trial's framework work; linking an existing inode costs ~10 us.
-MARK_SPARE = ".evaluating"
+# The empty file every ``evaluating`` mark of a workdir is a hard link to, in the workdir beside
+# nasx.db (not in trials/, whose entries are the trial folders). Creating a file allocates an
+# inode, which on ext4 costs 0.1-0.25 ms of kernel time (measured:
+# benchmarks/trial_overhead.results.md), as much as the rest of a trivial trial's framework
+# work; linking an existing inode costs ~10 us.
+MARK_SPARE = "nasx.evaluating"
+_TRIALS_DIR = "trials"  # storage.TRIALS_DIR (storage's imports are not a worker's business)
 
 
 def put_mark(mark: str) -> None:
-    """Make the empty file ``mark`` (``trials/<id>/evaluating``): a hard link to the workdir's
-    spare (:data:`MARK_SPARE`, made on first use), or a new file where the filesystem has no
-    hard links. A mark already there (left by a killed run) is kept.
+    """Make the empty file ``mark``. For a trial of a workdir (``<workdir>/trials/<id>/evaluating``)
+    it is a hard link to the workdir's :data:`MARK_SPARE` (made on first use); elsewhere, or where
+    the filesystem has no hard links, a new file. A mark already there (left by a killed run)
+    is kept.
 
     >>> import os, tempfile
-    >>> trial = os.path.join(tempfile.mkdtemp(), '0'); os.mkdir(trial)
-    >>> put_mark(os.path.join(trial, 'evaluating')); os.listdir(trial)
-    ['evaluating']
+    >>> workdir = tempfile.mkdtemp(); trial = os.path.join(workdir, 'trials', '0'); os.makedirs(trial)
+    >>> put_mark(os.path.join(trial, 'evaluating')); os.listdir(trial), sorted(os.listdir(workdir))
+    (['evaluating'], ['nasx.evaluating', 'trials'])
     """
-    spare = os.path.join(os.path.dirname(os.path.dirname(mark)), MARK_SPARE)
-    try:
-        os.link(spare, mark)
-        return
-    except FileExistsError:
-        return
-    except FileNotFoundError:  # the workdir's first mark: make the spare, then link it
+    trials = os.path.dirname(os.path.dirname(mark))
+    if os.path.basename(trials) == _TRIALS_DIR:
+        spare = os.path.join(os.path.dirname(trials), MARK_SPARE)
         try:
-            os.close(os.open(spare, os.O_WRONLY | os.O_CREAT, 0o644))
             os.link(spare, mark)
             return
         except FileExistsError:
             return
-        except OSError:
+        except FileNotFoundError:  # the workdir's first mark: make the spare, then link it
+            try:
+                os.close(os.open(spare, os.O_WRONLY | os.O_CREAT, 0o644))
+                os.link(spare, mark)
+                return
+            except FileExistsError:
+                return
+            except OSError:
+                pass
+        except OSError:  # no hard links here (some network and FAT filesystems)
             pass
-    except OSError:  # no hard links here (some network and FAT filesystems)
-        pass
     os.close(os.open(mark, os.O_WRONLY | os.O_CREAT, 0o644))
 
 

@@ -276,6 +276,7 @@ def remove_experiment(directory: str | os.PathLike[str]) -> None:
         LOCK_NAME,
         LOCK_PID_NAME,
         "oneshot.json",
+        "nasx.evaluating",  # runner.MARK_SPARE: what trials' evaluating marks link to
     ):
         (directory / name).unlink(missing_ok=True)
     for name in (TRIALS_DIR, "workers", "checkpoints", "weights"):

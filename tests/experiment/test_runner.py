@@ -18,7 +18,7 @@ def trial_folder(tmp_path, trial_id=0):
 
 def test_a_mark_is_a_link_to_the_workdirs_spare_and_goes_when_the_block_ends(tmp_path):
     marks = [trial_folder(tmp_path, i) / "evaluating" for i in range(3)]
-    spare = tmp_path / "trials" / MARK_SPARE
+    spare = tmp_path / MARK_SPARE  # beside nasx.db: trials/ holds only the trial folders
     for mark in marks:
         with _evaluating(str(mark)):
             # the same inode as the spare: no new file (inode) per trial
@@ -26,6 +26,30 @@ def test_a_mark_is_a_link_to_the_workdirs_spare_and_goes_when_the_block_ends(tmp
             assert spare.stat().st_nlink == 2
         assert not mark.exists()
     assert spare.stat().st_nlink == 1 and spare.stat().st_size == 0
+    assert sorted(p.name for p in (tmp_path / "trials").iterdir()) == ["0", "1", "2"]
+
+
+def test_a_mark_outside_a_workdirs_trial_folder_is_a_new_file_and_makes_no_spare(tmp_path):
+    folder = tmp_path / "logs" / "mine"
+    folder.mkdir(parents=True)
+    put_mark(str(folder / "evaluating"))
+    assert (folder / "evaluating").stat().st_nlink == 1
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["evaluating", "logs", "mine"]
+
+
+def test_the_spare_is_named_in_one_place_and_removed_with_the_experiment(tmp_path):
+    from nasx.experiment import NasExperiment
+    from nasx.experiment.storage import TRIALS_DIR, remove_experiment
+    from nasx.strategy import GridSearch
+
+    from .helpers import SmallNet, width_metric
+
+    assert runner._TRIALS_DIR == TRIALS_DIR
+    NasExperiment(SmallNet(), width_metric, GridSearch(), workdir=tmp_path, progress=False).run()
+    assert (tmp_path / MARK_SPARE).is_file()
+    assert all(p.name.isdigit() for p in (tmp_path / "trials").iterdir())
+    remove_experiment(tmp_path)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_mark_stays_when_the_process_dies_in_the_block_and_goes_on_an_exception(tmp_path):
