@@ -40,6 +40,7 @@ from nasx.strategy.oneshot.base import OneShotStrategy
 from nasx.trial import SUCCEEDED, Trial
 
 from . import settings, weights
+from .display import progress_for
 from .execution import make_executor
 from .filters import admission
 from .identity import adopt_stored_seed, experiment_meta, open_store
@@ -47,7 +48,7 @@ from .interrupt import run_until_stopped
 from .jobs import Job
 from .loop import Limits, TrialBook, TrialLoop, as_seen, label_splitter
 from .oneshot_run import run_one_shot
-from .progress import announce_constraints, progress_for
+from .progress import announce_constraints
 from .recovery import trials_to_rerun
 from .runner import ModelBuilder, no_model, run_trial
 from .settings import joint_space, parse_duration

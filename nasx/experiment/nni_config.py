@@ -71,7 +71,7 @@ class NniConfig:
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in _DURATIONS:
-            from .experiment import parse_duration
+            from .settings import parse_duration
 
             value = parse_duration(value, _DURATIONS[name])
         if name in FIELDS:
