@@ -47,6 +47,7 @@ from .identity import adopt_stored_seed, experiment_meta, open_store
 from .interrupt import run_until_stopped
 from .jobs import Job
 from .loop import Limits, TrialBook, TrialLoop, as_seen, label_splitter
+from .nni_config import accepts_nni_run_options
 from .oneshot_run import run_one_shot
 from .progress import announce_constraints
 from .recovery import trials_to_rerun
@@ -219,15 +220,13 @@ class NasExperiment:
             self._config = NniConfig(self)
         return self._config
 
-    def run(self, port: int | None = None, **nni_options: Any) -> None:
+    @accepts_nni_run_options  # NNI's run(port, wait_completion=, ...): taken, ignored
+    def run(self) -> None:
         """Run until a limit is reached or the strategy is exhausted; call again to go on.
 
-        ``port`` and NNI's other ``run`` options (``config``, ``wait_completion``, ``debug``) are
-        accepted for NNI scripts and ignored: nasx starts no web server of its own; run
-        ``nasx serve <workdir>`` in another terminal to follow the experiment in a browser. Any
-        other keyword is refused, naming the known ones.
+        NNI's ``run(port, ...)`` options are taken and ignored (``nni_config``): nasx serves no
+        web page itself; ``nasx serve <workdir>`` in another terminal does.
         """
-        settings.check_nni_run_options(nni_options)
         settings.check_limits(self)  # exp.config (NNI) may have set them after construction
         if not self._execution_given:  # max_concurrent_trials may have changed (exp.config)
             self.execution = self._default_execution()

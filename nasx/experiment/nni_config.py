@@ -1,4 +1,5 @@
-"""``experiment.config``: NNI 3.0's config fields, mapped onto NasExperiment's arguments.
+"""NNI 3.0's experiment dialect at the edge: ``experiment.config``'s fields mapped onto
+NasExperiment's arguments, and NNI's ``run(port, ...)`` options accepted around nasx's ``run()``.
 
 NNI scripts write ``exp.config.max_trial_number = 10``; in nasx that sets ``exp.max_trials``. NNI
 fields without a nasx meaning (``trial_gpu_number``, ``training_service``, ...) are accepted and
@@ -18,8 +19,15 @@ ignored; any other name is refused with the list of known ones, so a typo is not
 from __future__ import annotations
 
 import difflib
+import functools
 import types
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Concatenate, TypeVar
+
+_Experiment = TypeVar("_Experiment")
+
+# NNI 3.0's NasExperiment.run / Experiment.run options besides `port`: accepted, without effect.
+NNI_RUN_OPTIONS = ("config", "wait_completion", "debug")
 
 # NNI field -> NasExperiment attribute
 FIELDS = {
@@ -159,3 +167,44 @@ class NasExperimentConfig:
         args = [repr(a) for a in (self.execution_engine, self.model_format) if a is not None]
         args += [f"{k}={v!r}" for k, v in self._fields.items()]
         return f"NasExperimentConfig({', '.join(args)})"
+
+
+def accepts_nni_run_options(
+    run: Callable[[_Experiment], None],
+) -> Callable[Concatenate[_Experiment, ...], None]:
+    """nasx's ``run(self)`` that also takes NNI 3.0's ``run(port, config=, wait_completion=,
+    debug=)``, so NNI scripts run unchanged. They are ignored: nasx starts no web server of its
+    own (``nasx serve <workdir>`` in another terminal shows the experiment in a browser). Any
+    other keyword is refused, naming the known ones. ``inspect.signature`` shows ``run``'s own.
+
+        >>> class Exp:
+        ...     @accepts_nni_run_options
+        ...     def run(self):
+        ...         print('ran')
+        >>> Exp().run(8081, wait_completion=True)
+        ran
+        >>> Exp().run(max_trial=3)
+        Traceback (most recent call last):
+        ...
+        TypeError: NasExperiment.run() got unknown option(s) 'max_trial'; it takes port and NNI's ...
+    """
+
+    @functools.wraps(run)
+    def run_accepting_nni_options(
+        self: _Experiment, port: int | None = None, **nni_options: Any
+    ) -> None:
+        check_nni_run_options(nni_options)
+        run(self)
+
+    return run_accepting_nni_options
+
+
+def check_nni_run_options(options: dict[str, Any]) -> None:
+    """A TypeError naming ``options`` that are not NNI's ``run`` options (and what is known)."""
+    unknown = sorted(set(options) - set(NNI_RUN_OPTIONS))
+    if unknown:
+        raise TypeError(
+            f"NasExperiment.run() got unknown option(s) {', '.join(map(repr, unknown))}; it takes "
+            f"port and NNI's {', '.join(NNI_RUN_OPTIONS)} (all ignored: nasx has no web UI). "
+            "Limits such as max_trials are NasExperiment(...) arguments"
+        )

@@ -4,6 +4,8 @@ construction with the missing methods named."""
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 import torch.nn as nn
 
@@ -115,6 +117,18 @@ def test_a_strategy_subclass_without_next_arch_fails_when_constructed():
 def test_one_shot_strategy_names_what_its_evaluator_lacks():
     with pytest.raises(TypeError, match=r"has no datamodule, module, train_dataloaders, trainer"):
         DARTS().run(SmallNet(), lambda model: 0.0)
+
+
+def test_run_is_nasx_own_and_takes_nni_options_at_the_edge(tmp_path):
+    """``run()`` takes no argument of its own; NNI's port (positional too) and options are
+    translated by nni_config and have no effect."""
+    assert list(inspect.signature(NasExperiment.run).parameters) == ["self"]
+    exp = NasExperiment(SmallNet(), lambda model: 0.0, Random(seed=0), workdir=tmp_path)
+    exp.max_trials = 1
+    exp.run(8081, config=None, debug=True)
+    exp.max_trials = 2
+    exp.run(port=None, wait_completion=False)
+    assert [t.id for t in exp.trials()] == [0, 1]
 
 
 def test_unknown_run_options_and_config_fields_are_refused_with_the_known_ones(tmp_path):
