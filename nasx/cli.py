@@ -140,12 +140,6 @@ def cmd_show(args: argparse.Namespace) -> int:
     width = _output_width(args.width)
     print(f"experiment  {exp.directory}")
     print(f"kind        {exp.kind}")
-    if exp.kind == "one-shot":
-        print(
-            "(one-shot runs keep supernet checkpoints, not trials: see `nasx plot` for arch weights,"
-            " `nasx model EXP --arch JSON` for a subnet with its inherited weights)"
-        )
-        return 0
     print(f"space       {meta.get('space', '-')} ({len(meta.get('search_space', {}))} labels)")
     print(f"strategy    {meta.get('strategy', '-')} (seed {meta.get('strategy_seed')})")
     print(f"direction   {exp.direction}")
@@ -191,11 +185,6 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     exp = _read(args.exp)
-    if exp.kind == "one-shot":
-        raise CliError(
-            f"{exp.directory} is a one-shot run: its arch is read from the trained supernet, which "
-            "needs the space; call exp.export_top_models() in Python"
-        )
     if args.top < 1:
         raise CliError(f"--top must be at least 1, got {args.top}")
     best = exp.best(args.top)
@@ -248,13 +237,9 @@ def cmd_model(args: argparse.Namespace) -> int:
             arch = json.loads(args.arch)
         except ValueError as e:
             raise CliError(f"--arch must be a JSON object: {e}") from None
-    if exp.kind == "one-shot" and trial != "best":
-        raise CliError(f"{exp.directory} is a one-shot run: it has no trials; pass --arch JSON")
-    if exp.kind != "one-shot" and arch is not None:
-        raise CliError("--arch selects a subnet of a one-shot run; pass --trial ID")
     try:
         content = model_file(exp.directory, trial, arch=arch)
-    except (WeightsError, ValueError, KeyError) as e:
+    except (WeightsError, ValueError, KeyError, TypeError) as e:
         raise CliError(str(e)) from None
     if content["trial"] is not None and not content.get("hparams"):
         # weights written before the files carried the evaluator's choices: from the trial's row
@@ -262,7 +247,7 @@ def cmd_model(args: argparse.Namespace) -> int:
         content["hparams"] = dict(record.hparams) if record is not None else {}
     out = Path(args.output)
     torch.save(content, out)
-    what = "the subnet" if content["trial"] is None else f"trial {content['trial']}"
+    what = "the subnet" if args.arch is not None else f"trial {content['trial']}"
     print(f"wrote the trained model of {what} to {out} ({out.stat().st_size / 2**20:.2f} MiB)")
     print(f"arch     {json.dumps(content['arch'])}")
     if content.get("hparams"):
@@ -276,55 +261,66 @@ def cmd_plot(args: argparse.Namespace) -> int:
     matplotlib = optional_import("matplotlib", "plot", "nasx plot")
     matplotlib.use("Agg")
     from nasx.plot import charts
-    from nasx.plot.cell_graph import cell_names
-    from nasx.plot.cells import plot_cell, plot_double_cells
 
     exp = _read(args.exp)
     out = Path(args.output or (exp.directory / "plots"))
-    out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
 
     def save(fig, name: str) -> None:
+        out.mkdir(parents=True, exist_ok=True)
         path = out / f"{name}.{args.format}"
         fig.savefig(path, dpi=args.dpi, bbox_inches="tight")
         written.append(path)
 
-    if exp.kind == "one-shot":
+    # Each chart is drawn when the experiment has its data: trials with metrics (a multi-trial
+    # run), architecture weights logged while a supernet trained (a one-shot run), cells in the
+    # best arch (either).
+    if charts.has_arch_weights(exp.directory):
         try:
             save(charts.plot_arch_weights(exp.directory), "arch_weights")
-        except FileNotFoundError as e:
-            raise CliError(str(e)) from None
-    elif not exp.trials:
+        except FileNotFoundError as e:  # TensorBoard logs without arch/ scalars
+            print(f"(no architecture weights drawn: {e})", file=sys.stderr)
+    _plot_trials(exp, save)
+    _plot_best_cells(exp, save, args)
+    if not written:
         raise CliError(f"{exp.directory} has no trials yet: nothing to plot")
-    else:
-        save(charts.plot_metric_history(exp.trials, direction=exp.direction), "metric_history")
-        if any(t.intermediates for t in exp.trials):
-            save(
-                charts.plot_learning_curves(exp.trials, direction=exp.direction), "learning_curves"
-            )
-        for name in charts.metric_names(exp.trials):
-            if name != "default":
-                directions = ("minimize", exp.direction)
-                save(
-                    charts.plot_pareto(exp.trials, name, "default", directions),
-                    f"pareto_{_safe(name)}",
-                )
-        best = exp.best(1)
-        cells = cell_names(best[0].arch) if best else []
-        if cells:
-            merge_op = "loose_end" if args.loose_end else "all"
-            if {"normal", "reduce"} <= set(cells):
-                save(
-                    plot_double_cells(best[0].arch, merge_op=merge_op, backend=args.backend),
-                    "best_cells",
-                )
-            else:
-                for cell in cells:
-                    fig = plot_cell(best[0].arch, cell, merge_op=merge_op, backend="matplotlib")
-                    save(fig, f"best_cell_{_safe(cell)}")
     for path in written:
         print(path)
     return 0
+
+
+def _plot_trials(exp: Any, save: Any) -> None:
+    """The metric history, learning curves and a Pareto chart per extra metric."""
+    from nasx.plot import charts
+
+    if not any(t.metric is not None for t in exp.trials):
+        return
+    save(charts.plot_metric_history(exp.trials, direction=exp.direction), "metric_history")
+    if any(t.intermediates for t in exp.trials):
+        save(charts.plot_learning_curves(exp.trials, direction=exp.direction), "learning_curves")
+    for name in charts.metric_names(exp.trials):
+        if name != "default":
+            directions = ("minimize", exp.direction)
+            save(
+                charts.plot_pareto(exp.trials, name, "default", directions),
+                f"pareto_{_safe(name)}",
+            )
+
+
+def _plot_best_cells(exp: Any, save: Any, args: argparse.Namespace) -> None:
+    """The cells of the best arch (a DARTS-like space's normal and reduction cells)."""
+    from nasx.plot.cell_graph import cell_names
+    from nasx.plot.cells import plot_cell, plot_double_cells
+
+    best = exp.best(1)
+    cells = cell_names(best[0].arch) if best else []
+    merge_op = "loose_end" if args.loose_end else "all"
+    if {"normal", "reduce"} <= set(cells):
+        save(plot_double_cells(best[0].arch, merge_op=merge_op, backend=args.backend), "best_cells")
+        return
+    for cell in cells:
+        fig = plot_cell(best[0].arch, cell, merge_op=merge_op, backend="matplotlib")
+        save(fig, f"best_cell_{_safe(cell)}")
 
 
 def _safe(name: str) -> str:
@@ -336,8 +332,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
     launch = exp.meta.get("launch")
     if not launch or not launch.get("argv"):
         raise CliError(
-            f"{exp.directory} does not record how it was started (made by an older nasx or a one-shot "
-            "run): re-run your script with NasExperiment(..., resume=True)"
+            f"{exp.directory} does not record how it was started (made by an older nasx): re-run "
+            "your script with NasExperiment(..., resume=True)"
         )
     argv, cwd = list(launch["argv"]), launch.get("cwd") or "."
     script = argv[0]
@@ -362,9 +358,6 @@ def cmd_tensorboard(args: argparse.Namespace) -> int:
     from nasx.experiment.tensorboard import TB_DIR, write_trials
 
     exp = _read(args.exp)
-    if exp.kind == "one-shot":
-        print(f"{exp.directory} is a one-shot run: Lightning already logs it under lightning_logs/")
-        return 0
     try:
         n = write_trials(exp.directory, exp.trials, overwrite=args.overwrite)
     except ImportError as e:
@@ -495,9 +488,13 @@ def _add_model(sub: _Commands) -> None:
         "experiment itself.",
     )
     p.add_argument("exp", help="experiment directory")
-    p.add_argument("--trial", default="best", help="trial id or 'best' (default best)")
     p.add_argument(
-        "--arch", help="one-shot experiments: the subnet's arch as JSON (default: the exported one)"
+        "--trial",
+        default="best",
+        help="trial id (a one-shot run: an exported arch's id) or 'best' (default best)",
+    )
+    p.add_argument(
+        "--arch", help="one-shot experiments: any subnet's arch as JSON (default: --trial's)"
     )
     p.add_argument("-o", "--output", required=True, help="the file to write (e.g. model.pt)")
     p.set_defaults(func=cmd_model)

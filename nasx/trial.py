@@ -155,8 +155,8 @@ def arch_digest(arch: dict[str, Any]) -> int:
 
 
 def best_trials(trials: Iterable[Trial], direction: str, top_k: int | None = None) -> list[Trial]:
-    """The succeeded trials with a metric, best first (``direction`` 'maximize' or 'minimize'),
-    ties broken by the lower id; the first ``top_k`` of them when given.
+    """The succeeded trials, best first (``direction`` 'maximize' or 'minimize'), ties broken by
+    the lower id, those without a metric last (in id order); the first ``top_k`` when given.
 
     >>> ts = [Trial(0, {}, 'succeeded', metric=0.5), Trial(1, {}, 'failed'),
     ...       Trial(2, {}, 'succeeded', metric=0.9), Trial(3, {}, 'succeeded', metric=0.9)]
@@ -166,8 +166,14 @@ def best_trials(trials: Iterable[Trial], direction: str, top_k: int | None = Non
     if direction not in ("maximize", "minimize"):
         raise ValueError(f"direction must be 'maximize' or 'minimize', got {direction!r}")
     sign = -1.0 if direction == "maximize" else 1.0
-    done = [t for t in trials if t.status == SUCCEEDED and t.metric is not None]
-    ranked = sorted(done, key=lambda t: (sign * cast(float, t.metric), t.id))
+    done = [t for t in trials if t.status == SUCCEEDED]
+    scored = sorted(
+        (t for t in done if t.metric is not None),
+        key=lambda t: (sign * cast(float, t.metric), t.id),
+    )
+    # A row without a metric (an arch a one-shot run exported, ranked by the run) comes after
+    # every scored one, in id order: the order the run exported them in.
+    ranked = scored + sorted((t for t in done if t.metric is None), key=lambda t: t.id)
     return ranked if top_k is None else ranked[:top_k]
 
 

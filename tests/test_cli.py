@@ -120,8 +120,8 @@ def test_missing_foreign_and_corrupt_directories_are_one_line_errors(command, tm
     cases = {
         tmp_path / "missing": "no such directory",
         foreign: "is not a nasx experiment directory",
-        corrupt: "is corrupted or not a nasx database",
-        other_db: "is an SQLite database but not a nasx one",
+        corrupt: "is not a readable nasx experiment database",
+        other_db: "is an SQLite database but not a nasx experiment",
     }
     for path, message in cases.items():
         assert cli.main([command, str(path)]) == 1
@@ -202,15 +202,41 @@ def test_tensorboard_writes_one_run_per_finished_trial(experiment, capsys, tmp_p
     assert len(list((copy / "tensorboard").iterdir())) == len(experiment.trials())
 
 
-def test_one_shot_directories_plot_arch_weights_and_refuse_export(tmp_path, capsys):
+def test_one_shot_runs_read_as_every_run_does(tmp_path, capsys):
+    # issue 28: a one-shot run stores its exported archs as rows; no command branches on its kind
+    import torch
+
+    from nasx.experiment import NasExperiment
+    from nasx.strategy import DARTS
+    from tests.strategy.oneshot.toys import ToySpace, toy_evaluator
+
+    torch.manual_seed(0)
+    workdir = tmp_path / "darts"
+    exp = NasExperiment(ToySpace(), toy_evaluator(epochs=1), DARTS(), workdir=workdir)
+    exp.run()
+    logs = workdir / "lightning_logs" / "version_0"  # what log_arch_every writes with a logger
+    logs.mkdir(parents=True)
+    (logs / "metrics.csv").write_text("arch/op/linear,arch/op/zero,step\n0.5,0.5,0\n0.9,0.1,5\n")
+    best_two = exp.export_top_models(2)
+    assert cli.main(["show", str(workdir)]) == 0
+    out = capsys.readouterr().out
+    assert "kind        one-shot" in out and "strategy    DARTS" in out
+    assert json.dumps(best_two[0]) in out and "arch_probability" not in out.split("best")[0]
+    assert cli.main(["export", str(workdir), "--top", "2", "--format", "json"]) == 0
+    exported = json.loads(capsys.readouterr().out)
+    assert [e["arch"] for e in exported] == best_two and [e["id"] for e in exported] == [0, 1]
+    assert exported[0]["metrics"]["arch_probability"] >= exported[1]["metrics"]["arch_probability"]
+    assert cli.main(["plot", str(workdir), "-o", str(tmp_path / "p")]) == 0
+    assert [p.name for p in (tmp_path / "p").iterdir()] == ["arch_weights.png"]
+
+
+def test_a_directory_with_nothing_to_plot_is_one_line(tmp_path, capsys):
     from .dashboard.test_server import _one_shot_dir
 
-    exp = _one_shot_dir(tmp_path / "darts")
-    assert cli.main(["show", str(exp)]) == 0 and "one-shot" in capsys.readouterr().out
-    assert cli.main(["plot", str(exp), "-o", str(tmp_path / "p")]) == 0
-    assert (tmp_path / "p" / "arch_weights.png").exists()
-    assert cli.main(["export", str(exp)]) == 1
-    assert "one-shot run" in capsys.readouterr().err
+    exp = _one_shot_dir(tmp_path / "darts")  # a checkpoint alone, no arch weights logged
+    (exp / "lightning_logs" / "version_0" / "metrics.csv").unlink()
+    assert cli.main(["plot", str(exp), "-o", str(tmp_path / "p")]) == 1
+    assert "nothing to plot" in capsys.readouterr().err
 
 
 # -- hyperparameters (the evaluator's choices) beside the arch -----------------------------------

@@ -229,7 +229,7 @@ def _keep_decoded(old: list, new: list) -> list:
 def summary(
     index: int, version: str, exp: ExperimentRecord, chart_version: str = ""
 ) -> dict[str, Any]:
-    from nasx.plot.charts import metric_names
+    from nasx.plot.charts import has_arch_weights, metric_names
 
     best = exp.best(1)
     running = [t for t in exp.trials if t.status == "running"]
@@ -254,6 +254,7 @@ def summary(
         "updated": max(ends) if ends else None,
         "now": time.time(),
         "has_curves": any(t.intermediates for t in exp.trials),
+        "has_arch_weights": has_arch_weights(exp.directory),
     }
 
 
@@ -598,10 +599,12 @@ class DashboardServer(http.server.ThreadingHTTPServer):
 def default_charts(head: dict[str, Any]) -> list[tuple[str, dict[str, str]]]:
     """The charts (name, parameters) the page asks for first, given an experiment's summary.
 
-    >>> default_charts({'kind': 'multi-trial', 'metrics': ['default', 'ms'], 'has_curves': False})
+    >>> default_charts({'metrics': ['default', 'ms'], 'has_curves': False})
     [('history', {'metric': 'default'}), ('pareto', {'x': 'ms'})]
+    >>> default_charts({'metrics': ['arch_probability'], 'has_arch_weights': True})
+    [('arch_weights', {})]
     """
-    if head.get("kind") == "one-shot":
+    if head.get("has_arch_weights"):  # a one-shot search: its rows are the exported archs
         return [("arch_weights", {})]
     metrics = head.get("metrics") or []
     out = [("history", {"metric": metrics[0] if metrics else "default"})]

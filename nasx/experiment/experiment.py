@@ -200,6 +200,8 @@ class NasExperiment:
         # The trials not finished yet and the status counts, kept across run()s of this object.
         self._book = TrialBook()
         self._opened = False  # a second run() of this object continues its experiment
+        # The one place the kind of search is decided; every later step reads the store.
+        self._search = self._run_one_shot if self._one_shot else self._run_multi_trial
         self._config: Any = None
         if config is not None:
             config.apply_to(self)
@@ -230,10 +232,17 @@ class NasExperiment:
         settings.check_limits(self)  # exp.config (NNI) may have set them after construction
         if not self._execution_given:  # max_concurrent_trials may have changed (exp.config)
             self.execution = self._default_execution()
-        if self.is_one_shot:
-            self.stop_reason = run_one_shot(self, fresh=not self._opened)
-            self._opened = True
-            return
+        self._search(fresh=not self._opened)
+
+    def _run_one_shot(self, fresh: bool) -> None:
+        """Train the one-shot strategy's supernet, storing its exported archs as rows."""
+        self.stop_reason = run_one_shot(self, fresh, on_open=self._mark_opened)
+
+    def _mark_opened(self) -> None:
+        self._opened = True  # a second run() of this object continues its experiment
+
+    def _run_multi_trial(self, fresh: bool) -> None:
+        """Open the store, then run trials until a limit is reached or the strategy is done."""
         space = search_space(self.model_space)
         if space.constraints:
             self.valid_count = announce_constraints(space, self.progress)
@@ -241,12 +250,12 @@ class NasExperiment:
         meta = experiment_meta(
             self.model_space, self.strategy, self.evaluator, self.direction, space, hparam_space
         )
-        resume, overwrite, continuing = self.resume, self.overwrite, self._opened
+        resume, overwrite, continuing = self.resume, self.overwrite, not fresh
         store, stored_meta = open_store(
             self.workdir, meta, resume=resume, overwrite=overwrite, continuing=continuing
         )
         adopt_stored_seed(self.strategy, stored_meta, meta)
-        self._opened = True
+        self._mark_opened()
         try:
             self._run_trials(store, space, hparam_space)
         finally:
@@ -314,14 +323,15 @@ class NasExperiment:
     def export_top_models(
         self, top_k: int = 1, formatter: str = "dict"
     ) -> list[dict[str, Any]] | list[nn.Module]:
-        """The ``top_k`` best archs (``formatter='dict'``) or fresh models built from them (``'instance'``)."""
+        """The ``top_k`` best archs (``formatter='dict'``) or fresh models built from them (``'instance'``).
+
+        Read from the store: the best trials, or the archs a one-shot run exported, best first
+        (it stores its :data:`~nasx.experiment.oneshot_run.EXPORTED_ARCHS` best;
+        ``strategy.export_top_models(k)`` gives more while the strategy is in memory)."""
         check_int("top_k", top_k, minimum=1, allow_none=False)
         if formatter not in ("dict", "instance"):
             raise ValueError(f"formatter must be 'dict' or 'instance', got {formatter!r}")
-        if self.is_one_shot:
-            archs: list[dict[str, Any]] = self.strategy.export_top_models(top_k)
-        else:
-            archs = [t.arch for t in self._best_trials(top_k)]
+        archs = [t.arch for t in self._best_trials(top_k)]
         if formatter == "instance":
             return [self.model_space.freeze(arch) for arch in archs]
         return archs
@@ -346,11 +356,6 @@ class NasExperiment:
         what :meth:`rerun_trial` runs again. JSON-serialisable.
         """
         check_int("top_k", top_k, minimum=1, allow_none=False)
-        if self.is_one_shot:
-            raise ValueError(
-                "export_top_trials reads the trials of a multi-trial experiment; a one-shot "
-                "strategy has none: use export_top_models()"
-            )
         fields = ("id", "arch", "hparams", "metric", "metrics")
         return [{name: getattr(t, name) for name in fields} for t in self._best_trials(top_k)]
 
@@ -398,7 +403,7 @@ class NasExperiment:
         """The experiment in a notebook: space, strategy, workdir, status counts, best trial, trials."""
         from .html import experiment_html
 
-        return experiment_html(self, [] if self.is_one_shot else self._all_trials())
+        return experiment_html(self, self._all_trials())
 
     def __repr__(self) -> str:
         return f"NasExperiment({type(self.model_space).__name__}, strategy={self.strategy!r}, workdir='{self.workdir}')"

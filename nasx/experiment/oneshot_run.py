@@ -1,25 +1,136 @@
-"""A one-shot run of a NasExperiment: the strategy trains its supernet in the workdir and exports.
+"""A one-shot run of a NasExperiment, stored as every run is: ``nasx.db`` with the meta and rows.
 
-The workdir gets ``oneshot.json`` (how to rebuild the supernet, :func:`~nasx.experiment.weights.
-record_oneshot`) before training, so that a checkpoint written mid-run is loadable too, and again
-with the exported arch once the strategy has finished.
+Before the strategy trains, the workdir's store is opened by the same
+:func:`~nasx.experiment.identity.open_store` as a multi-trial run's: a new store gets the meta
+(space, strategy, evaluator fingerprints, ``kind: 'one-shot'``, and under ``'oneshot'`` how to
+rebuild the supernet from its checkpoint, so that a checkpoint written mid-run is loadable too);
+a resume is checked against the stored meta and refused naming what differs. Settings a
+one-shot search may change on resume (``max_epochs`` and the other
+:data:`~nasx.strategy.oneshot.checkpoint.FREE_EVALUATOR_SETTINGS`, how often it checkpoints)
+are left out of that meta: training longer is how a one-shot search goes on.
+
+When the strategy has finished, the store holds one row per exported arch, best first (at most
+:data:`EXPORTED_ARCHS`): ``succeeded``, no ``metric`` (the strategy ranks them; the row's id is
+the rank), ``metrics`` what the strategy knows of each (``arch_probability`` for DARTS-like
+strategies, ``supernet_score`` for RandomOneShot; see
+:meth:`~nasx.strategy.oneshot.base.BaseOneShotStrategy.export_scores`), and the run's start and
+end times. ``nasx show/export/model/plot/serve`` read these rows as they read trials.
 """
 
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from typing import Any
 
 from nasx.evaluator.hparams import evaluator_choices
+from nasx.space import search_space
+from nasx.strategy.oneshot.base import BaseOneShotStrategy
+from nasx.trial import SUCCEEDED, Trial
 
-from .storage import remove_experiment
+from .identity import experiment_meta, open_store
+from .migrate import is_legacy_one_shot, migrate_one_shot
+from .storage import ExperimentDirError, TrialStore, remove_experiment
+from .weights import supernet_record
 
 _log = logging.getLogger("nasx.experiment")
 
+#: How many exported archs a one-shot run stores (its ``top_k`` best, best first).
+EXPORTED_ARCHS = 10
 
-def run_one_shot(exp: Any, fresh: bool) -> str:
-    """Run ``exp``'s one-shot strategy (``exp``: a NasExperiment); the stop reason.
-    ``fresh``: the first run of this object (``overwrite`` deletes the stored experiment)."""
+
+def run_one_shot(exp: Any, fresh: bool, on_open: Callable[[], None] = lambda: None) -> str:
+    """Run ``exp``'s one-shot strategy (``exp``: a NasExperiment) and store what it exported;
+    the stop reason. ``fresh``: the first run of this object (``overwrite`` deletes the stored
+    experiment, ``resume`` is needed to continue one); ``on_open`` is called once the store is
+    open (a later run of the object continues it, even if this one is interrupted)."""
+    _refuse_evaluator_choices(exp)
+    store = _open(exp, one_shot_meta(exp), fresh)
+    on_open()
+    if exp.resume == "force" and isinstance(exp.strategy, BaseOneShotStrategy):
+        # the store has accepted (and logged) other settings; the checkpoint's check follows it
+        exp.strategy.resume_other_settings = True
+    try:
+        started = time.time()
+        exp.strategy.run(exp.model_space, exp.evaluator, exp.workdir)
+        archs = exp.strategy.export_top_models(EXPORTED_ARCHS)
+        store.replace_trials(exported_rows(exp.strategy, archs, started, time.time()))
+    finally:
+        store.close()
+    return "the one-shot strategy finished"
+
+
+def one_shot_meta(exp: Any) -> dict[str, Any]:
+    """What identifies a one-shot run: :func:`~nasx.experiment.identity.experiment_meta` less
+    the settings that may change on resume, plus ``kind`` and how to rebuild the supernet."""
+    # imported here: checkpoint.py imports Lightning, which `import nasx.experiment` must not
+    from nasx.strategy.oneshot.checkpoint import FREE_EVALUATOR_SETTINGS, FREE_STRATEGY_SETTINGS
+
+    meta = experiment_meta(
+        exp.model_space,
+        exp.strategy,
+        exp.evaluator,
+        exp.direction,
+        search_space(exp.model_space),
+    )
+    for key, free in (
+        ("strategy_config", FREE_STRATEGY_SETTINGS),
+        ("evaluator_config", FREE_EVALUATOR_SETTINGS),
+    ):
+        meta[key] = {k: v for k, v in meta[key].items() if k not in free}
+    meta["kind"] = "one-shot"
+    meta["oneshot"] = supernet_record(exp.model_space, exp.strategy)
+    return meta
+
+
+def exported_rows(
+    strategy: Any, archs: list[dict[str, Any]], started: float, ended: float
+) -> list[Trial]:
+    """One ``succeeded`` row per exported arch, best first; ``metrics`` from the strategy's
+    :meth:`~nasx.strategy.oneshot.base.BaseOneShotStrategy.export_scores` (none for a strategy
+    that only has the two methods of the protocol)."""
+    if isinstance(strategy, BaseOneShotStrategy):
+        scores = strategy.export_scores(archs)
+    else:
+        scores = [{} for _ in archs]
+    return [
+        Trial(
+            i,
+            dict(arch),
+            SUCCEEDED,
+            metrics=dict(score),
+            intermediates=[],
+            start_time=started,
+            end_time=ended,
+            duration=ended - started,
+        )
+        for i, (arch, score) in enumerate(zip(archs, scores, strict=True))
+    ]
+
+
+def _open(exp: Any, meta: dict[str, Any], fresh: bool) -> TrialStore:
+    """The workdir's store for this run; an older release's one-shot workdir (a checkpoint, no
+    ``nasx.db``) is upgraded first when the run resumes it, and refused otherwise."""
+    continuing = not fresh
+    if exp.overwrite and fresh:
+        remove_experiment(exp.workdir)
+    if is_legacy_one_shot(exp.workdir):
+        if not (exp.resume or continuing):
+            raise ExperimentDirError(
+                f"{exp.workdir} holds a one-shot search (checkpoints/last.ckpt) written by an "
+                "older nasx or by strategy.run alone; pass resume=True to continue it (its "
+                "nasx.db is written first), overwrite=True to start afresh, or choose another "
+                "workdir (nothing was changed)"
+            )
+        migrate_one_shot(exp.workdir, meta).close()
+    store, _ = open_store(
+        exp.workdir, meta, resume=exp.resume, overwrite=False, continuing=continuing
+    )
+    return store
+
+
+def _refuse_evaluator_choices(exp: Any) -> None:
     hparam_labels = list(evaluator_choices(exp.evaluator))
     if hparam_labels:
         raise ValueError(
@@ -29,25 +140,3 @@ def run_one_shot(exp: Any, fresh: bool) -> str:
             "nasx.evaluator.hparams.freeze_evaluator(evaluator, {label: value, ...}), or "
             "search them with a multi-trial strategy"
         )
-    if exp.overwrite and fresh:
-        remove_experiment(exp.workdir)
-    exp.workdir.mkdir(parents=True, exist_ok=True)
-    _record(exp, exported=False)  # a checkpoint mid-run is loadable too
-    exp.strategy.run(exp.model_space, exp.evaluator, exp.workdir)
-    _record(exp, exported=True)
-    return "the one-shot strategy finished"
-
-
-def _record(exp: Any, exported: bool) -> None:
-    from .weights import record_oneshot
-
-    archs = None
-    if exported:
-        try:
-            archs = exp.strategy.export_top_models(1)
-        except Exception as e:  # noqa: BLE001 - the record is a convenience; the run succeeded
-            _log.warning("could not record the exported arch in oneshot.json: %s", e)
-    try:
-        record_oneshot(exp.workdir, exp.model_space, exp.strategy, archs)
-    except (TypeError, OSError) as e:
-        _log.warning("could not write oneshot.json (load_model needs model_space=): %s", e)

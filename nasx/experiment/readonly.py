@@ -23,10 +23,8 @@ directory is one :class:`ExperimentReadError` whose message fits on one line.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
-import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +32,8 @@ from typing import Any
 from nasx.trial import Trial, best_trials, status_counts
 
 from .._errors import NasxError
-from .storage import DB_NAME, TRIALS_DIR, _read_lazy
+from .migrate import LegacyWorkdirError, is_legacy_one_shot, legacy_one_shot
+from .storage import DB_NAME, TRIALS_DIR, ExperimentDirError, TrialStore
 
 
 class ExperimentReadError(NasxError):
@@ -88,46 +87,49 @@ def is_experiment_dir(directory: str | os.PathLike[str]) -> bool:
 
 
 def read_experiment(directory: str | os.PathLike[str]) -> ExperimentRecord:
-    """The meta data and trials of the experiment in ``directory``, read-only."""
+    """The meta data and rows of the experiment in ``directory``, read-only: its trials, or the
+    archs a one-shot run exported (``kind`` from the stored meta). A one-shot workdir written
+    before one-shot runs had a ``nasx.db`` reads as the current layout stores it
+    (:func:`~nasx.experiment.migrate.legacy_one_shot`)."""
     d = Path(directory)
     if not d.exists():
         raise ExperimentReadError(f"no such directory: {d}")
     if not d.is_dir():
         raise ExperimentReadError(f"not a directory: {d}")
+    if is_legacy_one_shot(d):
+        try:
+            meta, trials = legacy_one_shot(d)
+        except LegacyWorkdirError as e:
+            raise ExperimentReadError(str(e)) from None
+        return ExperimentRecord(d, "one-shot", meta, trials)
     if not (d / DB_NAME).exists():
-        if (d / "checkpoints" / "last.ckpt").is_file():
-            return ExperimentRecord(d, "one-shot", {"strategy": "one-shot"})
         raise ExperimentReadError(
             f"{d} is not a nasx experiment directory (no {DB_NAME}, no checkpoints/last.ckpt)"
         )
-    meta, trials = _read_db(d / DB_NAME)
-    return ExperimentRecord(d, "multi-trial", meta, trials)
+    meta, trials = _read_store(d)
+    return ExperimentRecord(d, str(meta.get("kind", "multi-trial")), meta, trials)
 
 
-def _read_db(path: Path) -> tuple[dict[str, Any], list[Trial]]:
-    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+def _read_store(directory: Path) -> tuple[dict[str, Any], list[Trial]]:
+    """Meta and rows through a read-only :class:`~nasx.experiment.storage.TrialStore` (the one
+    reader of the schema), its errors as one-line :class:`ExperimentReadError` s."""
+    path = directory / DB_NAME
     try:
-        db = sqlite3.connect(uri, uri=True)
-    except sqlite3.Error as e:
+        store = TrialStore(directory, read_only=True)
+    except ExperimentDirError as e:  # not SQLite, not nasx's tables, 0 bytes
+        raise ExperimentReadError(str(e)) from None
+    except (sqlite3.Error, OSError) as e:
         raise ExperimentReadError(f"cannot open {path}: {e}") from None
     try:
-        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if not {"meta", "trials"} <= tables:
-            raise ExperimentReadError(
-                f"{path} is an SQLite database but not a nasx one (tables {sorted(tables)}, "
-                "expected 'meta' and 'trials')"
-            )
-        meta = {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM meta")}
         # Each trial decodes its JSON fields when first read: `nasx show` of 100k trials prints
         # archs from their stored text and decodes only the best few.
-        trials = _read_lazy(db, "ORDER BY id")
+        return store.meta(), store.trials(lazy=True)
     except sqlite3.DatabaseError as e:
         raise ExperimentReadError(f"{path} is corrupted or not a nasx database: {e}") from None
     except (ValueError, TypeError) as e:  # bad meta JSON or an unknown status
         raise ExperimentReadError(f"{path} holds a malformed trial row: {e}") from None
     finally:
-        db.close()
-    return meta, trials
+        store.close()
 
 
 def list_experiments(root: str | os.PathLike[str], max_depth: int = 2) -> list[Path]:

@@ -114,18 +114,13 @@ def top_archs(
 
     ``rank_by`` ranks by another metric of the trials (with ``direction``, default the
     experiment's); ``pareto`` takes the Pareto front over those objectives (best ``'default'``
-    first). A one-shot experiment contributes its exported archs (no trial ids).
+    first). A one-shot experiment contributes its exported archs (its rows: the id is the
+    export rank, there is no metric).
     """
     if isinstance(source, NasExperiment):
-        if source.is_one_shot:
-            return [(a, None, None) for a in source.export_top_models(top_k)]
         trials, exp_direction = source.trials(), str(source.direction)
     else:
         record = read_experiment(source)
-        if record.kind != "multi-trial":
-            raise ValueError(
-                f"{source} is a one-shot experiment: pass the NasExperiment object to stage2"
-            )
         trials, exp_direction = record.trials, record.direction
     if pareto is not None:
         ranked = sorted(pareto_front(trials, pareto), key=lambda t: -(t.metric or 0.0))

@@ -220,14 +220,31 @@ class TrialStore:
 
     def best(self, direction: str, top_k: int) -> list[Trial]:
         """The ``top_k`` best succeeded trials (as :func:`nasx.trial.best_trials` ranks them:
-        ties by the lower id), found by SQLite without reading the other trials."""
+        ties by the lower id, rows without a metric last), found by SQLite without reading the
+        other trials."""
         if direction not in ("maximize", "minimize"):
             raise ValueError(f"direction must be 'maximize' or 'minimize', got {direction!r}")
         if not self._has_tables():
             return []
         order = "DESC" if direction == "maximize" else "ASC"
         where = "WHERE status = 'succeeded' AND metric IS NOT NULL"
-        return _read_trials(self._db, f"{where} ORDER BY metric {order}, id LIMIT {int(top_k)}")
+        ranked = _read_trials(self._db, f"{where} ORDER BY metric {order}, id LIMIT {int(top_k)}")
+        if len(ranked) < top_k:  # rows without a metric (a one-shot run's exports) come after
+            rest = f"WHERE status = 'succeeded' AND metric IS NULL ORDER BY id LIMIT {int(top_k) - len(ranked)}"
+            ranked += _read_trials(self._db, rest)
+        return ranked
+
+    def replace_trials(self, trials: list[Trial]) -> None:
+        """Replace every stored row by ``trials`` in one transaction (a kill leaves the old rows
+        or the new ones): a one-shot run's exported archs, written again when it is resumed."""
+        self._db.execute("BEGIN")
+        try:
+            self._db.execute("DELETE FROM trials")
+            self._db.executemany(_INSERT, [_row(t) for t in trials])
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
 
     def next_id(self) -> int:
         (n,) = self._db.execute("SELECT COALESCE(MAX(id) + 1, 0) FROM trials").fetchone()

@@ -10,8 +10,9 @@ retraining::
                                 with ({} without any; files written before they existed read as {})
     workdir/weights/<id>.json   its manifest: size, sha256, metric, arch, hparams: written last, so that a
                                 trial's weights exist exactly when its manifest does
-    workdir/oneshot.json        a one-shot run: the space reference and how the supernet is built
-                                (its weights are the search checkpoint, checkpoints/last.ckpt)
+    nasx.db, meta 'oneshot'     a one-shot run: the space reference and how the supernet is built
+                                (its weights are the search checkpoint, checkpoints/last.ckpt);
+                                its rows are the exported archs, whose models are subnets of it
 
 Every file is written to a temporary name, flushed to disk (fsync) and renamed over its final
 name, so a kill at any moment leaves the old file or the whole new one. Top-k pruning runs in the
@@ -77,12 +78,12 @@ import torch.nn as nn
 
 from .._errors import NasxError
 from .jobs import Job, TrialResult, WeightsSpec
+from .migrate import SUPERNET_CHECKPOINT, is_legacy_one_shot, legacy_one_shot
 from .runner import ModelBuilder
 
 _log = logging.getLogger("nasx.experiment")
 
 WEIGHTS_DIR = "weights"
-ONESHOT_FILE = "oneshot.json"
 FORMAT = "nasx-trial-weights"
 VERSION = 1
 
@@ -477,6 +478,9 @@ def _meta_and_trials(workdir: Path, best_only: bool = False) -> tuple[dict[str, 
     finds it without reading the others), read-only."""
     from .storage import TrialStore
 
+    if is_legacy_one_shot(workdir):  # written before one-shot runs had a nasx.db
+        meta, rows = legacy_one_shot(workdir)
+        return meta, rows[:1] if best_only else rows
     if not TrialStore.exists(workdir):
         raise NoSuchTrialError(f"no nasx experiment in {workdir} (no nasx.db)")
     store = TrialStore(workdir, read_only=True)
@@ -573,17 +577,11 @@ def load_model(
         CorruptWeightsError: the file does not match the checksum in its manifest.
     """
     workdir = Path(workdir)
-    if _is_one_shot(workdir):
-        if trial not in (None, "best"):
-            raise NoSuchTrialError(
-                f"{workdir} is a one-shot experiment: it has no trials; pass arch=... (or 'best')"
-            )
+    meta, rows = _meta_and_trials(workdir, best_only=trial in (None, "best") and arch is None)
+    if _from_supernet(meta):
+        arch = arch if arch is not None else _exported(workdir, rows, trial)
         return load_subnet(workdir, arch, model_space=model_space).to(map_location).eval()
-    if arch is not None:
-        raise ValueError(
-            "arch= selects a subnet of a one-shot supernet; a multi-trial experiment's models are "
-            "selected by trial id"
-        )
+    _refuse_arch(arch)
     content = trial_weights(workdir, trial)
     what = f"trial {content['trial']} of {workdir}"
     model = _builder(content.get("space"), model_space, what)(content["arch"])
@@ -591,8 +589,18 @@ def load_model(
     return model.to(map_location).eval()
 
 
-def _is_one_shot(workdir: Path) -> bool:
-    return not (workdir / "nasx.db").exists() and (workdir / "checkpoints" / "last.ckpt").exists()
+def _from_supernet(meta: dict[str, Any]) -> bool:
+    """Whether the experiment's models are subnets of a trained supernet (a one-shot run records
+    how to rebuild it under ``'oneshot'``) rather than kept weights files."""
+    return "oneshot" in meta
+
+
+def _refuse_arch(arch: dict[str, Any] | None) -> None:
+    if arch is not None:
+        raise ValueError(
+            "arch= selects a subnet of a one-shot supernet; a multi-trial experiment's models are "
+            "selected by trial id"
+        )
 
 
 def trial_weights(
@@ -638,19 +646,21 @@ def model_file(
     """What ``nasx model`` writes: a trial's weights file contents, or for a one-shot experiment
     the subnet of ``arch`` (default the exported one) with its inherited weights, in that format."""
     workdir = Path(workdir)
-    if not _is_one_shot(workdir):
+    meta, rows = _meta_and_trials(workdir, best_only=trial in (None, "best") and arch is None)
+    if not _from_supernet(meta):
+        _refuse_arch(arch)
         return trial_weights(workdir, trial)
-    if arch is None:
-        arch = _exported(workdir)
+    row = None if arch is not None else _exported_row(workdir, rows, trial)
+    arch = row.arch if row is not None else arch
     model = load_subnet(workdir, arch, model_space=model_space)
     return {
         "format": FORMAT,
         "version": VERSION,
-        "trial": None,
+        "trial": None if row is None else row.id,
         "metric": None,
         "arch": arch,
         "hparams": {},  # one-shot search refuses evaluator choices
-        "space": _oneshot_info(workdir).get("space"),
+        "space": meta["oneshot"].get("space"),
         "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
     }
 
@@ -663,12 +673,13 @@ def warm_sources(
     from nasx.trial import arch_key
 
     out: dict[str, tuple[str, int | None]] = {}
+    meta, _ = _meta_and_trials(source, best_only=True)
     for arch, trial in picked:
-        if trial is None:  # a one-shot source: the subnet inherits from the supernet
-            if not (source / "checkpoints" / "last.ckpt").exists():
+        if _from_supernet(meta):  # a one-shot source: the subnet inherits from the supernet
+            if not (source / SUPERNET_CHECKPOINT).exists():
                 raise WeightsNotKeptError(f"warm_start: {source} has no supernet checkpoint")
+            trial = None
         elif not (source / WEIGHTS_DIR / f"{trial}.json").exists():
-            meta, _ = _meta_and_trials(source)
             raise WeightsNotKeptError(
                 f"warm_start: trial {trial} of {source} (picked for stage 2) has no kept weights: "
                 f"{_not_kept_hint(meta)}; keep at least the top_k trials stage 2 picks"
@@ -690,14 +701,21 @@ def warm_start(
 
 
 # ----------------------------------------------------------------------------- one-shot
-def record_oneshot(workdir: Path, space: Any, strategy: Any, exported: Any = None) -> None:
-    """Write ``oneshot.json``: the space reference and the supernet's construction, so that
-    :func:`load_supernet` rebuilds it from the checkpoint in another process."""
+def supernet_record(space: Any, strategy: Any) -> dict[str, Any]:
+    """How to rebuild a one-shot run's supernet in another process (stored in the run's meta
+    under ``'oneshot'``): the space's reference (None when the space cannot be rebuilt from its
+    class and literal arguments: :func:`load_supernet` then needs ``model_space=``) and the
+    supernet's construction."""
     from nasx.space.base import space_record
 
-    record = space_record(space)
-    info: dict[str, Any] = {
-        "space": space_reference(type(space), record.args, record.kwargs),
+    try:
+        record = space_record(space)
+        reference: dict[str, Any] | None = space_reference(type(space), record.args, record.kwargs)
+    except TypeError as e:
+        _log.warning("the one-shot space is not recorded (load_model needs model_space=): %s", e)
+        reference = None
+    return {
+        "space": reference,
         "strategy": type(strategy).__name__,
         "supernet": {
             "mode": getattr(strategy, "supernet_mode", "mixture"),
@@ -705,19 +723,16 @@ def record_oneshot(workdir: Path, space: Any, strategy: Any, exported: Any = Non
             "partial_channels": int(getattr(strategy, "partial_channels", 1)),
         },
     }
-    if exported is not None:
-        info["exported"] = exported
-    atomic_write(Path(workdir) / ONESHOT_FILE, (json.dumps(info, indent=1) + "\n").encode())
 
 
 def _oneshot_info(workdir: Path) -> dict[str, Any]:
+    """The stored :func:`supernet_record` (``{}`` when the workdir has no record of it)."""
     try:
-        info: dict[str, Any] = json.loads((workdir / ONESHOT_FILE).read_text())
-        return info
-    except FileNotFoundError:
+        meta, _ = _meta_and_trials(workdir, best_only=True)
+    except NoSuchTrialError:  # a checkpoint written by strategy.run alone has neither
         return {}
-    except ValueError as e:
-        raise CorruptWeightsError(f"{workdir / ONESHOT_FILE} is not readable ({e})") from None
+    info: dict[str, Any] = meta.get("oneshot") or {}
+    return info
 
 
 def load_supernet(workdir: str | os.PathLike[str], *, model_space: Any = None) -> Any:
@@ -726,7 +741,7 @@ def load_supernet(workdir: str | os.PathLike[str], *, model_space: Any = None) -
     from nasx.strategy.oneshot.supernet import Supernet
 
     workdir = Path(workdir)
-    path = workdir / "checkpoints" / "last.ckpt"
+    path = workdir / SUPERNET_CHECKPOINT
     if not path.exists():
         raise WeightsNotKeptError(
             f"{workdir} has no one-shot checkpoint ({path}); a one-shot search writes it when "
@@ -735,10 +750,10 @@ def load_supernet(workdir: str | os.PathLike[str], *, model_space: Any = None) -
     info = _oneshot_info(workdir)
     what = f"the supernet of {workdir}"
     if model_space is None:
-        if not info:
+        if not info.get("space"):
             raise WeightsError(
-                f"{what}: {ONESHOT_FILE} is missing (the search ran outside NasExperiment?): pass "
-                "model_space=<the space>"
+                f"{what}: the space is not recorded (the search ran outside NasExperiment, or its "
+                "space cannot be rebuilt from its class): pass model_space=<the space>"
             )
         built = _builder(info.get("space"), None, what)
         model_space = built.space_cls(*built.args, **built.kwargs)
@@ -771,7 +786,7 @@ def load_subnet(
     workdir: str | os.PathLike[str], arch: dict[str, Any] | None = None, *, model_space: Any = None
 ) -> nn.Module:
     """The model of ``arch`` with the weights it inherits from the trained supernet in ``workdir``
-    (default arch: the one the search exported, recorded in ``oneshot.json``)."""
+    (default arch: the best one the search exported, the first row of its store)."""
     from nasx.strategy.oneshot.inherit import subnet
 
     workdir = Path(workdir)
@@ -779,11 +794,28 @@ def load_subnet(
     return subnet(supernet, arch if arch is not None else _exported(workdir))
 
 
-def _exported(workdir: Path) -> dict[str, Any]:
-    exported = _oneshot_info(workdir).get("exported")
-    if not exported:
-        raise WeightsError(
-            f"{workdir} records no exported arch (the search did not finish): pass arch=..."
-        )
-    arch: dict[str, Any] = exported[0]
+def _exported(workdir: Path, rows: list[Any] | None = None, trial: Any = "best") -> dict[str, Any]:
+    """The arch of an exported row of a one-shot run: ``'best'`` (or None), the first one."""
+    row = _exported_row(workdir, rows, trial)
+    arch: dict[str, Any] = row.arch
     return arch
+
+
+def _exported_row(workdir: Path, rows: list[Any] | None, trial: Any) -> Any:
+    if rows is None:
+        _, rows = _meta_and_trials(workdir)
+    if trial in (None, "best"):
+        if not rows:
+            raise WeightsError(
+                f"{workdir} records no exported arch (the search did not finish): pass arch=..."
+            )
+        return rows[0]
+    if isinstance(trial, bool) or not isinstance(trial, int):
+        raise TypeError(f"trial must be an exported arch's id (int) or 'best', got {trial!r}")
+    row = next((t for t in rows if t.id == trial), None)
+    if row is None:
+        raise NoSuchTrialError(
+            f"{workdir} is a one-shot run with {len(rows)} exported arch(s) (ids 0..{len(rows) - 1}"
+            f"), not {trial}; or pass arch=... for any subnet"
+        )
+    return row

@@ -366,6 +366,25 @@ def arch_weight_history(
     return history
 
 
+def has_arch_weights(directory: str | os.PathLike) -> bool:
+    """Whether a one-shot search logged architecture weights in ``directory`` (its Lightning logs,
+    ``lightning_logs/*/``, with ``arch/<label>/<value>`` columns or TensorBoard event files).
+    Cheap: reads one line per log, never walks a multi-trial run's trial folders.
+
+    >>> import tempfile
+    >>> has_arch_weights(tempfile.mkdtemp())
+    False
+    """
+    logs = Path(directory) / "lightning_logs"
+    if not logs.is_dir():
+        return False
+    for path in sorted(logs.glob("*/metrics.csv")):
+        with open(path, newline="") as f:
+            if "arch/" in f.readline():
+                return True
+    return any(logs.glob("*/events.out.tfevents.*"))
+
+
 def _read_lightning_logs(directory: Path) -> dict[int, dict[str, float]]:
     import csv
 

@@ -16,6 +16,7 @@ import torch
 from nasx.experiment import NasExperiment, kept_weights, load_model
 from nasx.experiment import weights as W
 from nasx.experiment.jobs import Job, TrialResult, WeightsSpec
+from nasx.experiment.readonly import read_experiment
 from nasx.experiment.runner import ModelBuilder, run_trial
 from nasx.experiment.stage2 import stage2
 from nasx.strategy import GridSearch
@@ -277,28 +278,35 @@ def test_a_one_shot_supernet_and_its_subnets_load_from_the_checkpoint(tmp_path):
     strategy = DARTS()
     exp = NasExperiment(ToySpace(), toy_evaluator(epochs=1), strategy, workdir=tmp_path)
     exp.run()
-    info = json.loads((tmp_path / "oneshot.json").read_text())
+    info = read_experiment(tmp_path).meta["oneshot"]  # how to rebuild the supernet, in nasx.db
     assert info["space"]["qualname"] == "ToySpace" and info["supernet"]["mode"] == "mixture"
     exported = exp.export_top_models(1)[0]
-    assert info["exported"] == [exported]
+    assert exported == strategy.export_top_models(1)[0]
     x = torch.randn(5, 8)
     expected_best = strategy.subnet(exported).cpu().state_dict()
     for arch in (None, {**exported, "op": "zero"}):
         expected = strategy.subnet(arch or exported).eval()
-        loaded = load_model(tmp_path, arch=arch)  # rebuilt from oneshot.json, not from `exp`
+        loaded = load_model(tmp_path, arch=arch)  # rebuilt from the stored meta, not from `exp`
         assert loaded.state_dict().keys() == expected.state_dict().keys()
         assert all(torch.equal(v, expected.state_dict()[k]) for k, v in loaded.state_dict().items())
         assert torch.equal(loaded(x), expected(x))
     supernet = W.load_supernet(tmp_path)
     assert torch.equal(supernet.alpha("op"), strategy.supernet.alpha("op").cpu())
-    with pytest.raises(W.NoSuchTrialError, match="one-shot experiment: it has no trials"):
-        load_model(tmp_path, 0)
+    # The rows are the exported archs, best first: a row's id picks its subnet.
+    second = strategy.export_top_models(2)[1]
+    by_row, by_arch = load_model(tmp_path, 1).state_dict(), load_model(tmp_path, arch=second)
+    assert by_row.keys() == by_arch.state_dict().keys()
+    assert all(torch.equal(v, by_arch.state_dict()[k]) for k, v in by_row.items())
+    with pytest.raises(W.NoSuchTrialError, match="one-shot run with 6 exported arch"):
+        load_model(tmp_path, 99)
     from nasx.cli import main
 
     assert main(["model", str(tmp_path), "-o", str(tmp_path / "subnet.pt")]) == 0
     content = torch.load(tmp_path / "subnet.pt", weights_only=True)
-    assert content["arch"] == exported and content["trial"] is None
+    assert content["arch"] == exported and content["trial"] == 0
     assert all(torch.equal(v, expected_best[k]) for k, v in content["state_dict"].items())
+    assert main(["model", str(tmp_path), "--trial", "1", "-o", str(tmp_path / "s1.pt")]) == 0
+    assert torch.load(tmp_path / "s1.pt", weights_only=True)["arch"] == second
 
 
 def test_the_docs_example_runs(tmp_path, monkeypatch, capsys):

@@ -67,7 +67,7 @@ function renderCompare() {
     if (e.error) { grid.append(el("div", { class: "card" }, el("h2", {}, e.name), el("pre", { class: "error" }, e.error))); continue; }
     const img = el("img", { alt: `metric by trial of ${e.name}` });
     grid.append(el("div", { class: "card" }, el("h2", {}, e.name), statusLine(e), img));
-    setImg(img, chartURL(e.index, e.kind === "one-shot" ? "arch_weights" : "history", {}));
+    setImg(img, chartURL(e.index, e.has_arch_weights ? "arch_weights" : "history", {}));
   }
 }
 
@@ -94,7 +94,7 @@ function fillSelect(select, values, keep) {
 
 function renderCharts(d) {
   const i = d.index;
-  const oneShot = d.kind === "one-shot";
+  const oneShot = d.has_arch_weights;  // a supernet's arch weights, logged as it trained
   fillSelect($("history-metric"), d.metrics, "default");
   fillSelect($("pareto-x"), d.metrics.filter((m) => m !== "default"), "");
   $("chart-pareto").closest("figure").hidden = oneShot || d.metrics.length < 2;

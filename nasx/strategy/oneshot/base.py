@@ -23,6 +23,7 @@ from ..._third_party import quiet_third_party_warnings
 from .data import in_order, search_loaders
 from .memory_format import resolve_channels_last
 from .supernet import Supernet
+from .topk import prob_key
 
 if TYPE_CHECKING:  # imported when a run starts (Lightning is not imported with nasx.strategy)
     import pytorch_lightning as pl
@@ -150,6 +151,7 @@ class BaseOneShotStrategy(abc.ABC):
           state_dict()                           whenever a checkpoint is written
           after_fit()                            when training ends (RandomOneShot's search)
         export_top_models(top_k)                 after run: the best archs (abstract)
+        export_scores(archs)                     then, by NasExperiment: each one's metrics
 
     Args:
         warmup_epochs: epochs of weight steps only, before architecture steps start.
@@ -240,6 +242,9 @@ class BaseOneShotStrategy(abc.ABC):
         )
         self.trainer: pl.Trainer | None = None  # the trainer of the last run, once it has trained
         self.identity: dict[str, Any] | None = None  # what a checkpoint must match (checkpoint.py)
+        #: resume a checkpoint written with other strategy or evaluator settings (never another
+        #: space): set by ``NasExperiment(..., resume="force")``
+        self.resume_other_settings = False
 
     # -- hooks for subclasses, in the order a run calls them (see the class docstring) -----------
     def extra_modules(self) -> nn.Module:
@@ -306,6 +311,20 @@ class BaseOneShotStrategy(abc.ABC):
     @abc.abstractmethod
     def export_top_models(self, top_k: int = 1) -> list[dict[str, Any]]:
         """Called after :meth:`run`: the ``top_k`` best archs, best first."""
+
+    def export_scores(self, archs: list[dict[str, Any]]) -> list[dict[str, float]]:
+        """Called by ``NasExperiment`` after :meth:`export_top_models`: what the search knows of
+        each arch, stored as its row's ``metrics``. By default ``{'arch_probability': p}``, the
+        product over labels of :meth:`export_probs` (labels it has no probability for count 1)."""
+        probs = self.export_probs()
+        scores = []
+        for arch in archs:
+            p = 1.0
+            for label, dist in probs.items():
+                if label in arch:
+                    p *= float(dist.get(prob_key(arch[label]), 0.0))
+            scores.append({"arch_probability": p})
+        return scores
 
     # -- the run --------------------------------------------------------------------------
     def build_supernet(self, model_space: nn.Module) -> Supernet:
@@ -389,7 +408,12 @@ class BaseOneShotStrategy(abc.ABC):
         ckpt = None
         if workdir is not None and (pathlib.Path(workdir) / "checkpoints" / "last.ckpt").exists():
             ckpt = str(pathlib.Path(workdir) / "checkpoints" / "last.ckpt")
-            check_checkpoint(pathlib.Path(ckpt), self.identity, trainer.max_epochs)
+            check_checkpoint(
+                pathlib.Path(ckpt),
+                self.identity,
+                trainer.max_epochs,
+                other_settings=self.resume_other_settings,
+            )
             _log.info("resuming one-shot search from %s", ckpt)
         with quiet_third_party_warnings():  # CombinedLoader warns too (nasx/_third_party.py)
             loaders = CombinedLoader(

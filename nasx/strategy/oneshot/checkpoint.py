@@ -238,7 +238,7 @@ class CheckpointError(NasxError, RuntimeError):
 
 
 # Settings that may change between a run and its resume (how often to checkpoint or log).
-_FREE_SETTINGS = (
+FREE_STRATEGY_SETTINGS = (
     "checkpoint_every_n_steps",
     "checkpoint_every_minutes",
     "checkpoints_kept",
@@ -248,7 +248,7 @@ _FREE_SETTINGS = (
 
 # Evaluator settings that may change: training longer is how a one-shot search goes on (a
 # checkpoint further along than max_epochs is refused on its own, below).
-_FREE_EVALUATOR_SETTINGS = ("max_epochs", "max_steps", "max_time")
+FREE_EVALUATOR_SETTINGS = ("max_epochs", "max_steps", "max_time")
 
 
 def experiment_identity(space: Any, strategy: Any, evaluator: Any = None) -> dict[str, Any]:
@@ -258,11 +258,11 @@ def experiment_identity(space: Any, strategy: Any, evaluator: Any = None) -> dic
     from nasx._config import describe
     from nasx.space import space_fingerprint
 
-    settings = {k: v for k, v in describe(strategy).items() if k not in _FREE_SETTINGS}
+    settings = {k: v for k, v in describe(strategy).items() if k not in FREE_STRATEGY_SETTINGS}
     identity = {"space": space_fingerprint(space), "strategy": settings}
     if evaluator is not None:
         described = describe(evaluator).items()
-        identity["evaluator"] = {k: v for k, v in described if k not in _FREE_EVALUATOR_SETTINGS}
+        identity["evaluator"] = {k: v for k, v in described if k not in FREE_EVALUATOR_SETTINGS}
     return identity
 
 
@@ -279,10 +279,17 @@ def _evaluator_differences(stored: dict[str, Any] | None, now: dict[str, Any] | 
     return [f"evaluator {line}" for line in fingerprint_differences(stored, recorded, "setting")]
 
 
-def check_checkpoint(path: pathlib.Path, identity: dict[str, Any], max_epochs: int | None) -> None:
+def check_checkpoint(
+    path: pathlib.Path,
+    identity: dict[str, Any],
+    max_epochs: int | None,
+    *,
+    other_settings: bool = False,
+) -> None:
     """Refuse, with nasx's own message, a checkpoint this search cannot resume: unreadable (it is
     loaded as weights only: nothing in it is executed), of another space or strategy, or further
-    along than ``max_epochs``."""
+    along than ``max_epochs``. ``other_settings`` (``resume="force"``) accepts other strategy
+    or evaluator settings, logging them; another space is refused all the same."""
     from nasx.space import fingerprint_differences
 
     start_afresh = (
@@ -302,9 +309,16 @@ def check_checkpoint(path: pathlib.Path, identity: dict[str, Any], max_epochs: i
     stored = ckpt.get("nasx_identity")
     if stored is not None:
         lines = fingerprint_differences(stored.get("space", {}), identity["space"])
+        settings = []
         if stored.get("strategy") != identity["strategy"]:
-            lines.append(f"strategy: was {stored.get('strategy')}, now {identity['strategy']}")
-        lines += _evaluator_differences(stored.get("evaluator"), identity.get("evaluator"))
+            settings.append(f"strategy: was {stored.get('strategy')}, now {identity['strategy']}")
+        settings += _evaluator_differences(stored.get("evaluator"), identity.get("evaluator"))
+        if other_settings and settings:
+            _log.warning(
+                "%s: resuming with other settings, as asked: %s", path, "; ".join(settings)
+            )
+        else:
+            lines += settings
         if lines:
             shown = "; ".join(lines[:6]) + ("; ..." if len(lines) > 6 else "")
             raise CheckpointError(

@@ -216,6 +216,12 @@ class RandomOneShot(BaseOneShotStrategy):
             self.search(self.search_strategy, max(self.num_samples, top_k))
         return [arch for _, arch in self.results[:top_k]]
 
+    def export_scores(self, archs: list[dict[str, Any]]) -> list[dict[str, float]]:
+        """``{'supernet_score': s}``: the score :meth:`search` gave each arch on the trained
+        supernet (its probability is uniform: RandomOneShot learns no distribution)."""
+        scored = {repr(arch): metric for metric, arch in self.results}
+        return [{"supernet_score": scored[repr(a)]} if repr(a) in scored else {} for a in archs]
+
 
 def _to(batch: Any, device: torch.device) -> Any:
     if torch.is_tensor(batch):

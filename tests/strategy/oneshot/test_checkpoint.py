@@ -399,7 +399,9 @@ def test_overwrite_starts_a_one_shot_search_afresh(tmp_path):
     torch.manual_seed(0)
     NasExperiment(ToySpace(), toy_evaluator(epochs=2), DARTS(), workdir=tmp_path).run()
     with pytest.raises(CheckpointError, match="max_epochs=1"):  # further along: refused
-        NasExperiment(ToySpace(), toy_evaluator(epochs=1), DARTS(), workdir=tmp_path).run()
+        NasExperiment(
+            ToySpace(), toy_evaluator(epochs=1), DARTS(), workdir=tmp_path, resume=True
+        ).run()
     fresh = DARTS()
     NasExperiment(
         ToySpace(), toy_evaluator(epochs=1), fresh, workdir=tmp_path, overwrite=True
