@@ -103,14 +103,10 @@ class NasExperiment:
             checkpoints) and start afresh.
         rerun_interrupted: on resume, re-run trials that were in flight when the last run stopped
             (True) or record them as failed (False).
-        max_trial_crashes: a trial that ran in the experiment's process (sequential execution)
-            when that process died counts one crash; on resume, a
-            trial with this many crashes is recorded as failed ("crashed the process") instead of
-            re-run, so a trial that kills the process (a segfault in native code) cannot stop the
-            experiment from ever finishing. None: re-run it however often. To keep such a trial
-            from taking the experiment down at all, run it in a child process:
-            ``execution='process'`` (with ``max_concurrent_trials=1`` it is isolation without
-            concurrency; the trial is then recorded as failed with ``WorkerDied``).
+        max_trial_crashes: a trial evaluating in the experiment's process when it died counts a
+            crash; on resume one with this many is recorded as failed ("crashed the process"),
+            not re-run, so a trial that segfaults cannot keep the experiment from finishing (None:
+            re-run it however often). ``execution='process'`` isolates trials (``WorkerDied``).
         direction: ``'maximize'`` or ``'minimize'``; default the evaluator's ``direction``.
         seed: seed torch, numpy and random with ``seed + trial id`` before each trial builds its
             model, so a trial's numbers do not depend on the trials that ran before it in the same
@@ -119,12 +115,10 @@ class NasExperiment:
             is not a terminal; a refreshing HTML display in Jupyter); ``False`` for silence.
         tensorboard: log each finished trial (curve, final metrics, arch as hparams) under
             ``workdir/tensorboard`` for ``tensorboard --logdir <workdir>``.
-        ray_address, trial_resources: for ``execution='ray'``, the default when either is given:
-            ``ray.init(address=...)`` (``'auto'``: the cluster this machine belongs to), and what
-            one trial needs, Ray's task options (default ``{'num_cpus': 1}``; ``{'num_cpus': 4,
-            'num_gpus': 1}``: four CPUs and a GPU of its own; ``{'resources': {'big': 1}}``: a
-            node with a custom resource). Ray places each trial on a node that has them;
-            ``max_concurrent_trials`` caps the trials in flight. See docs/scaling.md.
+        ray_address, trial_resources: for ``execution='ray'`` (the default when either is given):
+            ``ray.init(address=...)`` (``'auto'``: this machine's cluster) and one trial's Ray task
+            options (default ``{'num_cpus': 1}``; ``{'num_cpus': 4, 'num_gpus': 1}``, or
+            ``{'resources': {'big': 1}}``: a node with a custom resource). See docs/scaling.md.
         build_model: build each trial's model before evaluating it; ``False`` passes
             ``model=None`` (for evaluators that look the arch up, such as a benchmark table).
             Default: the evaluator's ``needs_model`` (True when it has none).
@@ -238,8 +232,8 @@ class NasExperiment:
         """Train the one-shot strategy's supernet, storing its exported archs as rows."""
         self.stop_reason = run_one_shot(self, fresh, on_open=self._mark_opened)
 
-    def _mark_opened(self) -> None:
-        self._opened = True  # a second run() of this object continues its experiment
+    def _mark_opened(self) -> None:  # a second run() of this object continues its experiment
+        self._opened = True
 
     def _run_multi_trial(self, fresh: bool) -> None:
         """Open the store, then run trials until a limit is reached or the strategy is done."""
@@ -250,9 +244,8 @@ class NasExperiment:
         meta = experiment_meta(
             self.model_space, self.strategy, self.evaluator, self.direction, space, hparam_space
         )
-        resume, overwrite, continuing = self.resume, self.overwrite, not fresh
         store, stored_meta = open_store(
-            self.workdir, meta, resume=resume, overwrite=overwrite, continuing=continuing
+            self.workdir, meta, resume=self.resume, overwrite=self.overwrite, continuing=not fresh
         )
         adopt_stored_seed(self.strategy, stored_meta, meta)
         self._mark_opened()
@@ -305,8 +298,7 @@ class NasExperiment:
 
     def trials(self, status: str | None = None) -> list[Trial]:
         """Every trial (of this run or read from ``workdir``), optionally of one status."""
-        trials = self._all_trials()
-        return [t for t in trials if status is None or t.status == status]
+        return [t for t in self._all_trials() if status is None or t.status == status]
 
     def trial_table(self) -> TrialTable:
         """The trials as rows (id, status, metric, duration, arch, error); ``print`` it for a table."""
@@ -367,10 +359,9 @@ class NasExperiment:
         trial id`` when the experiment has a ``seed``), so a deterministic evaluation gives the
         stored metric again. Raises RuntimeError with the trial's error when it fails.
         """
-        matches = [t for t in self._all_trials() if t.id == trial_id]
-        if not matches:
+        trial = next((t for t in self._all_trials() if t.id == trial_id), None)
+        if trial is None:
             raise KeyError(f"no trial {trial_id} in {self.workdir}")
-        trial = matches[0]
         builder = ModelBuilder.from_space(self.model_space) if self.build_model else no_model
         seed = None if self.seed is None else self.seed + trial.id
         job = Job(trial.id, trial.arch, trial.hparams, seed=seed)
