@@ -19,7 +19,7 @@ from nasx._checks import check_int, check_number
 from nasx._contracts import require
 from nasx._workdir_lock import acquire_workdir_lock
 
-from ..._third_party import quiet_third_party_warnings
+from ..._third_party import quiet_lightning_logs, quiet_third_party_warnings
 from .data import in_order, search_loaders
 from .memory_format import resolve_channels_last
 from .supernet import Supernet
@@ -415,7 +415,8 @@ class BaseOneShotStrategy(abc.ABC):
                 other_settings=self.resume_other_settings,
             )
             _log.info("resuming one-shot search from %s", ckpt)
-        with quiet_third_party_warnings():  # CombinedLoader warns too (nasx/_third_party.py)
+        # CombinedLoader warns too; Lightning's INFO lines say what the search shows already
+        with quiet_third_party_warnings(), quiet_lightning_logs():
             loaders = CombinedLoader(
                 {"train": train_steps, "val": val_steps}, mode="max_size_cycle"
             )
