@@ -89,7 +89,7 @@ def hit_rate(pred, meas, target):
     return sum(m <= target for m in admitted), len(admitted)
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--archs", type=int, default=20)
     p.add_argument("--calibration", type=int, default=5)
@@ -116,34 +116,20 @@ def main() -> None:
     p.add_argument("--table", default=None, help="save the merged, calibrated table here (JSON)")
     p.add_argument("--json", default=None, help="write every arch's figures here")
     p.add_argument("--verbose", action="store_true", help="print every arch's figures")
-    args = p.parse_args()
-    torch.manual_seed(0)
-    device = torch.device(args.device)
-    space = MnasNet(num_classes=10)
-    ss = search_space(space)
-    evals = [ss.sample(seed=1000 + i) for i in range(args.archs)]
-    calib = [ss.sample(seed=5000 + i) for i in range(args.calibration)]
-    archs = evals + calib
-    shape = (3, args.resolution, args.resolution)
-    settings = dict(
-        block_types=(MnasLayer,),
-        batch_size=args.batch_size,
-        threads=args.threads,
-        warmup=args.warmup,
-        repeats=args.repeats,
-        statistic=args.statistic,
-        clock=args.clock,
-    )
-    models = [space.freeze(a).to(device).eval() for a in archs]
-    metas = [build_on(space, a, "meta") for a in archs]
-    whole = [[] for _ in archs]
-    context = [[] for _ in archs]
+    return p.parse_args()
+
+
+def measure_rounds(args, models, metas, shape, settings, device):
+    """``--rounds`` rounds, each visiting every arch in a fresh random order: the whole model, its
+    blocks in context, and the blocks this round's table lacks. Returns, per arch, the whole
+    model's and the in-context latency of each round; the round tables; the load averages."""
+    whole = [[] for _ in models]
+    context = [[] for _ in models]
     tables = []
     loads = [os.getloadavg()[0]]
-    started = time.perf_counter()
     for r in range(args.rounds):
         table = LatencyTable(args.device, **settings)
-        order = list(range(len(archs)))
+        order = list(range(len(models)))
         random.Random(r).shuffle(order)
         for i in order:
             res = measure_latency(
@@ -164,23 +150,62 @@ def main() -> None:
         tables.append(table)
         loads.append(os.getloadavg()[0])
         print(f"round {r + 1}/{args.rounds}: {len(table)} blocks, load average {loads[-1]:.1f}")
-    elapsed = time.perf_counter() - started
-    merged = LatencyTable(args.device, measure_missing=False, **settings)
+    return whole, context, tables, loads
+
+
+def merge_tables(tables, settings, device_name):
+    """One table holding, for every block, the median of the rounds' times."""
+    merged = LatencyTable(device_name, measure_missing=False, **settings)
     keys = set().union(*(t.entries for t in tables))
     merged.entries = {k: statistics.median(t.entries[k] for t in tables) for k in keys}
-    measured = [statistics.median(v) for v in whole]
-    ctx = [statistics.median(v) for v in context]
-    raw = [merged.block_sum(m, shape) for m in metas]
-    n = len(evals)
-    scale, offset = merged.calibrate(space, calib, shape, measured=measured[n:])
-    cal = [merged.predict(m, shape) for m in metas[:n]]
-    if args.table:
-        merged.save(args.table)
+    return merged
+
+
+def print_errors(args, fig, n):
+    """Prediction errors, the latency hit rate and where the raw sum's gap comes from; returns
+    the hit rate's target (ms). ``fig``: the figures of every arch (the evaluation archs first)."""
+    measured, ctx, raw, cal = (
+        fig["measured"],
+        fig["in_context"],
+        fig["table_sum"],
+        fig["calibrated"],
+    )
+    raw_e, cal_e = errors(raw[:n], measured[:n]), errors(cal, measured[:n])
+    for name, (med, p90, worst, bias) in (("table sum ", raw_e), ("calibrated", cal_e)):
+        print(
+            f"{name}: abs. error median {med:.1f} %, p90 {p90:.1f} %, max {worst:.1f} %, "
+            f"bias {bias:+.1f} %"
+        )
+    print(f"calibration: measured = {fig['scale']:.3f} * sum + {fig['offset_ms']:.3f} ms")
+    target = args.target_ms if args.target_ms is not None else statistics.median(measured[:n])
+    under = sum(m <= target for m in measured[:n])
+    for name, pred in (("table sum ", raw[:n]), ("calibrated", cal)):
+        hits, admitted = hit_rate(pred, measured[:n], target)
+        share = f"{hits / admitted:.0%}" if admitted else "n/a"
+        print(
+            f"{name}: latency hit rate at {target:.3f} ms: {hits}/{admitted} ({share}) of the "
+            f"archs it puts under the target measure under it ({under}/{n} archs do)"
+        )
+    print(f"Spearman(table sum, measured) = {spearman(raw[:n], measured[:n]):.3f}")
+    alone = statistics.median(c / s for c, s in zip(ctx[:n], raw[:n]))
+    outside = statistics.median((m - c) / m * 100 for m, c in zip(measured[:n], ctx[:n]))
+    print(
+        f"where the gap is: blocks in context / blocks alone = {alone:.2f} (median); "
+        f"time outside the blocks (whole - in context) = {outside:.1f} % of the whole"
+    )
+    return target
+
+
+def print_report(args, merged, shape, elapsed, loads, fig, n):
+    """The run's settings, then the measured latencies, then :func:`print_errors`; returns its
+    target."""
+    measured = fig["measured"]
     if args.verbose:
         for i in range(n):
             print(
-                f"arch {i}: measured {measured[i]:.3f} ms, blocks in context {ctx[i]:.3f}, "
-                f"table sum {raw[i]:.3f}, calibrated {cal[i]:.3f}"
+                f"arch {i}: measured {measured[i]:.3f} ms, blocks in context "
+                f"{fig['in_context'][i]:.3f}, table sum {fig['table_sum'][i]:.3f}, "
+                f"calibrated {fig['calibrated'][i]:.3f}"
             )
     print(
         f"device {merged.device_key}, torch {torch.__version__}, input {args.batch_size} x "
@@ -198,29 +223,49 @@ def main() -> None:
         f"measured latency: median {statistics.median(measured[:n]):.3f} ms "
         f"(range {min(measured[:n]):.3f} - {max(measured[:n]):.3f})"
     )
-    raw_e, cal_e = errors(raw[:n], measured[:n]), errors(cal, measured[:n])
-    for name, (med, p90, worst, bias) in (("table sum ", raw_e), ("calibrated", cal_e)):
-        print(
-            f"{name}: abs. error median {med:.1f} %, p90 {p90:.1f} %, max {worst:.1f} %, "
-            f"bias {bias:+.1f} %"
-        )
-    print(f"calibration: measured = {scale:.3f} * sum + {offset:.3f} ms")
-    target = args.target_ms if args.target_ms is not None else statistics.median(measured[:n])
-    under = sum(m <= target for m in measured[:n])
-    for name, pred in (("table sum ", raw[:n]), ("calibrated", cal)):
-        hits, admitted = hit_rate(pred, measured[:n], target)
-        share = f"{hits / admitted:.0%}" if admitted else "n/a"
-        print(
-            f"{name}: latency hit rate at {target:.3f} ms: {hits}/{admitted} ({share}) of the "
-            f"archs it puts under the target measure under it ({under}/{n} archs do)"
-        )
-    print(f"Spearman(table sum, measured) = {spearman(raw[:n], measured[:n]):.3f}")
-    alone = statistics.median(c / s for c, s in zip(ctx[:n], raw[:n]))
-    outside = statistics.median((m - c) / m * 100 for m, c in zip(measured[:n], ctx[:n]))
-    print(
-        f"where the gap is: blocks in context / blocks alone = {alone:.2f} (median); "
-        f"time outside the blocks (whole - in context) = {outside:.1f} % of the whole"
+    return print_errors(args, fig, n)
+
+
+def main() -> None:
+    args = parse_args()
+    torch.manual_seed(0)
+    device = torch.device(args.device)
+    space = MnasNet(num_classes=10)
+    ss = search_space(space)
+    evals = [ss.sample(seed=1000 + i) for i in range(args.archs)]
+    calib = [ss.sample(seed=5000 + i) for i in range(args.calibration)]
+    archs = evals + calib
+    shape = (3, args.resolution, args.resolution)
+    settings = dict(
+        block_types=(MnasLayer,),
+        batch_size=args.batch_size,
+        threads=args.threads,
+        warmup=args.warmup,
+        repeats=args.repeats,
+        statistic=args.statistic,
+        clock=args.clock,
     )
+    models = [space.freeze(a).to(device).eval() for a in archs]
+    metas = [build_on(space, a, "meta") for a in archs]
+    started = time.perf_counter()
+    whole, context, tables, loads = measure_rounds(args, models, metas, shape, settings, device)
+    elapsed = time.perf_counter() - started
+    merged = merge_tables(tables, settings, args.device)
+    n = len(evals)
+    measured = [statistics.median(v) for v in whole]
+    raw = [merged.block_sum(m, shape) for m in metas]
+    scale, offset = merged.calibrate(space, calib, shape, measured=measured[n:])
+    fig = {
+        "measured": measured,
+        "in_context": [statistics.median(v) for v in context],
+        "table_sum": raw,
+        "calibrated": [merged.predict(m, shape) for m in metas[:n]],
+        "scale": scale,
+        "offset_ms": offset,
+    }
+    if args.table:
+        merged.save(args.table)
+    target = print_report(args, merged, shape, elapsed, loads, fig, n)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(
@@ -228,9 +273,9 @@ def main() -> None:
                     "args": vars(args),
                     "loads": loads,
                     "measured": measured,
-                    "in_context": ctx,
+                    "in_context": fig["in_context"],
                     "table_sum": raw,
-                    "calibrated": cal,
+                    "calibrated": fig["calibrated"],
                     "scale": scale,
                     "target_ms": target,
                     "offset_ms": offset,

@@ -50,14 +50,41 @@ def params(model):
     return sum(p.numel() for p in model.parameters())
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--parent-steps", type=int, help="default 600 (--quick: 60)")
     ap.add_argument("--search-steps", type=int, help="distillation per candidate; default 40")
     ap.add_argument("--final-steps", type=int, help="distillation of the best; default 200")
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def random_pruning(parent, space, arch, calibration, loader, val, steps):
+    """``arch`` pruned from ``parent`` keeping random channels, heads, neurons and layers, then
+    distilled ``steps`` steps: the child, its loss before distillation and after."""
+    imp = importance(parent, calibration)
+    rand = Importance(
+        torch.rand_like(imp.embed), [torch.rand_like(h) for h in imp.heads],
+        [torch.rand_like(n) for n in imp.neurons], torch.rand_like(imp.layers),
+    )  # fmt: skip
+    child = prune(parent, space, arch, rand)
+    pruned_loss = evaluate_loss(child, val)
+    distill(child, parent, loader, steps, lr=1e-3)
+    return child, pruned_loss, evaluate_loss(child, val)
+
+
+def print_comparison(rows, parent_loss, x):
+    """One line per ``(name, model, val loss)``: parameters, loss, gap to the parent, latency."""
+    print(f"{'model':<28}{'params':>10}{'val loss':>10}{'gap to parent':>15}{'latency ms':>12}")
+    for name, model, loss in rows:
+        print(
+            f"{name:<28}{params(model):>10}{loss:>10.4f}{loss - parent_loss:>15.4f}{latency_ms(model, x):>12.2f}"
+        )
+
+
+def main():
+    args = parse_args()
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
     q = args.quick
@@ -102,15 +129,9 @@ def main():
     searched_loss = evaluate_loss(best.model, val)
     total_steps = search_steps + final_steps  # the best child's training after the parent
 
-    imp = importance(parent, calibration)
-    rand = Importance(
-        torch.rand_like(imp.embed), [torch.rand_like(h) for h in imp.heads],
-        [torch.rand_like(n) for n in imp.neurons], torch.rand_like(imp.layers),
-    )  # fmt: skip
-    random_child = prune(parent, space, best.arch, rand)
-    random_pruned_loss = evaluate_loss(random_child, val)
-    distill(random_child, parent, loader, total_steps, lr=1e-3)
-    random_loss = evaluate_loss(random_child, val)
+    random_child, random_pruned_loss, random_loss = random_pruning(
+        parent, space, best.arch, calibration, loader, val, total_steps
+    )
 
     scratch = space.freeze(best.arch)
     train(scratch, loader, total_steps, lr=2e-3)
@@ -121,16 +142,13 @@ def main():
     tokens = total_steps * batch * block
     print(f"\nchild arch {best.arch}")
     print(f"training tokens after the parent, each child: {tokens} ({total_steps} steps)")
-    print(f"{'model':<28}{'params':>10}{'val loss':>10}{'gap to parent':>15}{'latency ms':>12}")
-    for name, model, loss in (
+    rows = [
         ("parent", parent, parent_loss),
         ("searched (prune+distill)", best.model, searched_loss),
         ("random pruning + distill", random_child, random_loss),
         ("from scratch", scratch, scratch_loss),
-    ):
-        print(
-            f"{name:<28}{params(model):>10}{loss:>10.4f}{loss - parent_loss:>15.4f}{latency_ms(model, x):>12.2f}"
-        )
+    ]
+    print_comparison(rows, parent_loss, x)
     print(
         f"(random pruning before distillation: {random_pruned_loss:.4f}; searched before: {best.loss_pruned:.4f})"
     )

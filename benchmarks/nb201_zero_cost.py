@@ -54,28 +54,14 @@ def minibatch(size: int) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.stack(xs), torch.tensor(ys)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--archs", type=int, default=100)
-    parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--warm-start-seeds", type=int, default=30)
-    parser.add_argument("--scores", type=Path, default=None, help="cache of the proxy scores")
-    args = parser.parse_args()
-
-    torch.set_num_threads(1)
-    evaluator = NasBench201Evaluator("cifar10")
-    table = evaluator.table
-    rows = random.Random(0).sample(range(len(table)), args.archs)
-    archs = [nb201_string_to_arch(table.archs[i]) for i in rows]
-    valid = table.column("cifar10_valid_12ep")[rows]
-    test = table.column("cifar10_test_200ep")[rows]
-    x, y = minibatch(args.batch)
+def score_archs(archs, x, y, cache):
+    """``({proxy: scores}, {proxy: seconds per arch})`` of every proxy on ``archs`` (the
+    benchmark's network, one minibatch ``x, y``); reuses and refreshes the ``cache`` file."""
     space = NasBench201()  # the benchmark's network: 16 channels, 5 cells per stack
-
     scores, seconds = {}, {}
-    cached = np.load(args.scores) if args.scores is not None and args.scores.exists() else None
+    cached = np.load(cache) if cache is not None and cache.exists() else None
     for proxy in PROXIES:
-        if cached is not None and len(cached[proxy]) == args.archs:
+        if cached is not None and len(cached[proxy]) == len(archs):
             scores[proxy], seconds[proxy] = cached[proxy], float(cached[f"{proxy}_seconds"])
             continue
         ev = ZeroCostEvaluator(proxy, x, y, seed=0)
@@ -83,9 +69,13 @@ def main() -> None:
         scores[proxy] = np.array([ev.evaluate(space.freeze(a))["default"] for a in archs])
         seconds[proxy] = (time.perf_counter() - start) / len(archs)
         print(f"scored {proxy} ({seconds[proxy]:.2f} s per arch)", flush=True)
-    if args.scores is not None:
-        np.savez(args.scores, **scores, **{f"{p}_seconds": seconds[p] for p in scores})
+    if cache is not None:
+        np.savez(cache, **scores, **{f"{p}_seconds": seconds[p] for p in scores})
+    return scores, seconds
 
+
+def print_ranking(args, scores, seconds, valid, test):
+    """Each proxy's rank correlation with the table's accuracies, and its top 10 % as a filter."""
     print(
         f"\n{args.archs} archs sampled uniformly (seed 0), one CIFAR-10 minibatch of {args.batch}"
     )
@@ -102,41 +92,65 @@ def main() -> None:
             f"{seconds[proxy]:.2f} | {test[best].mean():.2f} | {test.mean():.2f} |"
         )
 
-    if args.warm_start_seeds:
-        from nasx.strategy import LocalSearch
-        from nasx.trial import Trial
 
-        choices = search_space(NasBench201(stem_out_channels=2, num_modules_per_stack=1))
+def print_warm_start(args, scores, archs, evaluator):
+    """LocalSearch from 20 random archs against from each proxy's top 10 of half the sample."""
+    from nasx.strategy import LocalSearch
+    from nasx.trial import Trial
 
-        def pick(strategy) -> float:
-            strategy.setup(choices)
-            best = (-np.inf, None)
-            for i in range(100):
-                arch = strategy.propose()
-                m = evaluator.query(arch)
-                strategy.tell(Trial(i, arch, "succeeded", metric=m["default"], metrics=m))
-                best = max(best, (m["default"], m["test_200ep"]))
-            return best[1]
+    choices = search_space(NasBench201(stem_out_channels=2, num_modules_per_stack=1))
 
+    def pick(strategy) -> float:
+        strategy.setup(choices)
+        best = (-np.inf, None)
+        for i in range(100):
+            arch = strategy.propose()
+            m = evaluator.query(arch)
+            strategy.tell(Trial(i, arch, "succeeded", metric=m["default"], metrics=m))
+            best = max(best, (m["default"], m["test_200ep"]))
+        return best[1]
+
+    print(
+        f"\nwarm start of LocalSearch, 100 queries, {args.warm_start_seeds} seeds "
+        "(mean +- std of the pick's 200-epoch test accuracy)"
+    )
+    seeds = range(args.warm_start_seeds)
+    cold = [pick(LocalSearch(seed=seed)) for seed in seeds]
+    print("| start of the climb | test accuracy of the pick |\n|---|---|")
+    print(f"| 20 random archs (default) | {np.mean(cold):.2f} +- {np.std(cold):.2f} |")
+    for proxy, s in scores.items():
+        warm = []
+        for seed in seeds:
+            subset = random.Random(seed).sample(range(args.archs), args.archs // 2)
+            ranked = sorted(subset, key=lambda i: -s[i])[:10]
+            warm.append(pick(LocalSearch(initial_archs=[archs[i] for i in ranked], seed=seed)))
         print(
-            f"\nwarm start of LocalSearch, 100 queries, {args.warm_start_seeds} seeds "
-            "(mean +- std of the pick's 200-epoch test accuracy)"
+            f"| {proxy}: its top 10 of {args.archs // 2} + 10 random | {np.mean(warm):.2f} +- "
+            f"{np.std(warm):.2f} |",
+            flush=True,
         )
-        seeds = range(args.warm_start_seeds)
-        cold = [pick(LocalSearch(seed=seed)) for seed in seeds]
-        print("| start of the climb | test accuracy of the pick |\n|---|---|")
-        print(f"| 20 random archs (default) | {np.mean(cold):.2f} +- {np.std(cold):.2f} |")
-        for proxy, s in scores.items():
-            warm = []
-            for seed in seeds:
-                subset = random.Random(seed).sample(range(args.archs), args.archs // 2)
-                ranked = sorted(subset, key=lambda i: -s[i])[:10]
-                warm.append(pick(LocalSearch(initial_archs=[archs[i] for i in ranked], seed=seed)))
-            print(
-                f"| {proxy}: its top 10 of {args.archs // 2} + 10 random | {np.mean(warm):.2f} +- "
-                f"{np.std(warm):.2f} |",
-                flush=True,
-            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--archs", type=int, default=100)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--warm-start-seeds", type=int, default=30)
+    parser.add_argument("--scores", type=Path, default=None, help="cache of the proxy scores")
+    args = parser.parse_args()
+
+    torch.set_num_threads(1)
+    evaluator = NasBench201Evaluator("cifar10")
+    table = evaluator.table
+    rows = random.Random(0).sample(range(len(table)), args.archs)
+    archs = [nb201_string_to_arch(table.archs[i]) for i in rows]
+    valid = table.column("cifar10_valid_12ep")[rows]
+    test = table.column("cifar10_test_200ep")[rows]
+    x, y = minibatch(args.batch)
+    scores, seconds = score_archs(archs, x, y, args.scores)
+    print_ranking(args, scores, seconds, valid, test)
+    if args.warm_start_seeds:
+        print_warm_start(args, scores, archs, evaluator)
 
 
 if __name__ == "__main__":

@@ -78,59 +78,91 @@ def chart(exp: ExperimentRecord, name: str, params: dict[str, str]) -> bytes:
 
 
 def _figure(exp: ExperimentRecord, name: str, params: dict[str, str]) -> Any:
-    plt = optional_import("matplotlib.pyplot", "dashboard", "the dashboard's charts")
+    """The matplotlib figure of chart ``name`` (one of :data:`CHARTS`)."""
+    large = len(exp.trials) > AGGREGATE_ABOVE.get(name, len(exp.trials))
+    return _DRAW[name](exp, params, large)
 
+
+def _history_figure(exp: ExperimentRecord, params: dict[str, str], large: bool) -> Any:
     from nasx.plot import charts
 
-    large = len(exp.trials) > AGGREGATE_ABOVE.get(name, len(exp.trials))
-    if name == "history":
-        if large:
-            return _history_summary(exp, params.get("metric", "default"))
-        return charts.plot_metric_history(
-            exp.trials, params.get("metric", "default"), exp.direction
-        )
-    if name == "pareto":
-        x = params.get("x")
-        if not x:
-            others = [m for m in charts.metric_names(exp.trials) if m != "default"]
-            if not others:
-                return _message(
-                    "only one metric: report a dict such as {'default': acc, 'latency': ms}"
-                )
-            x = others[0]
-        if large:
-            return _pareto_summary(exp, x, params.get("y", "default"))
-        return charts.plot_pareto(
-            exp.trials, x, params.get("y", "default"), ("minimize", exp.direction)
-        )
-    if name == "curves":
-        if large:
-            return _curves_summary(exp)
-        return charts.plot_learning_curves(exp.trials, top_k=10, direction=exp.direction)
-    if name == "arch_weights":
-        try:
-            return charts.plot_arch_weights(exp.directory, max_labels=8)
-        except FileNotFoundError as e:
-            return _message(str(e))
+    metric = params.get("metric", "default")
+    if large:
+        return _history_summary(exp, metric)
+    return charts.plot_metric_history(exp.trials, metric, exp.direction)
+
+
+def _pareto_figure(exp: ExperimentRecord, params: dict[str, str], large: bool) -> Any:
+    from nasx.plot import charts
+
+    x = params.get("x")
+    if not x:
+        others = [m for m in charts.metric_names(exp.trials) if m != "default"]
+        if not others:
+            return _message(
+                "only one metric: report a dict such as {'default': acc, 'latency': ms}"
+            )
+        x = others[0]
+    if large:
+        return _pareto_summary(exp, x, params.get("y", "default"))
+    return charts.plot_pareto(
+        exp.trials, x, params.get("y", "default"), ("minimize", exp.direction)
+    )
+
+
+def _curves_figure(exp: ExperimentRecord, params: dict[str, str], large: bool) -> Any:
+    from nasx.plot import charts
+
+    if large:
+        return _curves_summary(exp)
+    return charts.plot_learning_curves(exp.trials, top_k=10, direction=exp.direction)
+
+
+def _arch_weights_figure(exp: ExperimentRecord, params: dict[str, str], large: bool) -> Any:
+    from nasx.plot import charts
+
+    try:
+        return charts.plot_arch_weights(exp.directory, max_labels=8)
+    except FileNotFoundError as e:
+        return _message(str(e))
+
+
+def _trial_curve_figure(exp: ExperimentRecord, params: dict[str, str], large: bool) -> Any:
+    plt = optional_import("matplotlib.pyplot", "dashboard", "the dashboard's charts")
+
     trial = exp.trial(_int(params.get("trial")))
-    if name == "trial_curve":
-        fig, ax = plt.subplots(figsize=(4.5, 2.8))
-        plt.close(fig)
-        if trial.intermediates:
-            ax.plot(range(1, len(trial.intermediates) + 1), trial.intermediates, marker="o")
-        ax.set_title(f"trial {trial.id}: intermediate metrics")
-        ax.set_xlabel("report")
-        ax.grid(alpha=0.3)
-        return fig
+    fig, ax = plt.subplots(figsize=(4.5, 2.8))
+    plt.close(fig)
+    if trial.intermediates:
+        ax.plot(range(1, len(trial.intermediates) + 1), trial.intermediates, marker="o")
+    ax.set_title(f"trial {trial.id}: intermediate metrics")
+    ax.set_xlabel("report")
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def _cells_figure(exp: ExperimentRecord, params: dict[str, str], large: bool) -> Any:
     from nasx.plot.cell_graph import cell_names
     from nasx.plot.cells import dot_available, plot_double_cells
 
+    trial = exp.trial(_int(params.get("trial")))
     cells = cell_names(trial.arch)
     if not cells:
         return _message("this arch has no cells")
     merge_op = "loose_end" if params.get("cell") == "loose_end" else "all"
     backend = "graphviz" if dot_available() else "matplotlib"  # no warning in a server thread
     return plot_double_cells(trial.arch, cells=cells, merge_op=merge_op, backend=backend)
+
+
+# One drawing function per chart name: ``(experiment, query parameters, aggregate?) -> figure``.
+_DRAW = {
+    "history": _history_figure,
+    "pareto": _pareto_figure,
+    "curves": _curves_figure,
+    "arch_weights": _arch_weights_figure,
+    "trial_curve": _trial_curve_figure,
+    "cells": _cells_figure,
+}
 
 
 def _int(value: str | None) -> int:

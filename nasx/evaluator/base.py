@@ -14,9 +14,13 @@ import inspect
 import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import torch.nn as nn
 
 __all__ = [
+    "CostEvaluator",
     "Direction",
     "Evaluator",
     "Metric",
@@ -130,8 +134,6 @@ class Evaluator:
             >>> Fixed().with_cost((3,)).evaluate(torch.nn.Linear(3, 2))
             {'default': 0.5, 'accuracy': 0.5, 'params': 8, 'macs': 6, 'flops': 12}
         """
-        from .cost import CostEvaluator
-
         return CostEvaluator(self, input_shape, **kwargs)
 
     # Pickle the instance state with cloudpickle so that `__main__` objects survive any pickler.
@@ -212,3 +214,85 @@ def normalize_metric(value: Any) -> tuple[float, dict[str, float]]:
         return metrics["default"], metrics
     metric = _to_float(value, "the metric")
     return metric, {"default": metric}
+
+
+# ----------------------------------------------------------------------------- cost beside the metric
+# CostEvaluator lives beside Evaluator because Evaluator.with_cost builds it and it is an Evaluator:
+# in a module of its own the two imported each other. nasx.evaluator.cost documents it (why a
+# wrapper) and exports it under its usual name.
+class CostEvaluator(Evaluator):
+    """Evaluate with ``evaluator``, add the model's cost, rank by ``objective``.
+
+    Args:
+        evaluator: the evaluator giving the accuracy (its ``'default'`` metric); any
+            :class:`~nasx.evaluator.base.ModelEvaluator` or ``fn(model)``.
+        input_shape: one sample's shape, for MACs and latency (e.g. ``(3, 32, 32)``).
+        latency: None (no latency), ``'measure'`` (time the model on this machine with
+            :func:`~nasx.hardware.latency.measure_latency` and ``latency_options``), a
+            :class:`~nasx.hardware.predictor.LatencyTable`, or ``fn(model, input_shape) -> ms``.
+        objective: what ``'default'`` holds: None keeps the inner metric (accuracy); else
+            ``fn(metrics) -> float`` over the dict above, e.g. ``MnasNetReward(target=...)``.
+        accuracy_key: the name the inner metric is stored under.
+        latency_options: keyword arguments of ``measure_latency`` for ``latency='measure'``.
+    """
+
+    def __init__(
+        self,
+        evaluator: Any,
+        input_shape: Sequence[int],
+        *,
+        latency: Any = None,
+        objective: Callable[[Mapping[str, Any]], float] | None = None,
+        accuracy_key: str = "accuracy",
+        latency_options: dict[str, Any] | None = None,
+    ):
+        if objective is not None and not callable(objective):
+            raise TypeError(
+                f"objective must be fn(metrics) -> float, got {type(objective).__name__}"
+            )
+        if isinstance(latency, str) and latency != "measure":
+            raise ValueError(
+                f"latency must be None, 'measure', a LatencyTable or a function, got {latency!r}"
+            )
+        self.evaluator = evaluator
+        self.input_shape = tuple(int(s) for s in input_shape)
+        self.latency = latency
+        self.objective = objective
+        self.accuracy_key = accuracy_key
+        self.latency_options = dict(latency_options or {})
+        self.direction = "maximize" if objective is not None else direction_of(evaluator)
+
+    def cost(self, model: nn.Module) -> dict[str, Any]:
+        """``{'params', 'macs', 'flops'[, 'latency_ms']}`` of ``model``."""
+        # nasx.hardware loads only when a cost is asked for: this module is the light seam.
+        from nasx.hardware.cost import model_cost
+        from nasx.hardware.latency import measure_latency
+
+        latency: Any = self.latency
+        if latency == "measure":
+            opts = {"warmup": 5, "repeats": 20, **self.latency_options}
+            latency = lambda m, shape: measure_latency(m, shape, **opts).median_ms  # noqa: E731
+        return model_cost(model, self.input_shape, latency).to_dict()
+
+    def evaluate(
+        self, model: nn.Module, report: Report | None = None, arch: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        cost = self.cost(model)
+        inner = self._inner_call(model, report, arch)
+        _, inner_metrics = normalize_metric(inner)
+        metrics: dict[str, Any] = {"default": inner_metrics["default"]}
+        metrics[self.accuracy_key] = inner_metrics["default"]
+        metrics.update({k: v for k, v in inner_metrics.items() if k != "default"})
+        metrics.update(cost)
+        if self.objective is not None:
+            metrics["default"] = float(self.objective(metrics))
+        return metrics
+
+    def _inner_call(self, model: nn.Module, report: Report | None, arch: Any) -> Any:
+        fn = getattr(self.evaluator, "evaluate", self.evaluator)
+        kwargs: dict[str, Any] = {}
+        if report is not None and accepts_parameter(fn, "report"):
+            kwargs["report"] = report
+        if arch is not None and accepts_parameter(fn, "arch"):
+            kwargs["arch"] = arch
+        return fn(model, **kwargs)

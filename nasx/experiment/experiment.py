@@ -40,14 +40,16 @@ from nasx.strategy.oneshot.base import OneShotStrategy
 from nasx.trial import SUCCEEDED, Trial
 
 from . import settings, weights
+from .display import progress_for
 from .execution import make_executor
 from .filters import admission
 from .identity import adopt_stored_seed, experiment_meta, open_store
 from .interrupt import run_until_stopped
 from .jobs import Job
 from .loop import Limits, TrialBook, TrialLoop, as_seen, label_splitter
+from .nni_config import NniControls, accepts_nni_run_options
 from .oneshot_run import run_one_shot
-from .progress import announce_constraints, progress_for
+from .progress import announce_constraints
 from .recovery import trials_to_rerun
 from .runner import ModelBuilder, no_model, run_trial
 from .settings import joint_space, parse_duration
@@ -65,7 +67,7 @@ AnyStrategy = Union[MultiTrialStrategy, OneShotStrategy]  # noqa: UP007 - a runt
 AnyEvaluator = Union[ModelEvaluator, Callable[..., Metric]]  # noqa: UP007
 
 
-class NasExperiment:
+class NasExperiment(NniControls):
     """A multi-trial (or one-shot) architecture search, stored in ``workdir``.
 
     Args:
@@ -101,14 +103,10 @@ class NasExperiment:
             checkpoints) and start afresh.
         rerun_interrupted: on resume, re-run trials that were in flight when the last run stopped
             (True) or record them as failed (False).
-        max_trial_crashes: a trial that ran in the experiment's process (sequential execution)
-            when that process died counts one crash; on resume, a
-            trial with this many crashes is recorded as failed ("crashed the process") instead of
-            re-run, so a trial that kills the process (a segfault in native code) cannot stop the
-            experiment from ever finishing. None: re-run it however often. To keep such a trial
-            from taking the experiment down at all, run it in a child process:
-            ``execution='process'`` (with ``max_concurrent_trials=1`` it is isolation without
-            concurrency; the trial is then recorded as failed with ``WorkerDied``).
+        max_trial_crashes: a trial evaluating in the experiment's process when it died counts a
+            crash; on resume one with this many is recorded as failed ("crashed the process"),
+            not re-run, so a trial that segfaults cannot keep the experiment from finishing (None:
+            re-run it however often). ``execution='process'`` isolates trials (``WorkerDied``).
         direction: ``'maximize'`` or ``'minimize'``; default the evaluator's ``direction``.
         seed: seed torch, numpy and random with ``seed + trial id`` before each trial builds its
             model, so a trial's numbers do not depend on the trials that ran before it in the same
@@ -117,12 +115,10 @@ class NasExperiment:
             is not a terminal; a refreshing HTML display in Jupyter); ``False`` for silence.
         tensorboard: log each finished trial (curve, final metrics, arch as hparams) under
             ``workdir/tensorboard`` for ``tensorboard --logdir <workdir>``.
-        ray_address, trial_resources: for ``execution='ray'``, the default when either is given:
-            ``ray.init(address=...)`` (``'auto'``: the cluster this machine belongs to), and what
-            one trial needs, Ray's task options (default ``{'num_cpus': 1}``; ``{'num_cpus': 4,
-            'num_gpus': 1}``: four CPUs and a GPU of its own; ``{'resources': {'big': 1}}``: a
-            node with a custom resource). Ray places each trial on a node that has them;
-            ``max_concurrent_trials`` caps the trials in flight. See docs/scaling.md.
+        ray_address, trial_resources: for ``execution='ray'`` (the default when either is given):
+            ``ray.init(address=...)`` (``'auto'``: this machine's cluster) and one trial's Ray task
+            options (default ``{'num_cpus': 1}``; ``{'num_cpus': 4, 'num_gpus': 1}``, or
+            ``{'resources': {'big': 1}}``: a node with a custom resource). See docs/scaling.md.
         build_model: build each trial's model before evaluating it; ``False`` passes
             ``model=None`` (for evaluators that look the arch up, such as a benchmark table).
             Default: the evaluator's ``needs_model`` (True when it has none).
@@ -220,15 +216,10 @@ class NasExperiment:
             self._config = NniConfig(self)
         return self._config
 
-    def run(self, port: int | None = None, **nni_options: Any) -> None:
-        """Run until a limit is reached or the strategy is exhausted; call again to go on.
-
-        ``port`` and NNI's other ``run`` options (``config``, ``wait_completion``, ``debug``) are
-        accepted for NNI scripts and ignored: nasx starts no web server of its own; run
-        ``nasx serve <workdir>`` in another terminal to follow the experiment in a browser. Any
-        other keyword is refused, naming the known ones.
-        """
-        settings.check_nni_run_options(nni_options)
+    @accepts_nni_run_options  # NNI's run(port, wait_completion=, ...): web UI, background
+    def run(self) -> None:
+        """Run until a limit is reached, the strategy is exhausted or :meth:`stop` is called;
+        call again to go on. NNI's ``run(port, wait_completion=...)``: :mod:`.nni_config`."""
         settings.check_limits(self)  # exp.config (NNI) may have set them after construction
         if not self._execution_given:  # max_concurrent_trials may have changed (exp.config)
             self.execution = self._default_execution()
@@ -238,8 +229,8 @@ class NasExperiment:
         """Train the one-shot strategy's supernet, storing its exported archs as rows."""
         self.stop_reason = run_one_shot(self, fresh, on_open=self._mark_opened)
 
-    def _mark_opened(self) -> None:
-        self._opened = True  # a second run() of this object continues its experiment
+    def _mark_opened(self) -> None:  # a second run() of this object continues its experiment
+        self._opened = True
 
     def _run_multi_trial(self, fresh: bool) -> None:
         """Open the store, then run trials until a limit is reached or the strategy is done."""
@@ -250,9 +241,8 @@ class NasExperiment:
         meta = experiment_meta(
             self.model_space, self.strategy, self.evaluator, self.direction, space, hparam_space
         )
-        resume, overwrite, continuing = self.resume, self.overwrite, not fresh
         store, stored_meta = open_store(
-            self.workdir, meta, resume=resume, overwrite=overwrite, continuing=continuing
+            self.workdir, meta, resume=self.resume, overwrite=self.overwrite, continuing=not fresh
         )
         adopt_stored_seed(self.strategy, stored_meta, meta)
         self._mark_opened()
@@ -284,7 +274,9 @@ class NasExperiment:
             executor,
             self.strategy,
             joint,
-            Limits(self.max_trials, self.max_failed_trials, self.max_duration),
+            Limits(
+                self.max_trials, self.max_failed_trials, self.max_duration, self.stop_event(self)
+            ),
             book=self._book,
             split=label_splitter(frozenset(space), frozenset(hparam_space)),
             admit=admission(joint, self.filter, builder),
@@ -305,8 +297,7 @@ class NasExperiment:
 
     def trials(self, status: str | None = None) -> list[Trial]:
         """Every trial (of this run or read from ``workdir``), optionally of one status."""
-        trials = self._all_trials()
-        return [t for t in trials if status is None or t.status == status]
+        return [t for t in self._all_trials() if status is None or t.status == status]
 
     def trial_table(self) -> TrialTable:
         """The trials as rows (id, status, metric, duration, arch, error); ``print`` it for a table."""
@@ -367,10 +358,9 @@ class NasExperiment:
         trial id`` when the experiment has a ``seed``), so a deterministic evaluation gives the
         stored metric again. Raises RuntimeError with the trial's error when it fails.
         """
-        matches = [t for t in self._all_trials() if t.id == trial_id]
-        if not matches:
+        trial = next((t for t in self._all_trials() if t.id == trial_id), None)
+        if trial is None:
             raise KeyError(f"no trial {trial_id} in {self.workdir}")
-        trial = matches[0]
         builder = ModelBuilder.from_space(self.model_space) if self.build_model else no_model
         seed = None if self.seed is None else self.seed + trial.id
         job = Job(trial.id, trial.arch, trial.hparams, seed=seed)

@@ -1,4 +1,5 @@
-"""``experiment.config``: NNI 3.0's config fields, mapped onto NasExperiment's arguments.
+"""NNI 3.0's experiment dialect at the edge: ``experiment.config``'s fields mapped onto
+NasExperiment's arguments, and NNI's ``run(port, ...)`` options accepted around nasx's ``run()``.
 
 NNI scripts write ``exp.config.max_trial_number = 10``; in nasx that sets ``exp.max_trials``. NNI
 fields without a nasx meaning (``trial_gpu_number``, ``training_service``, ...) are accepted and
@@ -18,8 +19,19 @@ ignored; any other name is refused with the list of known ones, so a typo is not
 from __future__ import annotations
 
 import difflib
+import functools
+import logging
+import threading
 import types
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Concatenate, TypeVar
+
+_Experiment = TypeVar("_Experiment")
+_log = logging.getLogger("nasx.experiment")
+
+# NNI 3.0's NasExperiment.run / Experiment.run options besides `port` (wait_completion=False runs
+# in the background; the others are accepted without effect).
+NNI_RUN_OPTIONS = ("config", "wait_completion", "debug")
 
 # NNI field -> NasExperiment attribute
 FIELDS = {
@@ -71,7 +83,7 @@ class NniConfig:
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in _DURATIONS:
-            from .experiment import parse_duration
+            from .settings import parse_duration
 
             value = parse_duration(value, _DURATIONS[name])
         if name in FIELDS:
@@ -159,3 +171,140 @@ class NasExperimentConfig:
         args = [repr(a) for a in (self.execution_engine, self.model_format) if a is not None]
         args += [f"{k}={v!r}" for k, v in self._fields.items()]
         return f"NasExperimentConfig({', '.join(args)})"
+
+
+def accepts_nni_run_options(
+    run: Callable[[_Experiment], None],
+) -> Callable[Concatenate[_Experiment, ...], None]:
+    """nasx's ``run(self)`` that also takes NNI 3.0's ``run(port, config=, wait_completion=,
+    debug=)``, so NNI scripts run unchanged: ``port`` serves ``nasx serve``'s dashboard of the run
+    there (NNI's web UI, :mod:`~nasx.experiment.webui`), ``wait_completion=False`` runs it in a
+    background thread (:meth:`NniControls.stop` ends it); ``config`` and ``debug`` are ignored.
+    Any other keyword is refused, naming the known ones. ``inspect.signature`` shows ``run``'s own.
+
+        >>> class Exp:
+        ...     @accepts_nni_run_options
+        ...     def run(self):
+        ...         print('ran')
+        >>> Exp().run(8081, wait_completion=True)
+        ran
+        >>> Exp().run(max_trial=3)
+        Traceback (most recent call last):
+        ...
+        TypeError: NasExperiment.run() got unknown option(s) 'max_trial'; it takes port and NNI's ...
+    """
+
+    @functools.wraps(run)
+    def run_accepting_nni_options(
+        self: _Experiment, port: int | None = None, **nni_options: Any
+    ) -> None:
+        check_nni_run_options(nni_options)
+        if nni_options.get("wait_completion", True) is False:  # NNI: return, run in background
+            NniControls.start_in_background(self, functools.partial(_run_serving, run, self, port))
+            return
+        _run_serving(run, self, port)
+
+    return run_accepting_nni_options
+
+
+def _run_serving(run: Callable[[Any], None], exp: Any, port: int | None) -> None:
+    """``run(exp)``, with NNI's web UI (``nasx serve``'s dashboard) on ``port`` while it runs."""
+    NniControls.stop_event(exp).clear()  # a run after stop() runs
+    if port is None:
+        run(exp)
+        return
+    from .webui import WebUI
+
+    with WebUI(exp.workdir, port):
+        run(exp)
+
+
+class NniControls:
+    """NNI 3.0's experiment controls, mixed into NasExperiment: :meth:`stop`,
+    :meth:`run_or_resume`, and ``run(wait_completion=False)`` running in a background thread."""
+
+    @staticmethod
+    def stop_event(exp: Any) -> threading.Event:
+        """Set by :meth:`stop`: the trial loop proposes no more trials once it is."""
+        event: threading.Event = exp.__dict__.setdefault("_nni_stop", threading.Event())
+        return event
+
+    @staticmethod
+    def start_in_background(exp: Any, run: Callable[[], None]) -> None:
+        """NNI's ``run(wait_completion=False)``: the run goes on in a thread of this process
+        (the interpreter waits for it at exit); :meth:`stop` ends it, re-raising its error."""
+        previous = exp.__dict__.get("_nni_background")
+        if previous is not None and previous.is_alive():
+            raise RuntimeError("the experiment is already running in the background: stop() it")
+
+        def target() -> None:
+            try:
+                run()
+            except BaseException as e:  # noqa: BLE001 - handed to stop(), which re-raises it
+                exp.__dict__["_nni_error"] = e
+                _log.error("the experiment running in the background failed: %r", e)
+
+        thread = threading.Thread(target=target, name="nasx-experiment")
+        exp.__dict__.update(_nni_background=thread, _nni_error=None)
+        thread.start()
+
+    def stop(self) -> None:
+        """NNI's ``exp.stop()``: propose no more trials; the trials in flight finish and are
+        stored, then ``run()`` returns (``stop_reason`` says so) and the web UI of
+        ``run(port=...)`` stops. Call it from another thread, or after
+        ``run(wait_completion=False)`` (it then waits for that run and re-raises its error). The
+        experiment continues with ``run_or_resume()`` (or ``resume=True``).
+
+            >>> import tempfile, torch.nn as nn
+            >>> from nasx.experiment import NasExperiment
+            >>> from nasx.space import ModelSpace, choice
+            >>> from nasx.strategy import GridSearch
+            >>> class Net(ModelSpace):
+            ...     def __init__(self):
+            ...         super().__init__()
+            ...         self.fc = nn.Linear(2, choice('w', [1, 2, 3]))
+            >>> exp = NasExperiment(Net(), lambda m: 0.5, GridSearch(), workdir=tempfile.mkdtemp(),
+            ...                     progress=False)
+            >>> exp.stop()  # before run(): the next run() runs all the same
+            >>> exp.run(); len(exp.trials())
+            3
+        """
+        if getattr(self, "is_one_shot", False) and self.__dict__.get("_nni_background") is None:
+            raise ValueError(
+                "stop() ends a multi-trial run between trials; a one-shot search trains one "
+                "supernet: interrupt it (Ctrl-C) and continue it from its checkpoint with "
+                "resume=True"
+            )
+        self.stop_event(self).set()
+        thread = self.__dict__.get("_nni_background")
+        if thread is None or thread is threading.current_thread():
+            return
+        thread.join()
+        self.__dict__["_nni_background"] = None
+        error = self.__dict__.pop("_nni_error", None)
+        if error is not None:
+            raise error
+
+    def run_or_resume(
+        self, port: int | None = None, wait_completion: bool = True, debug: bool = False
+    ) -> None:
+        """NNI's ``run_or_resume``: resume the experiment stored in ``workdir`` if there is one
+        (checked as ``resume=True`` checks it), else start it."""
+        from .migrate import is_legacy_one_shot
+        from .storage import TrialStore
+
+        exp: Any = self
+        if TrialStore.exists(exp.workdir) or is_legacy_one_shot(exp.workdir):
+            exp.resume = exp.resume or True
+        exp.run(port, wait_completion=wait_completion, debug=debug)
+
+
+def check_nni_run_options(options: dict[str, Any]) -> None:
+    """A TypeError naming ``options`` that are not NNI's ``run`` options (and what is known)."""
+    unknown = sorted(set(options) - set(NNI_RUN_OPTIONS))
+    if unknown:
+        raise TypeError(
+            f"NasExperiment.run() got unknown option(s) {', '.join(map(repr, unknown))}; it takes "
+            f"port (the dashboard) and NNI's {', '.join(NNI_RUN_OPTIONS)}. "
+            "Limits such as max_trials are NasExperiment(...) arguments"
+        )

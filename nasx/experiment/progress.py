@@ -8,10 +8,9 @@ tqdm comes with pytorch-lightning, so this adds no dependency.
 
 from __future__ import annotations
 
-import io
 import sys
 import time
-from typing import IO, Any, cast
+from typing import IO, Any
 
 from nasx.trial import FAILED, REJECTED, SUCCEEDED, Trial
 
@@ -179,41 +178,6 @@ class Progress:
         self._bar.set_postfix_str(
             f"best {best}, running {self.running}, failed {self.failed}", refresh=True
         )
-
-
-class _Discard(io.TextIOBase):
-    """A text stream that drops what is written (``progress=False``)."""
-
-    def write(self, text: str) -> int:
-        return len(text)
-
-
-def progress_for(exp: Any, stored: list[Trial]) -> Progress:
-    """The progress display of a run of ``exp`` (a NasExperiment; silent with
-    ``progress=False``), starting from its stored trials."""
-    from nasx.trial import best_trials
-
-    finished = [t for t in stored if t.status in (SUCCEEDED, FAILED)]
-    ranked = best_trials(finished, exp.direction, 1)
-    best = ranked[0].metric if ranked else None
-    if finished and exp.progress:  # before the bar, which then owns the line
-        announce(
-            f"resuming the experiment in {exp.workdir}: {len(finished)} "
-            f"{'trial' if len(finished) == 1 else 'trials'} already done"
-            + (f" (best metric {best:.4f})" if best is not None else "")
-        )
-    from .notebook import NotebookProgress, in_notebook
-
-    # In Jupyter, an HTML display refreshed in place (stderr is no terminal there).
-    cls = NotebookProgress if exp.progress and in_notebook() else Progress
-    return cls(
-        exp.max_trials,
-        exp.direction,
-        done=len(finished),
-        best=best,
-        # Silence discards the lines (a StringIO would keep one per trial for the whole run).
-        stream=None if exp.progress else cast(IO[str], _Discard()),
-    )
 
 
 def announce_constraints(space: Any, show: bool) -> Any:

@@ -124,6 +124,8 @@ def _read_store(directory: Path) -> tuple[dict[str, Any], list[Trial]]:
         # Each trial decodes its JSON fields when first read: `nasx show` of 100k trials prints
         # archs from their stored text and decodes only the best few.
         return store.meta(), store.trials(lazy=True)
+    except ExperimentDirError as e:  # damaged pages met while reading
+        raise ExperimentReadError(str(e)) from None
     except sqlite3.DatabaseError as e:
         raise ExperimentReadError(f"{path} is corrupted or not a nasx database: {e}") from None
     except (ValueError, TypeError) as e:  # bad meta JSON or an unknown status

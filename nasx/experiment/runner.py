@@ -37,39 +37,10 @@ import torch.nn as nn
 from nasx.evaluator.base import ModelEvaluator, accepts_parameter, normalize_metric
 from nasx.evaluator.hparams import freeze_evaluator
 from nasx.evaluator.nni_report import reporting
-from nasx.space import ModelSpace, model_context
-from nasx.space.base import space_record
 from nasx.trial import FAILED, SUCCEEDED
 
+from .builder import ModelBuilder as ModelBuilder  # re-exported: weights.py imports it from here
 from .jobs import Job, TrialResult
-
-
-class ModelBuilder:
-    """Rebuilds models of a space from archs: the space's class and constructor arguments.
-
-    Pickles small (no weights): the class by reference when importable, by value (cloudpickle)
-    when it lives in ``__main__``.
-    """
-
-    def __init__(self, space_cls: type[Any], args: tuple[Any, ...], kwargs: dict[str, Any]):
-        self.space_cls = space_cls
-        self.args = args
-        self.kwargs = kwargs
-
-    @classmethod
-    def from_space(cls, space: nn.Module) -> ModelBuilder:
-        if not isinstance(space, ModelSpace) or "_nasx_record" not in space.__dict__:
-            raise TypeError(
-                f"the model space must be an instance of a nasx.space.ModelSpace subclass, got "
-                f"{type(space).__name__}; subclass ModelSpace so trials can rebuild it from an arch"
-            )
-        record = space_record(space)
-        return cls(type(space), record.args, record.kwargs)
-
-    def __call__(self, arch: dict[str, Any]) -> nn.Module:
-        with model_context(arch):
-            model: nn.Module = self.space_cls(*self.args, **self.kwargs)
-            return model
 
 
 def seed_everything(seed: int) -> None:

@@ -26,9 +26,6 @@ if TYPE_CHECKING:
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 EXECUTIONS = ("sequential", "process", "ray")
 
-# NNI 3.0's NasExperiment.run / Experiment.run options besides `port`: accepted, without effect.
-NNI_RUN_OPTIONS = ("config", "wait_completion", "debug")
-
 
 def parse_duration(value: float | str | None, what: str = "max_duration") -> float | None:
     """Seconds from a number or a string like ``'90s'``, ``'30m'``, ``'2h'``, ``'1d'``.
@@ -76,16 +73,6 @@ def default_execution(
     if wants_ray:
         return "ray"
     return "sequential" if max_concurrent_trials == 1 and trial_timeout is None else "process"
-
-
-def check_nni_run_options(options: dict[str, Any]) -> None:
-    unknown = sorted(set(options) - set(NNI_RUN_OPTIONS))
-    if unknown:
-        raise TypeError(
-            f"NasExperiment.run() got unknown option(s) {', '.join(map(repr, unknown))}; it takes "
-            f"port and NNI's {', '.join(NNI_RUN_OPTIONS)} (all ignored: nasx has no web UI). "
-            "Limits such as max_trials are NasExperiment(...) arguments"
-        )
 
 
 def is_one_shot(strategy: Any) -> bool:

@@ -28,11 +28,13 @@ commits.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import itertools
 import json
 import os
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +87,27 @@ class ExperimentDirError(NasxError, RuntimeError):
     """The experiment directory cannot be used as asked (another experiment, locked, not resumable)."""
 
 
+class DamagedStoreError(ExperimentDirError):
+    """The experiment's database cannot be read any more (damaged pages): nasx's message names the
+    file, what survives it and how to start afresh."""
+
+
+@contextlib.contextmanager
+def _readable(path: Path) -> Iterator[None]:
+    """Turn SQLite's "database disk image is malformed" (a damaged page, a cut copy) met while
+    reading into a :class:`DamagedStoreError` naming the file, instead of a raw traceback."""
+    try:
+        yield
+    except sqlite3.DatabaseError as e:
+        if isinstance(e, sqlite3.OperationalError) and "locked" in str(e):
+            raise  # busy, not damaged
+        raise DamagedStoreError(
+            f"{path} is damaged ({e}): nasx cannot read its trials. Each trial's arch is also in "
+            f"{path.parent / TRIALS_DIR}/<id>/arch.json, and `sqlite3 {path} .recover` may save "
+            "more rows; " + _MOVE_AWAY_HINT.format(path=path)
+        ) from None
+
+
 class TrialStore:
     """The trial table of one experiment directory. Create with :meth:`create` or :meth:`open`."""
 
@@ -93,7 +116,7 @@ class TrialStore:
     ):
         self.directory = Path(directory)
         self._lock: FileLock | None = None
-        path = self.directory / DB_NAME
+        self._path = path = self.directory / DB_NAME
         # A process creating the experiment right now holds the lock: its database may still
         # be empty. Only a database that nobody is writing must hold nasx's tables.
         being_created = _locked_by_another_process(self.directory)
@@ -168,7 +191,8 @@ class TrialStore:
     def meta(self) -> dict[str, Any]:
         if not self._has_tables():
             return {}
-        return {k: json.loads(v) for k, v in self._db.execute("SELECT key, value FROM meta")}
+        with _readable(self._path):
+            return {k: json.loads(v) for k, v in self._db.execute("SELECT key, value FROM meta")}
 
     def set_meta(self, key: str, value: Any) -> None:
         self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
@@ -217,9 +241,10 @@ class TrialStore:
         without it every field is decoded now, in one pass (faster when all will be read)."""
         if not self._has_tables():
             return []  # read while another process creates the experiment
-        if lazy:
-            return _read_lazy(self._db, "ORDER BY id")
-        return _read_trials(self._db, "ORDER BY id")
+        with _readable(self._path):
+            if lazy:
+                return _read_lazy(self._db, "ORDER BY id")
+            return _read_trials(self._db, "ORDER BY id")
 
     def best(self, direction: str, top_k: int) -> list[Trial]:
         """The ``top_k`` best succeeded trials (as :func:`nasx.trial.best_trials` ranks them:
@@ -231,10 +256,11 @@ class TrialStore:
             return []
         order = "DESC" if direction == "maximize" else "ASC"
         where = "WHERE status = 'succeeded' AND metric IS NOT NULL"
-        ranked = _read_trials(self._db, f"{where} ORDER BY metric {order}, id LIMIT {int(top_k)}")
-        if len(ranked) < top_k:  # rows without a metric (a one-shot run's exports) come after
-            rest = f"WHERE status = 'succeeded' AND metric IS NULL ORDER BY id LIMIT {int(top_k) - len(ranked)}"
-            ranked += _read_trials(self._db, rest)
+        with _readable(self._path):
+            ranked = _read_trials(self._db, f"{where} ORDER BY metric {order}, id LIMIT {top_k:d}")
+            if len(ranked) < top_k:  # rows without a metric (a one-shot run's exports) come after
+                rest = f"WHERE status = 'succeeded' AND metric IS NULL ORDER BY id LIMIT {top_k - len(ranked):d}"
+                ranked += _read_trials(self._db, rest)
         return ranked
 
     def replace_trials(self, trials: list[Trial]) -> None:
@@ -250,7 +276,8 @@ class TrialStore:
         self._db.execute("COMMIT")
 
     def next_id(self) -> int:
-        (n,) = self._db.execute("SELECT COALESCE(MAX(id) + 1, 0) FROM trials").fetchone()
+        with _readable(self._path):
+            (n,) = self._db.execute("SELECT COALESCE(MAX(id) + 1, 0) FROM trials").fetchone()
         return int(n)
 
 

@@ -77,9 +77,9 @@ import torch
 import torch.nn as nn
 
 from .._errors import NasxError
+from .builder import ModelBuilder
 from .jobs import Job, TrialResult, WeightsSpec
 from .migrate import SUPERNET_CHECKPOINT, is_legacy_one_shot, legacy_one_shot
-from .runner import ModelBuilder
 
 _log = logging.getLogger("nasx.experiment")
 

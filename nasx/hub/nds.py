@@ -21,7 +21,7 @@ is a nasx arch, unchanged.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar, Literal, NamedTuple
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import torch
 import torch.nn as nn
@@ -126,6 +126,14 @@ class _OpFactory:
         return op
 
 
+def _check_arguments(op_candidates: Sequence[str], dataset: str) -> None:
+    unknown = [op for op in op_candidates if op not in OPS]
+    if unknown:
+        raise ValueError(f"unknown operation(s) {unknown!r}; known operations: {sorted(OPS)}")
+    if dataset not in ("cifar", "imagenet"):
+        raise ValueError(f"dataset must be 'cifar' or 'imagenet', got {dataset!r}")
+
+
 class NDS(ModelSpace):
     """The NDS cell-based space with any operation list (the base of :class:`DARTS` and friends).
 
@@ -171,11 +179,7 @@ class NDS(ModelSpace):
         num_classes: int | None = None,
     ):
         super().__init__()
-        unknown = [op for op in op_candidates if op not in OPS]
-        if unknown:
-            raise ValueError(f"unknown operation(s) {unknown!r}; known operations: {sorted(OPS)}")
-        if dataset not in ("cifar", "imagenet"):
-            raise ValueError(f"dataset must be 'cifar' or 'imagenet', got {dataset!r}")
+        _check_arguments(op_candidates, dataset)
         self.op_candidates = list(op_candidates)
         self.merge_op = merge_op
         self.num_nodes_per_cell = num_nodes_per_cell
@@ -195,6 +199,26 @@ class NDS(ModelSpace):
         # NNI's split: 20 cells -> [6, 7, 7]; stages 1 and 2 start with a reduction cell.
         cells_per_stage = [(i + 1) * n_cells // 3 - i * n_cells // 3 for i in range(3)]
 
+        c_stem, prev_reduction = self._make_stem(c, dataset)
+        # Which cell's concatenated nodes each layer reads (None: the stem), for cell_readers().
+        self._cell_readers: dict[str, str] = {}
+        c_prev, last_cell, aux_input = self._make_stages(cells_per_stage, c, c_stem, prev_reduction)
+        if auxiliary_loss:
+            if aux_input is None:
+                raise ValueError(
+                    f"auxiliary_loss needs a third stage, but num_cells={n_cells} leaves it empty"
+                )
+            c_aux, aux_cell = aux_input
+            self.auxiliary_head = AuxiliaryHead(c_aux, self.num_classes, dataset)
+            self._cell_readers["auxiliary_head.features.2"] = aux_cell  # its first conv
+        self.global_pooling = nn.AdaptiveAvgPool2d(1)
+        self.classifier = nn.Linear(c_prev, self.num_classes)
+        if last_cell is not None:
+            self._cell_readers["classifier"] = last_cell
+
+    def _make_stem(self, c: Any, dataset: str) -> tuple[Any, bool]:
+        """The stem (``stem0``/``stem1`` for ImageNet, ``stem`` for CIFAR): its output channels,
+        and whether the first cell should treat its input as reduced."""
         if dataset == "imagenet":
             # 224 -> 112 -> 56 (stem0), -> 28 (stem1): the first cell sees a "reduced" predecessor.
             self.stem0 = nn.Sequential(
@@ -209,23 +233,28 @@ class NDS(ModelSpace):
                 nn.Conv2d(c, c, 3, stride=2, padding=1, bias=False),
                 nn.BatchNorm2d(c),
             )
-            c_pprev = c_prev = c
-            prev_reduction = True
-        else:
-            self.stem = nn.Sequential(
-                nn.Conv2d(3, 3 * c, 3, padding=1, bias=False), nn.BatchNorm2d(3 * c)
-            )
-            c_pprev = c_prev = 3 * c
-            prev_reduction = False
+            return c, True
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, 3 * c, 3, padding=1, bias=False), nn.BatchNorm2d(3 * c)
+        )
+        return 3 * c, False
 
+    def _make_stages(
+        self, cells_per_stage: list[int], c: Any, c_stem: Any, prev_reduction: bool
+    ) -> tuple[Any, str | None, tuple[Any, str] | None]:
+        """The three stages of cells (``self.stages``), each cell reading the two before it
+        (the stem at first), with the channels doubled and a reduction cell at the start of
+        stages 1 and 2; notes in ``_cell_readers`` which cell each preprocessing layer reads.
+
+        Returns the last cell's output channels and path (None without cells), and the auxiliary
+        head's input: the output channels and path of stage 2's first cell (None if it has none).
+        """
         self.stages = nn.ModuleList()
+        c_pprev = c_prev = c_stem
         c_cur = c
-        c_aux = None
-        # Which cell's concatenated nodes each layer reads (None: the stem), for cell_readers().
-        self._cell_readers: dict[str, str] = {}
         pprev_cell: str | None = None
         prev_cell: str | None = None
-        aux_cell: str | None = None
+        aux_input: tuple[Any, str] | None = None
         for stage_index, n in enumerate(cells_per_stage):
             if stage_index > 0:
                 c_cur *= 2
@@ -242,21 +271,9 @@ class NDS(ModelSpace):
                 pprev_cell, prev_cell = prev_cell, path
                 prev_reduction = reduction
                 if stage_index == 2 and i == 0:
-                    c_aux, aux_cell = c_prev, path
+                    aux_input = (c_prev, path)
             self.stages.append(nn.Sequential(*cells))
-
-        if auxiliary_loss:
-            if c_aux is None:
-                raise ValueError(
-                    f"auxiliary_loss needs a third stage, but num_cells={n_cells} leaves it empty"
-                )
-            self.auxiliary_head = AuxiliaryHead(c_aux, self.num_classes, dataset)
-            if aux_cell is not None:
-                self._cell_readers["auxiliary_head.features.2"] = aux_cell  # its first conv
-        self.global_pooling = nn.AdaptiveAvgPool2d(1)
-        self.classifier = nn.Linear(c_prev, self.num_classes)
-        if prev_cell is not None:
-            self._cell_readers["classifier"] = prev_cell
+        return c_prev, prev_cell, aux_input
 
     def _make_cell(
         self, c_pprev: int, c_prev: int, c: int, reduction: bool, prev_reduction: bool

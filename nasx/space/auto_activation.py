@@ -49,53 +49,69 @@ class Unary(nn.Module):
         self.beta = nn.Parameter(torch.tensor(1.0)) if kind in ("mul_beta", "add_beta") else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        k, beta = self.kind, self.beta
-        if k == "mul_beta" and beta is not None:
-            return x * beta
-        if k == "add_beta" and beta is not None:
-            return x + beta
-        if k == "neg":
-            return -x
-        if k == "abs":
-            return torch.abs(x)
-        if k == "square":
-            return torch.square(x)
-        if k == "cube":
-            return torch.pow(x, 3)
-        if k == "sqrt":
-            return torch.sqrt(x)
-        if k == "log_abs":
-            return torch.log(torch.abs(x) + 1e-7)
-        if k == "exp":
-            return torch.exp(x)
-        if k == "sin":
-            return torch.sin(x)
-        if k == "cos":
-            return torch.cos(x)
-        if k == "sinh":
-            return torch.sinh(x)
-        if k == "cosh":
-            return torch.cosh(x)
-        if k == "tanh":
-            return torch.tanh(x)
-        if k == "atan":
-            return torch.atan(x)
-        if k == "max0":
-            return torch.clamp(x, min=0.0)
-        if k == "min0":
-            return torch.clamp(x, max=0.0)
-        if k == "sigmoid":
-            return torch.sigmoid(x)
-        if k == "softplus":
-            return torch.log(1 + torch.exp(x))
-        if k == "exp_neg_square":
-            return torch.exp(-torch.square(x))
-        if k == "erf":
-            return torch.erf(x)
-        return x  # identity
+        beta = self.beta
+        if beta is not None:  # mul_beta or add_beta
+            return x * beta if self.kind == "mul_beta" else x + beta
+        return _unary(self.kind, x)
 
     def extra_repr(self) -> str:
         return repr(self.kind)
+
+
+# The functions without a parameter, by family; free functions so that TorchScript compiles
+# them with the module that calls them.
+def _unary(kind: str, x: torch.Tensor) -> torch.Tensor:
+    if kind in ["sin", "cos", "sinh", "cosh", "tanh", "atan"]:
+        return _trigonometric(kind, x)
+    if kind in ["max0", "min0", "sigmoid", "softplus", "exp_neg_square", "erf"]:
+        return _squashing(kind, x)
+    return _algebraic(kind, x)
+
+
+def _algebraic(kind: str, x: torch.Tensor) -> torch.Tensor:
+    if kind == "neg":
+        return -x
+    if kind == "abs":
+        return torch.abs(x)
+    if kind == "square":
+        return torch.square(x)
+    if kind == "cube":
+        return torch.pow(x, 3)
+    if kind == "sqrt":
+        return torch.sqrt(x)
+    if kind == "log_abs":
+        return torch.log(torch.abs(x) + 1e-7)
+    if kind == "exp":
+        return torch.exp(x)
+    return x  # identity
+
+
+def _trigonometric(kind: str, x: torch.Tensor) -> torch.Tensor:
+    if kind == "sin":
+        return torch.sin(x)
+    if kind == "cos":
+        return torch.cos(x)
+    if kind == "sinh":
+        return torch.sinh(x)
+    if kind == "cosh":
+        return torch.cosh(x)
+    if kind == "tanh":
+        return torch.tanh(x)
+    return torch.atan(x)
+
+
+def _squashing(kind: str, x: torch.Tensor) -> torch.Tensor:
+    if kind == "max0":
+        return torch.clamp(x, min=0.0)
+    if kind == "min0":
+        return torch.clamp(x, max=0.0)
+    if kind == "sigmoid":
+        return torch.sigmoid(x)
+    if kind == "softplus":
+        return torch.log(1 + torch.exp(x))
+    if kind == "exp_neg_square":
+        return torch.exp(-torch.square(x))
+    return torch.erf(x)
 
 
 class Binary(nn.Module):

@@ -160,3 +160,37 @@ def test_the_store_reads_read_only_and_leaves_the_database_byte_identical(tmp_pa
     finally:
         store.close()
     assert (tmp_path / DB_NAME).read_bytes() == before
+
+
+def test_the_cli_reads_a_read_only_mount_and_a_resume_is_nasxs_own_error(tmp_path):
+    """Issue 29: `nasx show/plot` said "corrupted" there, a resume gave a raw PermissionError."""
+    from tests.toy_experiment import make_experiment
+
+    exp = tmp_path / "exp"
+    make_experiment(exp, max_trials=3, progress=False)
+    before = _snapshot(exp)
+    result = _run_on_read_only_mount(
+        exp,
+        _WRITES_ARE_DENIED
+        + f"""
+    import sys
+    from nasx import cli
+    from nasx.experiment.readonly import read_experiment
+    from tests.toy_experiment import make_experiment
+    assert cli.main(["show", str(D), "--brief"]) == 0
+    assert cli.main(["plot", str(D), "-o", {str(tmp_path / "plots")!r}]) == 0
+    try:
+        make_experiment(D, max_trials=5, resume=True, progress=False)
+    except PermissionError as e:  # still an OSError, with nasx's one-line message
+        print("refused:", type(e).__name__, e)
+    else:
+        raise SystemExit("resumed into a read-only directory")
+    """,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "kind        multi-trial" in result.stdout and "corrupted" not in result.stdout
+    assert (tmp_path / "plots" / "metric_history.png").exists()
+    refused = result.stdout.split("refused: ")[1]
+    assert refused.startswith("WorkdirNotWritableError cannot write ") and "nasx.lock" in refused
+    assert "copy the directory to writable storage" in refused and refused.count("\n") == 1
+    assert _snapshot(exp) == before

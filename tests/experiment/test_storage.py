@@ -178,3 +178,44 @@ def test_adding_a_trial_again_rewrites_its_arch_file_and_a_file_in_its_place_is_
     with pytest.raises(FileExistsError):
         store.add(Trial(1, {"k": 2}, "running"))
     store.close()
+
+
+def _damage_pages(db_path):
+    """Overwrite the type byte of every b-tree page but the first (the schema): SQLite then
+    reads "database disk image is malformed" wherever it meets one."""
+    import sqlite3
+
+    db = sqlite3.connect(db_path)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    (page,) = db.execute("PRAGMA page_size").fetchone()
+    db.close()
+    data = bytearray(db_path.read_bytes())
+    for start in range(page, len(data), page):
+        data[start] = 0x77
+    db_path.write_bytes(bytes(data))
+
+
+def test_damaged_pages_are_nasxs_own_error_everywhere(tmp_path, capsys):
+    """Issue 29: run, load_trials, export and trial_table raised a raw sqlite3.DatabaseError."""
+    from nasx import cli
+    from nasx.experiment import load_trials
+    from nasx.experiment.storage import DamagedStoreError
+    from tests.toy_experiment import make_experiment
+
+    exp = make_experiment(tmp_path, max_trials=40, progress=False)
+    _damage_pages(tmp_path / "nasx.db")
+    calls = {
+        "load_trials": lambda: load_trials(tmp_path),
+        "export_top_models": lambda: exp.export_top_models(3),
+        "trial_table": lambda: str(exp.trial_table()),
+        "resume": lambda: make_experiment(tmp_path, max_trials=50, resume=True, progress=False),
+    }
+    for name, call in calls.items():
+        with pytest.raises(DamagedStoreError, match=r"nasx.db is damaged \(database disk image"):
+            call()
+            pytest.fail(f"{name} read a damaged database without an error")
+    assert isinstance(DamagedStoreError("x"), ExperimentDirError)
+    for command in ("show", "export", "plot"):
+        assert cli.main([command, str(tmp_path)]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "is damaged" in err and "arch.json" in err

@@ -65,27 +65,32 @@ def _map(module: nn.Module, src: str, dst: str, arch: dict[str, Any], out: dict[
             _map(submodule(module, str(i)), f"{src}{i}.", f"{dst}{i}.", arch, out)
         return
     if isinstance(module, MixedCell):
-        for name in ("preprocessor", "postprocessor"):
-            _map(submodule(module, name), f"{src}{name}.", f"{dst}{name}.", arch, out)
-        for n, i in enumerate(module.node_indices):
-            for k in range(module.num_ops_per_node):
-                value, (j,) = (
-                    arch[f"{module.label}/op_{i}_{k}"],
-                    arch[f"{module.label}/input_{i}_{k}"],
-                )
-                _map(
-                    module.op(i, j, value),
-                    f"{src}edges.{i}_{j}.{value}.",
-                    f"{dst}ops.{n}.{k}.",
-                    arch,
-                    out,
-                )
+        _map_cell(module, src, dst, arch, out)
         return
     for name in _own_state(module):
         out[dst + name] = src + name
     for name, child in module._modules.items():
         if child is not None:
             _map(child, f"{src}{name}.", f"{dst}{name}.", arch, out)
+
+
+def _map_cell(
+    cell: MixedCell, src: str, dst: str, arch: dict[str, Any], out: dict[str, str]
+) -> None:
+    """A cell's pre- and postprocessor as they are; fixed op ``ops.<n>.<k>`` from the edge
+    ``edges.<i>_<j>.<value>`` that the arch's op and input choices of node ``i`` pick."""
+    for name in ("preprocessor", "postprocessor"):
+        _map(submodule(cell, name), f"{src}{name}.", f"{dst}{name}.", arch, out)
+    for n, i in enumerate(cell.node_indices):
+        for k in range(cell.num_ops_per_node):
+            value, (j,) = arch[f"{cell.label}/op_{i}_{k}"], arch[f"{cell.label}/input_{i}_{k}"]
+            _map(
+                cell.op(i, j, value),
+                f"{src}edges.{i}_{j}.{value}.",
+                f"{dst}ops.{n}.{k}.",
+                arch,
+                out,
+            )
 
 
 def fixed_state_keys(supernet: Supernet, arch: dict[str, Any]) -> dict[str, str]:
