@@ -8,6 +8,7 @@ tqdm comes with pytorch-lightning, so this adds no dependency.
 
 from __future__ import annotations
 
+import io
 import sys
 import time
 from typing import IO, Any
@@ -15,6 +16,14 @@ from typing import IO, Any
 from nasx.trial import FAILED, REJECTED, SUCCEEDED, Trial
 
 __all__ = ["Progress", "announce", "format_seconds"]
+
+
+class Discard(io.TextIOBase):
+    """A text stream that drops what is written (``progress=False``); a :class:`Progress`
+    writing to one formats nothing."""
+
+    def write(self, text: str) -> int:
+        return len(text)
 
 
 def announce(text: str, stream: IO[str] | None = None) -> None:
@@ -84,7 +93,7 @@ class Progress:
         self.stream = stream if stream is not None else sys.stderr
         # progress=False: the counts are kept, nothing is formatted (a line per trial cost as
         # much as a trivial trial's SQLite writes, for a stream that drops it).
-        self._silent = isinstance(self.stream, _Discard)
+        self._silent = isinstance(self.stream, Discard)
         is_tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.started = time.monotonic()
         self._drawn = float("-inf")  # when the bar was last redrawn (monotonic)

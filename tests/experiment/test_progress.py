@@ -79,7 +79,7 @@ def test_a_bar_redraws_at_most_ten_times_a_second_and_close_draws_the_last_state
 
 
 def test_a_silent_display_keeps_counts_and_formats_no_line():
-    from nasx.experiment.progress import _Discard
+    from nasx.experiment.progress import Discard
 
     class Counted(Progress):
         lines = 0
@@ -87,7 +87,7 @@ def test_a_silent_display_keeps_counts_and_formats_no_line():
         def _line(self, trial):
             Counted.lines += 1
 
-    p = Counted(total=None, direction="minimize", stream=_Discard())
+    p = Counted(total=None, direction="minimize", stream=Discard())
     p.trial_finished(Trial(0, {}, "succeeded", metric=2.0, duration=1.0))
     p.trial_finished(Trial(1, {}, "failed", error="E: x", duration=1.0))
     p.trial_finished(Trial(2, {}, "succeeded", metric=1.0, duration=1.0))
