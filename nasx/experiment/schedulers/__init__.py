@@ -7,6 +7,7 @@ of the events they heard, so a resumed search decides as an uninterrupted one.
 
 - :class:`ASHA`: asynchronous successive halving (promotion or stopping), several objectives too;
 - :class:`Hyperband`, :class:`SuccessiveHalving`: synchronous brackets;
+- :class:`BOHB`: Hyperband's brackets, new trials proposed by a TPE-style model per budget;
 - :class:`MedianStopping`: prune below the median at the same budget;
 - :class:`FullBudget`: no early stopping (the baseline);
 - :func:`simulate` with :class:`LearningCurves`: replay a table of learning curves with simulated
@@ -28,6 +29,7 @@ from .base import (
     Scheduler,
     rung_budgets,
 )
+from .bohb import BOHB
 from .fifo import FullBudget
 from .halving import Hyperband, SuccessiveHalving
 from .median import MedianStopping
@@ -41,6 +43,7 @@ __all__ = [
     "PAUSE",
     "PRUNE",
     "Assignment",
+    "BOHB",
     "Decision",
     "FullBudget",
     "Hyperband",
