@@ -10,6 +10,7 @@ of the events they heard, so a resumed search decides as an uninterrupted one.
 - :class:`BOHB`: Hyperband's brackets, new trials proposed by a TPE-style model per budget;
 - :class:`MedianStopping`: prune below the median at the same budget;
 - :class:`FullBudget`: no early stopping (the baseline);
+- :func:`from_nni`, :func:`Medianstop`: NNI's names (``Hyperband``, ``BOHB``, ``Medianstop``);
 - :func:`simulate` with :class:`LearningCurves`: replay a table of learning curves with simulated
   workers, to compare schedulers and strategies over many seeds.
 
@@ -33,6 +34,7 @@ from .bohb import BOHB
 from .fifo import FullBudget
 from .halving import Hyperband, SuccessiveHalving
 from .median import MedianStopping
+from .nni import Medianstop, from_nni
 from .pareto import best_first, nondominated_fronts
 from .simulate import LearningCurves, SimulationResult, simulate
 
@@ -49,10 +51,12 @@ __all__ = [
     "Hyperband",
     "LearningCurves",
     "MedianStopping",
+    "Medianstop",
     "Scheduler",
     "SimulationResult",
     "SuccessiveHalving",
     "best_first",
+    "from_nni",
     "nondominated_fronts",
     "rung_budgets",
     "simulate",
