@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nasx.experiment.schedulers import BOHB, Hyperband, MedianStopping, Medianstop, from_nni
+from nasx.experiment.schedulers import BOHB, Hyperband, Medianstop, MedianStopping, from_nni
 
 
 def test_hyperband_takes_nnis_R_and_eta():
