@@ -247,7 +247,9 @@ class BOHB(Hyperband):
 
     def _encode(self, arch: Mapping[str, Any]) -> list[int]:
         if not self.labels:
-            raise ValueError("call BOHB.setup(search_space) before started()")
+            raise ValueError(
+                "call BOHB.setup(search_space) first: BOHB encodes archs by its labels"
+            )
         config = []
         for label, values in zip(self.labels, self.values):
             if label not in arch or arch[label] not in values:
