@@ -1,12 +1,16 @@
-"""Third-party warnings that nasx users cannot act on, silenced around the fits nasx runs.
+"""Third-party output that nasx users cannot act on, silenced around the fits nasx runs.
 
-Each entry names a message another library emits about its *own* code. Keeping them from users
-(and only them) keeps the output of a search about the search.
+Each warning entry names a message another library emits about its *own* code, and Lightning's
+INFO lines ("GPU available...", "`Trainer.fit` stopped: `max_epochs=1` reached.") say what the
+search already shows. Keeping them from users keeps the output of a search about the search. A
+user who wants Lightning's lines back asks for them by setting its logger's level below INFO:
+``logging.getLogger("pytorch_lightning").setLevel(logging.DEBUG)``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import warnings
 from collections.abc import Iterator
 
@@ -33,3 +37,41 @@ def quiet_third_party_warnings() -> Iterator[None]:
         for message, category in KNOWN_HARMLESS:
             warnings.filterwarnings("ignore", message=message, category=category)
         yield
+
+
+LIGHTNING_LOGGERS = (
+    "pytorch_lightning",
+    "lightning_fabric",
+    "lightning.pytorch",
+    "lightning.fabric",
+)
+
+
+@contextlib.contextmanager
+def quiet_lightning_logs(quiet: bool = True) -> Iterator[None]:
+    """Run the block with Lightning's INFO lines hidden (warnings and errors still show), unless
+    ``quiet`` is False or the user asked for them (a Lightning logger's level set below INFO).
+
+    A search builds hundreds of trainers; their lines would drown the experiment's own output.
+
+    Example:
+        >>> import logging
+        >>> with quiet_lightning_logs():
+        ...     logging.getLogger("pytorch_lightning").isEnabledFor(logging.INFO)
+        False
+        >>> logging.getLogger("pytorch_lightning").isEnabledFor(logging.INFO)
+        True
+    """
+    loggers = [logging.getLogger(name) for name in LIGHTNING_LOGGERS]
+    asked = any(logging.NOTSET < lg.level < logging.INFO for lg in loggers)
+    if not quiet or asked:
+        yield
+        return
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(max(lg.getEffectiveLevel(), logging.WARNING))
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)

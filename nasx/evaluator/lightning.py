@@ -10,7 +10,6 @@ import contextlib
 import copy
 import difflib
 import inspect
-import logging
 import signal
 import threading
 import warnings
@@ -20,7 +19,7 @@ from typing import Any
 import pytorch_lightning as pl
 import torch.nn as nn
 
-from .._third_party import quiet_third_party_warnings
+from .._third_party import quiet_lightning_logs, quiet_third_party_warnings
 from .base import Direction, Evaluator, Report
 from .cuda_graphs import CudaGraphTraining
 from .hparams import searchable
@@ -84,7 +83,7 @@ class Trainer:
         kwargs = {**SEARCH_TRAINER_DEFAULTS, **self.kwargs, **overrides}
         if "callbacks" not in overrides:
             kwargs["callbacks"] = self.fresh_callbacks()
-        with _quiet_lightning_logs(not kwargs["enable_progress_bar"]):
+        with quiet_lightning_logs():
             return pl.Trainer(**kwargs)
 
     def fresh_callbacks(self) -> list[pl.Callback]:
@@ -130,26 +129,6 @@ class LightningModule(pl.LightningModule):
         if "model" not in self._modules:
             raise RuntimeError("no model set: call set_model(model) first")
         return self.model(*args, **kwargs)
-
-
-@contextlib.contextmanager
-def _quiet_lightning_logs(quiet: bool) -> Iterator[None]:
-    """Hide Lightning's per-trainer INFO lines ("GPU available...", tips) while ``quiet``.
-
-    A search builds hundreds of trainers; these lines would drown the experiment's own output.
-    """
-    if not quiet:
-        yield
-        return
-    loggers = [logging.getLogger(name) for name in ("pytorch_lightning", "lightning_fabric")]
-    levels = [lg.level for lg in loggers]
-    for lg in loggers:
-        lg.setLevel(max(lg.getEffectiveLevel(), logging.WARNING))
-    try:
-        yield
-    finally:
-        for lg, level in zip(loggers, levels, strict=True):
-            lg.setLevel(level)
 
 
 @contextlib.contextmanager
@@ -394,9 +373,8 @@ class Lightning(Evaluator):
         callbacks: list[pl.Callback] = [CudaGraphTraining(self.cuda_graphs)]
         if report is not None:
             callbacks.append(_ReportValidationMetric(self.metric, report))
-        quiet = not {**SEARCH_TRAINER_DEFAULTS, **self.trainer.kwargs}["enable_progress_bar"]
         with (
-            _quiet_lightning_logs(quiet),
+            quiet_lightning_logs(),
             _keyboard_interrupt_passes_through(),
             quiet_third_party_warnings(),
         ):

@@ -47,7 +47,7 @@ from .identity import adopt_stored_seed, experiment_meta, open_store
 from .interrupt import run_until_stopped
 from .jobs import Job
 from .loop import Limits, TrialBook, TrialLoop, as_seen, label_splitter
-from .nni_config import accepts_nni_run_options
+from .nni_config import NniControls, accepts_nni_run_options
 from .oneshot_run import run_one_shot
 from .progress import announce_constraints
 from .recovery import trials_to_rerun
@@ -67,7 +67,7 @@ AnyStrategy = Union[MultiTrialStrategy, OneShotStrategy]  # noqa: UP007 - a runt
 AnyEvaluator = Union[ModelEvaluator, Callable[..., Metric]]  # noqa: UP007
 
 
-class NasExperiment:
+class NasExperiment(NniControls):
     """A multi-trial (or one-shot) architecture search, stored in ``workdir``.
 
     Args:
@@ -216,13 +216,10 @@ class NasExperiment:
             self._config = NniConfig(self)
         return self._config
 
-    @accepts_nni_run_options  # NNI's run(port, wait_completion=, ...): taken, ignored
+    @accepts_nni_run_options  # NNI's run(port, wait_completion=, ...): web UI, background
     def run(self) -> None:
-        """Run until a limit is reached or the strategy is exhausted; call again to go on.
-
-        NNI's ``run(port, ...)`` options are taken and ignored (``nni_config``): nasx serves no
-        web page itself; ``nasx serve <workdir>`` in another terminal does.
-        """
+        """Run until a limit is reached, the strategy is exhausted or :meth:`stop` is called;
+        call again to go on. NNI's ``run(port, wait_completion=...)``: :mod:`.nni_config`."""
         settings.check_limits(self)  # exp.config (NNI) may have set them after construction
         if not self._execution_given:  # max_concurrent_trials may have changed (exp.config)
             self.execution = self._default_execution()
@@ -277,7 +274,9 @@ class NasExperiment:
             executor,
             self.strategy,
             joint,
-            Limits(self.max_trials, self.max_failed_trials, self.max_duration),
+            Limits(
+                self.max_trials, self.max_failed_trials, self.max_duration, self.stop_event(self)
+            ),
             book=self._book,
             split=label_splitter(frozenset(space), frozenset(hparam_space)),
             admit=admission(joint, self.filter, builder),

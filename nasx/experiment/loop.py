@@ -37,6 +37,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -109,11 +110,14 @@ class Limits:
     max_trials: int | None = None
     max_failed_trials: int | None = None
     max_duration: float | None = None
+    stop: threading.Event | None = None  # set by NasExperiment.stop(), from any thread
 
     def reached(
         self, counts: collections.Counter[str], elapsed: float, new_trial: bool = True
     ) -> str | None:
         """Why to stop now, or None. Constant time: it never walks the trials (100k of them)."""
+        if self.stop is not None and self.stop.is_set():
+            return "stopped by stop()"
         counted = sum(counts.values()) - counts[REJECTED]
         if new_trial and self.max_trials is not None and counted >= self.max_trials:
             return f"max_trials ({self.max_trials}) reached"

@@ -20,13 +20,17 @@ from __future__ import annotations
 
 import difflib
 import functools
+import logging
+import threading
 import types
 from collections.abc import Callable
 from typing import Any, Concatenate, TypeVar
 
 _Experiment = TypeVar("_Experiment")
+_log = logging.getLogger("nasx.experiment")
 
-# NNI 3.0's NasExperiment.run / Experiment.run options besides `port`: accepted, without effect.
+# NNI 3.0's NasExperiment.run / Experiment.run options besides `port` (wait_completion=False runs
+# in the background; the others are accepted without effect).
 NNI_RUN_OPTIONS = ("config", "wait_completion", "debug")
 
 # NNI field -> NasExperiment attribute
@@ -173,9 +177,10 @@ def accepts_nni_run_options(
     run: Callable[[_Experiment], None],
 ) -> Callable[Concatenate[_Experiment, ...], None]:
     """nasx's ``run(self)`` that also takes NNI 3.0's ``run(port, config=, wait_completion=,
-    debug=)``, so NNI scripts run unchanged. They are ignored: nasx starts no web server of its
-    own (``nasx serve <workdir>`` in another terminal shows the experiment in a browser). Any
-    other keyword is refused, naming the known ones. ``inspect.signature`` shows ``run``'s own.
+    debug=)``, so NNI scripts run unchanged: ``port`` serves ``nasx serve``'s dashboard of the run
+    there (NNI's web UI, :mod:`~nasx.experiment.webui`), ``wait_completion=False`` runs it in a
+    background thread (:meth:`NniControls.stop` ends it); ``config`` and ``debug`` are ignored.
+    Any other keyword is refused, naming the known ones. ``inspect.signature`` shows ``run``'s own.
 
         >>> class Exp:
         ...     @accepts_nni_run_options
@@ -194,9 +199,104 @@ def accepts_nni_run_options(
         self: _Experiment, port: int | None = None, **nni_options: Any
     ) -> None:
         check_nni_run_options(nni_options)
-        run(self)
+        if nni_options.get("wait_completion", True) is False:  # NNI: return, run in background
+            NniControls.start_in_background(self, functools.partial(_run_serving, run, self, port))
+            return
+        _run_serving(run, self, port)
 
     return run_accepting_nni_options
+
+
+def _run_serving(run: Callable[[Any], None], exp: Any, port: int | None) -> None:
+    """``run(exp)``, with NNI's web UI (``nasx serve``'s dashboard) on ``port`` while it runs."""
+    NniControls.stop_event(exp).clear()  # a run after stop() runs
+    if port is None:
+        run(exp)
+        return
+    from .webui import WebUI
+
+    with WebUI(exp.workdir, port):
+        run(exp)
+
+
+class NniControls:
+    """NNI 3.0's experiment controls, mixed into NasExperiment: :meth:`stop`,
+    :meth:`run_or_resume`, and ``run(wait_completion=False)`` running in a background thread."""
+
+    @staticmethod
+    def stop_event(exp: Any) -> threading.Event:
+        """Set by :meth:`stop`: the trial loop proposes no more trials once it is."""
+        event: threading.Event = exp.__dict__.setdefault("_nni_stop", threading.Event())
+        return event
+
+    @staticmethod
+    def start_in_background(exp: Any, run: Callable[[], None]) -> None:
+        """NNI's ``run(wait_completion=False)``: the run goes on in a thread of this process
+        (the interpreter waits for it at exit); :meth:`stop` ends it, re-raising its error."""
+        previous = exp.__dict__.get("_nni_background")
+        if previous is not None and previous.is_alive():
+            raise RuntimeError("the experiment is already running in the background: stop() it")
+
+        def target() -> None:
+            try:
+                run()
+            except BaseException as e:  # noqa: BLE001 - handed to stop(), which re-raises it
+                exp.__dict__["_nni_error"] = e
+                _log.error("the experiment running in the background failed: %r", e)
+
+        thread = threading.Thread(target=target, name="nasx-experiment")
+        exp.__dict__.update(_nni_background=thread, _nni_error=None)
+        thread.start()
+
+    def stop(self) -> None:
+        """NNI's ``exp.stop()``: propose no more trials; the trials in flight finish and are
+        stored, then ``run()`` returns (``stop_reason`` says so) and the web UI of
+        ``run(port=...)`` stops. Call it from another thread, or after
+        ``run(wait_completion=False)`` (it then waits for that run and re-raises its error). The
+        experiment continues with ``run_or_resume()`` (or ``resume=True``).
+
+            >>> import tempfile, torch.nn as nn
+            >>> from nasx.experiment import NasExperiment
+            >>> from nasx.space import ModelSpace, choice
+            >>> from nasx.strategy import GridSearch
+            >>> class Net(ModelSpace):
+            ...     def __init__(self):
+            ...         super().__init__()
+            ...         self.fc = nn.Linear(2, choice('w', [1, 2, 3]))
+            >>> exp = NasExperiment(Net(), lambda m: 0.5, GridSearch(), workdir=tempfile.mkdtemp(),
+            ...                     progress=False)
+            >>> exp.stop()  # before run(): the next run() runs all the same
+            >>> exp.run(); len(exp.trials())
+            3
+        """
+        if getattr(self, "is_one_shot", False) and self.__dict__.get("_nni_background") is None:
+            raise ValueError(
+                "stop() ends a multi-trial run between trials; a one-shot search trains one "
+                "supernet: interrupt it (Ctrl-C) and continue it from its checkpoint with "
+                "resume=True"
+            )
+        self.stop_event(self).set()
+        thread = self.__dict__.get("_nni_background")
+        if thread is None or thread is threading.current_thread():
+            return
+        thread.join()
+        self.__dict__["_nni_background"] = None
+        error = self.__dict__.pop("_nni_error", None)
+        if error is not None:
+            raise error
+
+    def run_or_resume(
+        self, port: int | None = None, wait_completion: bool = True, debug: bool = False
+    ) -> None:
+        """NNI's ``run_or_resume``: resume the experiment stored in ``workdir`` if there is one
+        (checked as ``resume=True`` checks it), else start it."""
+        from .migrate import is_legacy_one_shot
+        from .storage import TrialStore
+
+        exp: Any = self
+        if TrialStore.exists(exp.workdir) or is_legacy_one_shot(exp.workdir):
+            exp.resume = exp.resume or True
+        exp.run(port, wait_completion=wait_completion, debug=debug)
 
 
 def check_nni_run_options(options: dict[str, Any]) -> None:
@@ -205,6 +305,6 @@ def check_nni_run_options(options: dict[str, Any]) -> None:
     if unknown:
         raise TypeError(
             f"NasExperiment.run() got unknown option(s) {', '.join(map(repr, unknown))}; it takes "
-            f"port and NNI's {', '.join(NNI_RUN_OPTIONS)} (all ignored: nasx has no web UI). "
+            f"port (the dashboard) and NNI's {', '.join(NNI_RUN_OPTIONS)}. "
             "Limits such as max_trials are NasExperiment(...) arguments"
         )

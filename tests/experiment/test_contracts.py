@@ -5,6 +5,7 @@ construction with the missing methods named."""
 from __future__ import annotations
 
 import inspect
+import time
 
 import pytest
 import torch.nn as nn
@@ -121,19 +122,23 @@ def test_one_shot_strategy_names_what_its_evaluator_lacks():
 
 def test_run_is_nasx_own_and_takes_nni_options_at_the_edge(tmp_path):
     """``run()`` takes no argument of its own; NNI's port (positional too) and options are
-    translated by nni_config and have no effect."""
+    translated by nni_config (tests/experiment/test_nni_controls.py: what they do)."""
     assert list(inspect.signature(NasExperiment.run).parameters) == ["self"]
     exp = NasExperiment(SmallNet(), lambda model: 0.0, Random(seed=0), workdir=tmp_path)
     exp.max_trials = 1
-    exp.run(8081, config=None, debug=True)
+    exp.run(None, config=None, debug=True)
     exp.max_trials = 2
     exp.run(port=None, wait_completion=False)
+    deadline = time.monotonic() + 30
+    while len(exp.trials()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    exp.stop()
     assert [t.id for t in exp.trials()] == [0, 1]
 
 
 def test_unknown_run_options_and_config_fields_are_refused_with_the_known_ones(tmp_path):
     exp = NasExperiment(SmallNet(), lambda model: 0.0, Random(seed=0), workdir=tmp_path)
-    with pytest.raises(TypeError, match=r"'max_trial'.*port and NNI's config, wait_completion"):
+    with pytest.raises(TypeError, match=r"'max_trial'.*the dashboard\) and NNI's config, wait_"):
         exp.run(max_trial=3)
     with pytest.raises(
         AttributeError, match=r"'trial_concurency' \(did you mean 'trial_concurrency'"

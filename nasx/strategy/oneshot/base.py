@@ -19,7 +19,7 @@ from nasx._checks import check_int, check_number
 from nasx._contracts import require
 from nasx._workdir_lock import acquire_workdir_lock
 
-from ..._third_party import quiet_third_party_warnings
+from ..._third_party import quiet_lightning_logs, quiet_third_party_warnings
 from .data import in_order, search_loaders
 from .memory_format import resolve_channels_last
 from .supernet import Supernet
@@ -245,6 +245,9 @@ class BaseOneShotStrategy(abc.ABC):
         #: resume a checkpoint written with other strategy or evaluator settings (never another
         #: space): set by ``NasExperiment(..., resume="force")``
         self.resume_other_settings = False
+        #: a Lightning callback that shows the search's progress in place of Lightning's text bar
+        #: (set by NasExperiment in a Jupyter kernel: refreshing HTML, as multi-trial runs show)
+        self.display_callback: Any = None
 
     # -- hooks for subclasses, in the order a run calls them (see the class docstring) -----------
     def extra_modules(self) -> nn.Module:
@@ -415,7 +418,8 @@ class BaseOneShotStrategy(abc.ABC):
                 other_settings=self.resume_other_settings,
             )
             _log.info("resuming one-shot search from %s", ckpt)
-        with quiet_third_party_warnings():  # CombinedLoader warns too (nasx/_third_party.py)
+        # CombinedLoader warns too; Lightning's INFO lines say what the search shows already
+        with quiet_third_party_warnings(), quiet_lightning_logs():
             loaders = CombinedLoader(
                 {"train": train_steps, "val": val_steps}, mode="max_size_cycle"
             )
@@ -468,6 +472,9 @@ class BaseOneShotStrategy(abc.ABC):
                     keep=self.checkpoints_kept,
                 )
             )
+        if self.display_callback is not None:
+            callbacks.append(self.display_callback)
+            overrides["enable_progress_bar"] = False
         overrides["callbacks"] = callbacks
         if kwargs.get("strategy") == "ddp":
             # Steps touch different parameters (sampled paths, two optimizers); OneShotModule
