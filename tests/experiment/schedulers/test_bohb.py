@@ -195,3 +195,23 @@ def test_bad_arguments_are_refused_by_name():
         s.started(0, Assignment(None, 1))
     with pytest.raises(ValueError, match="label 'a' must take one of"):
         s.started(0, Assignment(None, 1, arch={"a": 99, "b": 0, "c": 0}))
+
+
+def test_several_objectives_rank_by_fronts():
+    """Accuracy up, latency down: the good set is the first non-dominated front(s), so the
+    model keeps a == 3 (accurate) with c == 0 (fast) and avoids the dominated rest."""
+    s = BOHB(1, 9, 3, seed=3, random_fraction=0.0, directions=["maximize", "minimize"])
+    s.setup(SPACE)
+    s.plan = [BracketPlan(0, 100)]
+    rng = np.random.default_rng(1)
+    archs = [{"a": int(a), "b": int(b), "c": int(c)} for a, b, c in rng.integers(8, size=(60, 3))]
+    archs += [{"a": 3, "b": b, "c": 0} for b in range(4)]
+    seen, trials = set(), []
+    for arch in archs:
+        if json.dumps(arch) not in seen:
+            seen.add(json.dumps(arch))
+            trials.append((arch, (accuracy(arch, 1), float(arch["c"]) + (arch["a"] != 3))))
+    _fill_rung(s, trials)
+    _, good, _ = s.model_data()
+    assert [(s._decode(g)["a"], s._decode(g)["c"]) for g in good] == [(3, 0)] * 4
+    assert s.propose()["a"] == 3
