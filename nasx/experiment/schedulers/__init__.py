@@ -9,8 +9,10 @@ of the events they heard, so a resumed search decides as an uninterrupted one.
 - :class:`Hyperband`, :class:`SuccessiveHalving`: synchronous brackets;
 - :class:`BOHB`: Hyperband's brackets, new trials proposed by a TPE-style model per budget;
 - :class:`MedianStopping`: prune below the median at the same budget;
+- :class:`CurveFitting`: prune when the extrapolated curve ends below a share of the best;
 - :class:`FullBudget`: no early stopping (the baseline);
-- :func:`from_nni`, :func:`Medianstop`: NNI's names (``Hyperband``, ``BOHB``, ``Medianstop``);
+- :func:`from_nni`, :func:`Medianstop`: NNI's names (``Hyperband``, ``BOHB``, ``Medianstop``,
+  ``Curvefitting``);
 - :func:`simulate` with :class:`LearningCurves`: replay a table of learning curves with simulated
   workers, to compare schedulers and strategies over many seeds.
 
@@ -31,6 +33,7 @@ from .base import (
     rung_budgets,
 )
 from .bohb import BOHB
+from .curvefit import CurveFitting
 from .fifo import FullBudget
 from .halving import Hyperband, SuccessiveHalving
 from .median import MedianStopping
@@ -42,6 +45,7 @@ __all__ = [
     "ASHA",
     "COMPLETE",
     "CONTINUE",
+    "CurveFitting",
     "PAUSE",
     "PRUNE",
     "Assignment",

@@ -4,9 +4,9 @@ An NNI experiment names them in its config (``advisor: {name: Hyperband, classAr
 ``tuner: {name: BOHB, ...}``, ``assessor: {name: Medianstop, ...}``); :func:`from_nni` takes that
 name and its ``classArgs`` and gives the nasx scheduler that does the same job, so a ported
 script keeps its settings. ``Hyperband`` and ``BOHB`` are also nasx's own class names; NNI's
-``Medianstop`` is :func:`Medianstop` (a factory of :class:`MedianStopping`). NNI's
-``Curvefitting`` assessor (learning-curve extrapolation) is not provided: :func:`from_nni` says
-so and names the nasx rules that stop early instead.
+``Medianstop`` is :func:`Medianstop` (a factory of :class:`MedianStopping`); its
+``Curvefitting`` assessor is :class:`CurveFitting` (one power-law curve model, not NNI's
+ensemble).
 
     >>> from_nni('Hyperband', {'R': 27, 'eta': 3, 'optimize_mode': 'maximize'})
     Hyperband(min_budget=1, max_budget=27, eta=3)
@@ -22,6 +22,7 @@ from typing import Any
 
 from .base import Scheduler
 from .bohb import BOHB
+from .curvefit import CurveFitting
 from .halving import Hyperband
 from .median import MedianStopping
 
@@ -106,6 +107,18 @@ def _medianstop(args: dict[str, Any], max_budget: int | float | None) -> MedianS
     )
 
 
+def _curvefitting(args: dict[str, Any]) -> CurveFitting:
+    if "epoch_num" not in args:
+        raise ValueError("NNI's Curvefitting needs classArgs 'epoch_num' (the full budget)")
+    return CurveFitting(
+        args.pop("epoch_num"),
+        start_step=args.pop("start_step", 6),
+        threshold=args.pop("threshold", 0.95),
+        gap=args.pop("gap", 1),
+        direction=_mode(args.pop("optimize_mode", "maximize")),
+    )
+
+
 def from_nni(
     name: str,
     class_args: Mapping[str, Any] | None = None,
@@ -116,8 +129,9 @@ def from_nni(
 
     Names: ``'Hyperband'`` (advisor; ``R``, ``eta``, ``optimize_mode``, ``exec_mode``),
     ``'BOHB'`` (advisor; NNI's arguments, same names), ``'Medianstop'`` (assessor;
-    ``optimize_mode``, ``start_step``; needs ``max_budget``). ``'Curvefitting'`` is refused
-    with what to use instead; an argument nasx does not know is refused by name.
+    ``optimize_mode``, ``start_step``; needs ``max_budget``), ``'Curvefitting'`` (assessor;
+    ``epoch_num``, ``start_step``, ``threshold``, ``gap``). An argument nasx does not know is
+    refused by name.
 
     >>> from_nni('BOHB', {'max_budget': 9, 'optimize_mode': 'maximize', 'seed': 0})
     BOHB(min_budget=1, max_budget=9, eta=3, seed=0)
@@ -131,14 +145,11 @@ def from_nni(
     elif name == "Medianstop":
         scheduler = _medianstop(args, max_budget)
     elif name == "Curvefitting":
-        raise NotImplementedError(
-            "NNI's Curvefitting assessor (learning-curve extrapolation) is not provided by nasx: "
-            "stop early with MedianStopping (NNI's Medianstop) or ASHA(mode='stopping')"
-        )
+        scheduler = _curvefitting(args)
     else:
         raise ValueError(
-            f"unknown NNI name {name!r}: nasx maps 'Hyperband', 'BOHB', 'Medianstop' "
-            "(and refuses 'Curvefitting' with what to use instead)"
+            f"unknown NNI name {name!r}: nasx maps 'Hyperband', 'BOHB', 'Medianstop' and "
+            "'Curvefitting'"
         )
     if args:
         raise ValueError(f"NNI's {name} classArgs {sorted(args)} have no nasx equivalent")

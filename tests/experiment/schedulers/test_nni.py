@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from nasx.experiment.schedulers import BOHB, Hyperband, Medianstop, MedianStopping, from_nni
+from nasx.experiment.schedulers import (
+    BOHB,
+    CurveFitting,
+    Hyperband,
+    Medianstop,
+    MedianStopping,
+    from_nni,
+)
 
 
 def test_hyperband_takes_nnis_R_and_eta():
@@ -47,9 +54,16 @@ def test_medianstop():
     assert m.report(1, 3, 0.4) == "prune"  # below the median (0.5) of the one other trial
 
 
+def test_curvefitting_takes_nnis_arguments():
+    cf = from_nni("Curvefitting", {"epoch_num": 20, "start_step": 4, "threshold": 0.9, "gap": 2})
+    assert isinstance(cf, CurveFitting) and cf.max_budget == 20
+    assert (cf.start_step, cf.threshold, cf.gap) == (4, 0.9, 2)
+    assert from_nni("Curvefitting", {"epoch_num": 9}).start_step == 6  # NNI's default
+
+
 def test_bad_names_and_arguments_are_refused():
-    with pytest.raises(NotImplementedError, match="Curvefitting assessor .* not provided"):
-        from_nni("Curvefitting", {"epoch_num": 20})
+    with pytest.raises(ValueError, match="needs classArgs 'epoch_num'"):
+        from_nni("Curvefitting", {"start_step": 3})
     with pytest.raises(ValueError, match="unknown NNI name 'TPE'"):
         from_nni("TPE")
     with pytest.raises(ValueError, match="needs classArgs 'R'"):
