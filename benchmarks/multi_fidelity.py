@@ -47,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from nasx.experiment.schedulers import (  # noqa: E402
     ASHA,
     BOHB,
+    CurveFitting,
     FullBudget,
     Hyperband,
     LearningCurves,
@@ -71,6 +72,7 @@ def schedulers(epochs: int) -> dict[str, Callable[[int], Scheduler]]:
         "SuccessiveHalving": lambda seed: SuccessiveHalving(1, epochs, eta=3),
         "MedianStopping": lambda seed: MedianStopping(1, epochs, min_trials=5),
         "BOHB": lambda seed: BOHB(1, epochs, eta=3, seed=seed),
+        "CurveFitting": lambda seed: CurveFitting(epochs, start_step=3, threshold=0.95),
     }
 
 
