@@ -62,8 +62,19 @@ FRACTIONS = (1 / 9, 1 / 6, 1 / 4, 1 / 3, 1 / 2, 2 / 3, 1.0)
 OWN_MODEL = "(its own model)"
 
 
-def schedulers(epochs: int) -> dict[str, Callable[[int], Scheduler]]:
-    """Scheduler name -> factory of a fresh scheduler for one seed."""
+def schedulers(epochs: int, variants: bool = False) -> dict[str, Callable[[int], Scheduler]]:
+    """Scheduler name -> factory of a fresh scheduler for one seed (``variants``: other rungs
+    for ASHA and Hyperband only, to see whether their settings decide the bar)."""
+    if variants:
+        return {
+            "full budget": lambda seed: FullBudget(epochs),
+            "ASHA eta=2": lambda seed: ASHA(1, epochs, eta=2),
+            "ASHA min=3": lambda seed: ASHA(3, epochs, eta=3),
+            "ASHA min=2 eta=2": lambda seed: ASHA(2, epochs, eta=2),
+            "ASHA stop min=3": lambda seed: ASHA(3, epochs, eta=3, mode="stopping"),
+            "Hyperband eta=2": lambda seed: Hyperband(1, epochs, eta=2),
+            "Hyperband min=3": lambda seed: Hyperband(3, epochs, eta=3),
+        }
     return {
         "full budget": lambda seed: FullBudget(epochs),
         "ASHA": lambda seed: ASHA(1, epochs, eta=3),
@@ -235,6 +246,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--reference-trials", type=int, default=60)
     p.add_argument("--no-optuna", action="store_true")
     p.add_argument("--no-optuna-tpe", action="store_true", help="Optuna's RandomSampler only")
+    p.add_argument(
+        "--variants", action="store_true", help="ASHA / Hyperband with other rungs (no Optuna)"
+    )
     args = p.parse_args(argv)
     if args.fast:
         args.seeds, args.workers, args.reference_trials = 3, "1,8", 8
@@ -254,7 +268,7 @@ def compare_nasx(
     print(f"\n== {workers} simulated worker(s): mean test accuracy of the pick at epochs ==")
     header = " ".join(f"{fraction_label(f):>7s}" for f in FRACTIONS)
     print(f"{'scheduler':18s} {'strategy':21s} {header}   busy")
-    for s_name, make_scheduler in schedulers(epochs).items():
+    for s_name, make_scheduler in schedulers(epochs, found["variants"]).items():
         for st_name, make_strategy in strategies(population).items():
             if s_name == "BOHB" and st_name != "Random":
                 continue  # BOHB proposes its own archs: one row
@@ -325,10 +339,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         f"machine: {platform.machine()}, Python {platform.python_version()}"
     )
     found: dict[str, Any] = {"reference": {}, "nasx": {}, "optuna": {}, "utilisation": {}}
+    found["variants"] = args.variants
     population = max(4, min(20, args.reference_trials // 3))
     for workers in [int(w) for w in args.workers.split(",")]:
         compare_nasx(curves, workers, seeds, ref_epochs, population, found)
-    no_optuna = args.no_optuna or not optuna_available()
+    no_optuna = args.no_optuna or args.variants or not optuna_available()
     if not no_optuna:
         compare_optuna(curves, seeds, ref_epochs, not args.no_optuna_tpe, found)
     print_goals(found, ref_epochs, no_optuna)
@@ -340,7 +355,7 @@ def print_goals(found: dict[str, Any], ref_epochs: int, no_optuna: bool) -> None
     """Issue 31's three goals, each with its numbers."""
     print("\n== issue 31's bar ==")
     for (workers, s_name, label), data in found["nasx"].items():
-        if s_name in ("ASHA", "Hyperband") and label == "Random":
+        if s_name.startswith(("ASHA", "Hyperband")) and label == "Random":
             e, ref = data.get("reaches"), found["reference"][workers]
             met = e is not None and e <= ref_epochs / 3
             at = "never within E" if e is None else f"at {e} epochs = {e / ref_epochs:.2f} E"
