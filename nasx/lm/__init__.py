@@ -3,7 +3,8 @@ smaller models from a trained parent (Minitron's prune-then-distill).
 
 Modules: ``training`` (next-token loss, plain training, the sandwich rule on a supernet,
 distillation from a parent's logits), ``prune`` (activation importance on a calibration set,
-pruned candidates to a parameter target, ranked after distillation).
+pruned candidates to a parameter target, ranked after distillation), ``hf`` (GPT-2 in and out of
+the GPT space), ``llama`` (a Hugging Face ``LlamaForCausalLM`` pruned as it is).
 See docs/language_models.md.
 """
 
