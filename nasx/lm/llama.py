@@ -35,7 +35,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .hf import UnsupportedModelError
-from .prune import Importance, _keep
+from .prune import Importance, PrunedCandidate, _keep, rank_candidates, select
+from .targets import LatencyFn, Targets, measure_lm_latency
 from .training import Batch
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "llama_arch",
     "llama_importance",
     "llama_param_count",
+    "llama_prune_search",
     "llama_prune_space",
     "prune_llama",
 ]
@@ -358,3 +360,76 @@ def llama_param_count(parent: nn.Module, arch: dict[str, Any]) -> int:
     config.head_dim = head_dim
     with torch.device("meta"):
         return sum(p.numel() for p in type(parent)(config).parameters())
+
+
+def llama_prune_search(
+    parent: nn.Module,
+    calibration: Iterable[Batch],
+    train: Iterable[Batch],
+    validation: Sequence[Batch],
+    target_params: int | None = None,
+    tolerance: float = 0.1,
+    max_candidates: int = 4,
+    distill_steps: int = 50,
+    lr: float = 1e-3,
+    calibration_batches: int = 8,
+    val_batches: int | None = None,
+    *,
+    target_latency_ms: float | None = None,
+    target_memory_bytes: int | None = None,
+    context: int | None = None,
+    batch_size: int = 1,
+    latency: LatencyFn | None = None,
+    archs: Sequence[dict[str, int]] | None = None,
+) -> list[PrunedCandidate]:
+    """:func:`~nasx.lm.prune_search` on a ``LlamaForCausalLM``: importance on ``calibration``,
+    the ``archs`` (default :func:`llama_prune_space`'s) that meet the targets, each pruned by
+    :func:`prune_llama` and distilled from the parent's logits, ranked by validation loss after
+    distillation (best first). Each candidate's ``model`` is a ``LlamaForCausalLM``, ready for
+    ``save_pretrained``. Targets, ``context`` (default ``max_position_embeddings``; set it to
+    the length you serve at), ``batch_size`` and ``latency`` are as in ``prune_search``; the KV
+    cache counts ``num_key_value_heads * head_dim`` per layer for keys and for values.
+
+    Example:
+        >>> import transformers
+        >>> config = transformers.LlamaConfig(vocab_size=16, hidden_size=8, intermediate_size=16,
+        ...     num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2)
+        >>> parent = transformers.LlamaForCausalLM(config)
+        >>> data = [(torch.randint(0, 16, (2, 6)), torch.randint(0, 16, (2, 6)))]
+        >>> best = llama_prune_search(parent, data, data, data, target_memory_bytes=2000,
+        ...                           context=8, max_candidates=2, distill_steps=2)[0]
+        >>> best.memory_bytes <= 2000, type(best.model).__name__
+        (True, 'LlamaForCausalLM')
+    """
+    config = _check_llama(parent)
+    context = config.max_position_embeddings if context is None else context
+    targets = Targets(
+        target_params, target_latency_ms, target_memory_bytes, tolerance, context, batch_size
+    )
+    imp = llama_importance(parent, calibration, calibration_batches)
+    kv_width = _head_dim(config)
+    sized = [
+        (
+            dict(a),
+            llama_param_count(parent, a),
+            [a.get("num_key_value_heads", config.num_key_value_heads) * kv_width]
+            * a.get("num_hidden_layers", config.num_hidden_layers),
+        )
+        for a in (archs if archs is not None else llama_prune_space(parent))
+    ]
+    vocab = config.vocab_size
+    measure = latency or (lambda m: measure_lm_latency(m, vocab, context, batch_size))
+    return rank_candidates(
+        parent,
+        select(sized, targets, next(parent.parameters()).element_size()),
+        lambda arch: prune_llama(parent, arch, imp),
+        targets,
+        measure,
+        train,
+        validation,
+        max_candidates,
+        distill_steps,
+        lr,
+        val_batches,
+        logits=LlamaLogits,
+    )
