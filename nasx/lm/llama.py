@@ -367,7 +367,7 @@ def llama_prune_search(
     calibration: Iterable[Batch],
     train: Iterable[Batch],
     validation: Sequence[Batch],
-    target_params: int | None = None,
+    target_params: float | None = None,
     tolerance: float = 0.1,
     max_candidates: int = 4,
     distill_steps: int = 50,

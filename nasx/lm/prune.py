@@ -280,7 +280,7 @@ def prune_search(
     calibration: Iterable[Batch],
     train: Iterable[Batch],
     validation: Sequence[Batch],
-    target_params: int | None = None,
+    target_params: float | None = None,
     tolerance: float = 0.1,
     max_candidates: int = 4,
     distill_steps: int = 50,
@@ -312,7 +312,11 @@ def prune_search(
     space meets the parameter and memory targets (naming the nearest sizes there are), and
     when none that does meets the latency target (naming the fastest measured).
     """
-    if target_params is not None and not (isinstance(target_params, int) and target_params > 0):
+    if target_params is not None and not (
+        isinstance(target_params, int | float)
+        and not isinstance(target_params, bool)
+        and target_params > 0
+    ):
         raise ValueError(f"target_params must be positive, got {target_params!r}")
     context = space.block_size if context is None else context
     targets = Targets(

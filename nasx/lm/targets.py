@@ -80,7 +80,7 @@ class Targets:
         context, batch_size: the shape latency and memory are taken at.
     """
 
-    target_params: int | None = None
+    target_params: float | None = None
     target_latency_ms: float | None = None
     target_memory_bytes: int | None = None
     tolerance: float = 0.1
@@ -89,7 +89,7 @@ class Targets:
 
     def __post_init__(self) -> None:
         given = {
-            "target_params": (self.target_params, int),
+            "target_params": (self.target_params, float),  # 5e5 reads as well as 500_000
             "target_latency_ms": (self.target_latency_ms, float),
             "target_memory_bytes": (self.target_memory_bytes, int),
         }

@@ -121,6 +121,7 @@ def test_targets_combine_and_the_real_measurement_runs():
         ({"target_memory_bytes": 0}, "target_memory_bytes must be a positive int"),
         ({"target_memory_bytes": 1.5}, "target_memory_bytes must be a positive int"),
         ({"target_params": True}, "target_params must be"),
+        ({"target_params": "1000"}, "target_params must be a positive finite number"),
         ({"target_params": 10, "tolerance": -0.1}, "tolerance must be a number >= 0"),
         ({"target_params": 10, "context": 0}, "context must be a positive int"),
         ({"target_params": 10, "batch_size": 2.0}, "batch_size must be a positive int"),
