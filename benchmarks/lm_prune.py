@@ -1,7 +1,7 @@
 """Prune + distill + search a small byte-level GPT against the same-size model from scratch and
 against random pruning, at equal training tokens (Minitron's comparison, on the CPU).
 
-    PYTHONPATH=. python benchmarks/lm_prune.py            # ~10 minutes of CPU on a free core
+    PYTHONPATH=. python benchmarks/lm_prune.py            # ~3-4 minutes of CPU (results file)
     PYTHONPATH=. python benchmarks/lm_prune.py --quick    # a smoke run (a minute)
 
 A parent (the space's largest arch) is trained on the Python standard library's source bytes
