@@ -81,6 +81,9 @@ class Trial:
             with the architecture, :mod:`nasx.evaluator.hparams`); empty when it has none.
             ``arch`` holds only the model's labels, so ``model_context(trial.arch)`` rebuilds
             the model, and ``freeze_evaluator(evaluator, trial.hparams)`` the evaluator.
+        budget: how much training the trial got (epochs by default) when a multi-fidelity
+            scheduler set it (:mod:`nasx.experiment.schedulers`): the largest budget it reached;
+            None without a scheduler (the evaluator's own, full training).
     """
 
     id: int
@@ -94,6 +97,7 @@ class Trial:
     duration: float | None = None
     error: str | None = None
     hparams: dict = field(default_factory=dict)
+    budget: int | float | None = None
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

@@ -275,10 +275,14 @@ class CostEvaluator(Evaluator):
         return model_cost(model, self.input_shape, latency).to_dict()
 
     def evaluate(
-        self, model: nn.Module, report: Report | None = None, arch: dict[str, Any] | None = None
+        self,
+        model: nn.Module,
+        report: Report | None = None,
+        arch: dict[str, Any] | None = None,
+        budget: int | float | None = None,
     ) -> dict[str, Any]:
         cost = self.cost(model)
-        inner = self._inner_call(model, report, arch)
+        inner = self._inner_call(model, report, arch, budget)
         _, inner_metrics = normalize_metric(inner)
         metrics: dict[str, Any] = {"default": inner_metrics["default"]}
         metrics[self.accuracy_key] = inner_metrics["default"]
@@ -288,11 +292,19 @@ class CostEvaluator(Evaluator):
             metrics["default"] = float(self.objective(metrics))
         return metrics
 
-    def _inner_call(self, model: nn.Module, report: Report | None, arch: Any) -> Any:
+    def _inner_call(
+        self, model: nn.Module, report: Report | None, arch: Any, budget: int | float | None
+    ) -> Any:
         fn = getattr(self.evaluator, "evaluate", self.evaluator)
         kwargs: dict[str, Any] = {}
         if report is not None and accepts_parameter(fn, "report"):
             kwargs["report"] = report
         if arch is not None and accepts_parameter(fn, "arch"):
             kwargs["arch"] = arch
+        if accepts_parameter(fn, "budget"):
+            kwargs["budget"] = budget
+        elif budget is not None:  # the inner evaluator would train its full length
+            raise TypeError(
+                f"{self.evaluator!r} was given budget={budget!r} but declares no `budget` parameter"
+            )
         return fn(model, **kwargs)

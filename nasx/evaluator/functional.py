@@ -54,7 +54,7 @@ class FunctionalEvaluator(Evaluator):
     def __init__(self, fn: Callable[..., Any], *, needs_model: bool = True, **kwargs: Any) -> None:
         if not callable(fn):
             raise TypeError(f"FunctionalEvaluator needs a callable fn(model, **kwargs), got {fn!r}")
-        for reserved in ("report", "arch"):
+        for reserved in ("report", "arch", "budget"):
             if reserved in kwargs:
                 raise TypeError(
                     f"{reserved!r} is reserved: FunctionalEvaluator passes it itself when "
@@ -65,9 +65,14 @@ class FunctionalEvaluator(Evaluator):
         self.needs_model = needs_model
 
     def evaluate(
-        self, model: Any, report: Report | None = None, arch: Mapping[str, Any] | None = None
+        self,
+        model: Any,
+        report: Report | None = None,
+        arch: Mapping[str, Any] | None = None,
+        budget: int | float | None = None,
     ) -> Metric:
-        """Return ``fn(model, **kwargs)``, plus ``report=`` and ``arch=`` when fn declares them."""
+        """Return ``fn(model, **kwargs)``, plus ``report=``, ``arch=`` and ``budget=`` when fn
+        declares them (``budget``: how much to train, None for fn's own full training)."""
         kwargs = dict(self.kwargs)
         if accepts_parameter(self.fn, "report"):
             kwargs["report"] = report if report is not None else _ignore
@@ -78,6 +83,12 @@ class FunctionalEvaluator(Evaluator):
                     "call evaluate(model, arch={...}) (NasExperiment passes the trial's arch)"
                 )
             kwargs["arch"] = arch
+        if accepts_parameter(self.fn, "budget"):
+            kwargs["budget"] = budget
+        elif budget is not None:
+            raise TypeError(
+                f"{self!r} was given budget={budget!r} but fn declares no `budget` parameter"
+            )
         # NNI ports call nasx.report_intermediate_result / report_final_result inside fn
         with reporting(report) as channel:
             return channel.result(self.fn(model, **kwargs))

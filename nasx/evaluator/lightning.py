@@ -342,14 +342,20 @@ class Lightning(Evaluator):
         settings.update({f"fit_kwargs.{k}": plain_setting(v) for k, v in self.fit_kwargs.items()})
         return settings
 
-    def evaluate(self, model: nn.Module, report: Report | None = None) -> float:
-        """Fit a copy of ``self.module`` holding ``model``; return the last validation metric."""
+    def evaluate(
+        self, model: nn.Module, report: Report | None = None, budget: int | None = None
+    ) -> float:
+        """Fit a copy of ``self.module`` holding ``model``; return the last validation metric.
+
+        ``budget``: train this many epochs instead of the trainer's ``max_epochs`` (a
+        multi-fidelity scheduler sets it; None: the trainer's own).
+        """
         if self.val_dataloaders is None and not _has_val_dataloader(self.datamodule):
             raise ValueError(
                 f"{type(self).__name__} needs validation data to compute the metric "
                 f"{self.metric!r}: pass val_dataloaders=..., or a datamodule with val_dataloader()"
             )
-        return self._final_metric(self._fit(model, report))
+        return self._final_metric(self._fit(model, report, _epochs(budget)))
 
     def fit(self, model: nn.Module) -> float | None:
         """NNI's ``evaluator.fit(model)``: train ``model`` (in place) as :meth:`evaluate` does.
@@ -363,7 +369,9 @@ class Lightning(Evaluator):
         value = trainer.callback_metrics.get(self.metric)
         return None if value is None else float(value)
 
-    def _fit(self, model: nn.Module, report: Report | None) -> pl.Trainer:
+    def _fit(
+        self, model: nn.Module, report: Report | None, epochs: int | None = None
+    ) -> pl.Trainer:
         # copy the module without any model set on it earlier (memo maps it to None): cheap
         previous = self.module._modules.get("model")
         module = copy.deepcopy(
@@ -378,7 +386,11 @@ class Lightning(Evaluator):
             _keyboard_interrupt_passes_through(),
             quiet_third_party_warnings(),
         ):
-            trainer = self.trainer.build(callbacks=self.trainer.fresh_callbacks() + callbacks)
+            # a budget replaces the epoch limit, and a step limit that would end training sooner
+            budget = {} if epochs is None else {"max_epochs": epochs, "max_steps": -1}
+            trainer = self.trainer.build(
+                callbacks=self.trainer.fresh_callbacks() + callbacks, **budget
+            )
             if self.datamodule is not None:
                 trainer.fit(module, datamodule=self.datamodule, **self.fit_kwargs)
             else:
@@ -406,3 +418,20 @@ class Lightning(Evaluator):
             f"{type(self).__name__}(module={type(self.module).__name__}, trainer={self.trainer!r}, "
             f"metric={self.metric!r}, direction={self.direction!r})"
         )
+
+
+def _epochs(budget: Any) -> int | None:
+    """A budget as the number of epochs to train: a positive whole number (2 or 2.0), or None.
+
+    >>> _epochs(3), _epochs(3.0), _epochs(None)
+    (3, 3, None)
+    """
+    if budget is None:
+        return None
+    whole = isinstance(budget, int | float) and not isinstance(budget, bool)
+    if not whole or budget != int(budget) or budget < 1:
+        raise ValueError(
+            f"a Lightning evaluator's budget is a number of epochs, a positive whole number; "
+            f"got {budget!r}"
+        )
+    return int(budget)

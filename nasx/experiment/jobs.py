@@ -51,7 +51,9 @@ class Job:
     ``seed``: seed torch, numpy and random with it before the model is built; ``weights``:
     keep the trained weights (None: keep none); ``evaluating_mark``: a file that exists exactly
     while the model is built and evaluated (a trial in the experiment's own process: a death
-    then is the trial's crash).
+    then is the trial's crash); ``budget``: train up to this budget (epochs by default; None:
+    the evaluator's own full training), passed to evaluators that declare a ``budget``
+    parameter; ``from_budget``: the budget the trial reached before (0: a fresh start).
     """
 
     id: int
@@ -61,6 +63,8 @@ class Job:
     seed: int | None = None
     weights: WeightsSpec | None = None
     evaluating_mark: str | None = None
+    budget: int | float | None = None
+    from_budget: int | float = 0
 
     @classmethod
     def of(cls, job: Job | Mapping[str, Any]) -> Job:

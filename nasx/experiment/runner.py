@@ -80,13 +80,19 @@ def call_evaluator(
     model: nn.Module | None,
     report: Callable[[Any], None],
     arch: dict[str, Any] | None = None,
+    budget: int | float | None = None,
 ) -> Any:
     """``evaluator.evaluate(model, report=...)``, or ``evaluator(model[, report=...])`` for a function.
 
-    ``arch=`` is passed too when the method or function declares an ``arch`` parameter.
+    ``arch=`` is passed too when the method or function declares an ``arch`` parameter, and
+    ``budget=`` (how much to train: epochs by default; None: the evaluator's own full training)
+    when it declares a ``budget`` parameter. A budget given to an evaluator that declares none
+    is an error: it would train its full length and the scheduler's decisions would be wrong.
 
     >>> call_evaluator(lambda model, arch: len(arch), None, print, arch={'a': 1, 'b': 2})
     2
+    >>> call_evaluator(lambda model, budget: budget * 10, None, print, budget=3)
+    30
     """
     if is_model_evaluator(evaluator):
         fn, wants_report = evaluator.evaluate, True
@@ -99,6 +105,14 @@ def call_evaluator(
     kwargs: dict[str, Any] = {"report": report} if wants_report else {}
     if _declares(fn, "arch"):
         kwargs["arch"] = arch
+    if _declares(fn, "budget"):
+        kwargs["budget"] = budget
+    elif budget is not None:
+        raise TypeError(
+            f"the evaluator {evaluator!r} was given budget={budget!r} but declares no `budget` "
+            "parameter; add one (evaluate(model, report=None, budget=None), or fn(model, budget)) "
+            "to train that much"
+        )
     # any evaluator may use NNI's report functions (nasx.report_final_result ...) while it runs
     with reporting(report) as channel:
         return channel.result(fn(model, **kwargs))
@@ -168,6 +182,8 @@ def run_trial(
     start = time.time()
     with _trial_log(job.log_path, buffer) as log:
         log.info("trial %s arch %s", job.id, job.arch)
+        if job.budget is not None:
+            log.info("trial %s budget %s (from %s)", job.id, job.budget, job.from_budget)
         if job.hparams:
             log.info("trial %s hparams %s", job.id, job.hparams)
 
@@ -183,7 +199,9 @@ def run_trial(
                 trial_evaluator = (
                     freeze_evaluator(evaluator, job.hparams) if job.hparams else evaluator
                 )
-                value = call_evaluator(trial_evaluator, model, report, arch=job.arch)
+                value = call_evaluator(
+                    trial_evaluator, model, report, arch=job.arch, budget=job.budget
+                )
             result.metric, result.metrics = checked_metric(value, job.id)
             result.status = SUCCEEDED
             log.info("succeeded: %s", result.metrics)

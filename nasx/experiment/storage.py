@@ -62,7 +62,8 @@ CREATE TABLE IF NOT EXISTS trials (
     end_time REAL,
     duration REAL,
     error TEXT,
-    hparams TEXT NOT NULL DEFAULT '{}'
+    hparams TEXT NOT NULL DEFAULT '{}',
+    budget NUMERIC
 );
 -- The ranking of TrialStore.best: the top k of 100k trials read off the index, no scan.
 CREATE INDEX IF NOT EXISTS trials_rank ON trials (status, metric, id);
@@ -79,6 +80,7 @@ _COLUMNS = (
     "duration",
     "error",
     "hparams",  # added after the first release: older databases get it when opened for writing
+    "budget",  # added with multi-fidelity schedulers (NUMERIC: epochs stay integers), likewise
 )
 _JSON_COLUMNS = ("arch", "metrics", "intermediates", "hparams")
 
@@ -136,6 +138,8 @@ class TrialStore:
             self._db.executescript(_SCHEMA)
             if not has_hparams_column(self._db):  # a database written before hparams existed
                 self._db.execute("ALTER TABLE trials ADD COLUMN hparams TEXT NOT NULL DEFAULT '{}'")
+            if not has_column(self._db, "budget"):  # one written before budgets existed
+                self._db.execute("ALTER TABLE trials ADD COLUMN budget NUMERIC")
         except BaseException:
             self.close()
             raise
@@ -444,11 +448,13 @@ def _state(trial: Trial) -> tuple[Any, ...]:
         trial.end_time,
         trial.duration,
         trial.error,
+        trial.budget,
     )
 
 
 def _row(trial: Trial) -> tuple[Any, ...]:
-    return (trial.id, json.dumps(trial.arch), *_state(trial), _json(trial.hparams))
+    *state, budget = _state(trial)
+    return (trial.id, json.dumps(trial.arch), *state, _json(trial.hparams), budget)
 
 
 # What json.dumps gives for the empty containers a row mostly holds (no metrics yet, no
@@ -494,12 +500,22 @@ def _write_text(path: str, text: str) -> None:
 
 def has_hparams_column(db: sqlite3.Connection) -> bool:
     """Whether the trials table has the ``hparams`` column (databases before it do not)."""
-    return any(row[1] == "hparams" for row in db.execute("PRAGMA table_info(trials)"))
+    return has_column(db, "hparams")
+
+
+def has_column(db: sqlite3.Connection, name: str) -> bool:
+    """Whether the trials table has the column ``name`` (older databases lack newer ones)."""
+    return any(row[1] == name for row in db.execute("PRAGMA table_info(trials)"))
+
+
+def _budget_column(db: sqlite3.Connection) -> str:
+    """What reads the budget: the column, or NULL in a read-only database written before it."""
+    return "budget" if has_column(db, "budget") else "NULL"
 
 
 # The scalar columns as stored, then the JSON ones joined by SQLite into one array per row.
 _READ = (
-    "SELECT id, status, metric, start_time, end_time, duration, error, "
+    "SELECT id, status, metric, start_time, end_time, duration, error, {budget}, "
     "'[' || arch || ',' || metrics || ',' || intermediates || ',' || {hparams} || ']' FROM trials"
 )
 
@@ -508,17 +524,21 @@ def _read_trials(db: sqlite3.Connection, clause: str) -> list[Trial]:
     """The trials ``SELECT ... FROM trials <clause>`` finds. All their JSON is decoded in one
     ``json.loads`` (three calls per trial took most of the time to reopen 100k trials)."""
     # a read-only database written before the hparams column existed reads as empty hparams
-    read = _READ.format(hparams="hparams" if has_hparams_column(db) else "'{}'")
+    read = _READ.format(
+        hparams="hparams" if has_hparams_column(db) else "'{}'", budget=_budget_column(db)
+    )
     # The cyclic garbage collector would walk the young objects again and again while millions
     # are created (a third of the time): none of them can form a cycle, so it waits.
     enabled = gc.isenabled()
     gc.disable()
     try:
         rows = db.execute(f"{read} {clause}").fetchall()
-        decoded = json.loads("[" + ",".join([row[7] for row in rows]) + "]")
+        decoded = json.loads("[" + ",".join([row[8] for row in rows]) + "]")
         return [
-            Trial(i, arch, status, metric, metrics, intermediates, start, end, duration, error, hp)
-            for (i, status, metric, start, end, duration, error, _), (
+            Trial(
+                i, arch, status, metric, metrics, intermediates, start, end, duration, error, hp, b
+            )
+            for (i, status, metric, start, end, duration, error, b, _), (
                 arch,
                 metrics,
                 intermediates,
@@ -532,12 +552,14 @@ def _read_trials(db: sqlite3.Connection, clause: str) -> list[Trial]:
 
 _READ_LAZY = (
     "SELECT id, status, metric, start_time, end_time, duration, error, "
-    "arch, metrics, intermediates, {hparams} FROM trials"
+    "arch, metrics, intermediates, {hparams}, {budget} FROM trials"
 )
 
 
 def _read_lazy(db: sqlite3.Connection, clause: str) -> list[Trial]:
     """The trials ``SELECT ... FROM trials <clause>`` finds, their JSON kept as text until read."""
-    read = _READ_LAZY.format(hparams="hparams" if has_hparams_column(db) else "'{}'")
+    read = _READ_LAZY.format(
+        hparams="hparams" if has_hparams_column(db) else "'{}'", budget=_budget_column(db)
+    )
     with gc_paused():
         return list(itertools.starmap(stored_trial, db.execute(f"{read} {clause}").fetchall()))

@@ -134,13 +134,16 @@ def stored_trial(
     metrics: str | None,
     intermediates: str | None,
     hparams: str | None,
+    budget: int | float | None = None,
 ) -> StoredTrial:
-    """A :class:`StoredTrial` from a row: the scalar columns, then the four JSON texts."""
+    """A :class:`StoredTrial` from a row: the scalar columns, then the four JSON texts, then
+    the budget."""
     if status not in STATUSES:
         raise ValueError(f"trial status must be one of {STATUSES}, got {status!r}")
     t = _new(StoredTrial)
     t.id, t.status, t.metric, t.error = id, status, metric, error
     t.start_time, t.end_time, t.duration = start_time, end_time, duration
+    t.budget = budget
     t._arch_json, t._metrics_json = arch, metrics
     t._intermediates_json, t._hparams_json = intermediates, hparams
     return t
