@@ -21,14 +21,20 @@ from typing import Any, Final, Literal, cast, get_args
 
 # Statuses are plain strings in storage and in the trial table; the Literal lets a type checker
 # catch a misspelled one, the constants let code name them once.
-TrialStatus = Literal["waiting", "running", "succeeded", "failed", "rejected"]
+# With a multi-fidelity scheduler (nasx.experiment.schedulers) a trial may also end 'pruned'
+# (stopped for good at a rung: its metric is the one it reached there) or 'paused' (its job
+# ended at a rung; the scheduler may promote it to a larger budget later, when it runs again).
+TrialStatus = Literal["waiting", "running", "succeeded", "failed", "rejected", "pruned", "paused"]
 WAITING: Final = "waiting"
 RUNNING: Final = "running"
 SUCCEEDED: Final = "succeeded"
 FAILED: Final = "failed"
 REJECTED: Final = "rejected"
+PRUNED: Final = "pruned"
+PAUSED: Final = "paused"
 STATUSES: tuple[TrialStatus, ...] = get_args(TrialStatus)
-FINISHED: tuple[TrialStatus, ...] = (SUCCEEDED, FAILED, REJECTED)
+# A paused trial is not re-run on resume: the scheduler's stored state decides whether it runs on.
+FINISHED: tuple[TrialStatus, ...] = (SUCCEEDED, FAILED, REJECTED, PRUNED, PAUSED)
 
 # Why a trial failed when nasx decided it (the error text starts with ``"<kind>: "``); a trial that
 # raised starts its error with the exception's type name instead (``"ValueError: ..."``).
@@ -69,8 +75,9 @@ class Trial:
     Attributes:
         id: 0, 1, 2, ... in proposal order, unique within an experiment.
         arch: ``dict[label, value]``, JSON-serialisable.
-        status: ``'waiting' | 'running' | 'succeeded' | 'failed' | 'rejected'`` (rejected: a filter
-            refused the arch before training).
+        status: ``'waiting' | 'running' | 'succeeded' | 'failed' | 'rejected' | 'pruned' |
+            'paused'`` (rejected: a filter refused the arch before training; pruned, paused: a
+            multi-fidelity scheduler stopped it at a rung for good, or until a promotion).
         metric: the final ``'default'`` metric of a succeeded trial, else None.
         metrics: every final metric (``{'default': ..., ...}``).
         intermediates: the metrics reported during training (e.g. one per epoch).
@@ -105,7 +112,7 @@ class Trial:
 
     @property
     def finished(self) -> bool:
-        """Whether the trial reached a final status (succeeded, failed or rejected)."""
+        """Whether the trial's run ended (succeeded, failed, rejected, pruned or paused)."""
         return self.status in FINISHED
 
     @property

@@ -55,6 +55,8 @@ def test_best_trials_ranks_succeeded_by_direction_and_refuses_a_bad_one():
         "succeeded": 3,
         "failed": 1,
         "rejected": 0,
+        "pruned": 0,
+        "paused": 0,
     }
     with pytest.raises(ValueError, match="direction must be 'maximize' or 'minimize'"):
         best_trials(ts, "max")

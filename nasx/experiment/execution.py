@@ -67,6 +67,9 @@ class SequentialExecutor:
         self.builder = builder
         self.evaluator = evaluator
         self._queue: list[Job] = []
+        #: a multi-fidelity scheduler's answer to each report (:func:`run_trial`'s ``decide``),
+        #: set by the trial loop; in this process, so the decision comes while the trial runs
+        self.decide: Any = None
 
     @property
     def busy(self) -> int:
@@ -82,7 +85,7 @@ class SequentialExecutor:
         if job.log_path is not None:  # the trial runs in this process: its crash is ours
             mark = os.path.join(os.path.dirname(job.log_path), EVALUATING_MARK)
             job = dataclasses.replace(job, evaluating_mark=mark)
-        return [run_trial(self.builder, self.evaluator, job)]
+        return [run_trial(self.builder, self.evaluator, job, self.decide)]
 
     def shutdown(self) -> None:
         self._queue.clear()

@@ -37,21 +37,21 @@ from nasx.evaluator.hparams import evaluator_choices
 from nasx.space import ModelSpace, SearchSpace, search_space
 from nasx.strategy.base import MultiTrialStrategy
 from nasx.strategy.oneshot.base import OneShotStrategy
-from nasx.trial import SUCCEEDED, Trial
+from nasx.trial import Trial
 
 from . import settings, weights
 from .display import progress_for
 from .execution import make_executor
+from .fidelity import check_scheduler, scheduled_run
 from .filters import admission
 from .identity import adopt_stored_seed, experiment_meta, open_store
 from .interrupt import run_until_stopped
-from .jobs import Job
 from .loop import Limits, TrialBook, TrialLoop, as_seen, label_splitter
 from .nni_config import NniControls, accepts_nni_run_options
 from .oneshot_run import run_one_shot
 from .progress import announce_constraints
 from .recovery import trials_to_rerun
-from .runner import ModelBuilder, no_model, run_trial
+from .runner import ModelBuilder, no_model, rerun
 from .settings import joint_space, parse_duration
 from .storage import TrialStore, best_stored, load_trials
 from .table import TrialTable
@@ -122,6 +122,8 @@ class NasExperiment(NniControls):
         build_model: build each trial's model before evaluating it; ``False`` passes
             ``model=None`` (for evaluators that look the arch up, such as a benchmark table).
             Default: the evaluator's ``needs_model`` (True when it has none).
+        scheduler: a multi-fidelity scheduler (``ASHA(1, 27)``, :mod:`nasx.experiment.schedulers`)
+            that gives trials budgets, stops poor ones, promotes good ones (docs/multi_fidelity.md).
         keep_weights: keep each trial's trained model in ``workdir/weights`` (written atomically,
             with a checksum) for :func:`nasx.experiment.load_model` after the process has exited:
             ``'none'`` (default), ``'all'``, ``'best'``, or the ``k`` best (``k`` or ``'top-k'``:
@@ -157,6 +159,7 @@ class NasExperiment(NniControls):
         tensorboard: bool = False,
         build_model: bool | None = None,
         keep_weights: str | int | None = "none",
+        scheduler: Any = None,
     ):
         self.trial_timeout = parse_duration(trial_timeout, "trial_timeout")
         settings.check_execution(execution, self.trial_timeout)
@@ -187,6 +190,7 @@ class NasExperiment(NniControls):
             bool(getattr(evaluator, "needs_model", True)) if build_model is None else build_model
         )
         self.keep_weights = settings.keep_weights_policy(keep_weights, self.build_model)
+        self.scheduler = check_scheduler(scheduler, evaluator, self._one_shot, self.execution)
         self.stop_reason: str | None = None
         #: with constraints on the space: how many archs satisfy them (set by run(); a
         #: nasx.space.ValidCount, exact or estimated, ``str()`` says which)
@@ -285,6 +289,7 @@ class NasExperiment(NniControls):
             progress=progress,
             seed=self.seed,
             on_finished=TrialWriter(self.workdir).write if self.tensorboard else None,
+            scheduler=scheduled_run(self.scheduler, store),
         )
         try:
             self.stop_reason = run_until_stopped(loop, rerun, self.workdir)
@@ -362,12 +367,7 @@ class NasExperiment(NniControls):
         if trial is None:
             raise KeyError(f"no trial {trial_id} in {self.workdir}")
         builder = ModelBuilder.from_space(self.model_space) if self.build_model else no_model
-        seed = None if self.seed is None else self.seed + trial.id
-        job = Job(trial.id, trial.arch, trial.hparams, seed=seed)
-        result = run_trial(builder, self.evaluator, job)
-        if result.status != SUCCEEDED:
-            raise RuntimeError(f"trial {trial_id} failed when run again: {result.error}")
-        return result.metrics
+        return rerun(builder, self.evaluator, trial, self.seed)
 
     def pareto_front(self, objectives: Any = ("default",)) -> list[Trial]:
         """The trials no other trial beats on every objective (``{'accuracy': 'maximize',

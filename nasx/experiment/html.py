@@ -24,6 +24,8 @@ _STATUS_COLORS = {
     "failed": "#c0392b",
     "running": "#1f77b4",
     "rejected": "#7f7f7f",
+    "pruned": "#b9770e",
+    "paused": "#aab7b8",
 }
 _STYLE = "font-size:12px;border-collapse:collapse"
 _CELL = "padding:2px 8px;border-bottom:1px solid #ddd;text-align:left;white-space:nowrap"

@@ -53,7 +53,9 @@ class Job:
     while the model is built and evaluated (a trial in the experiment's own process: a death
     then is the trial's crash); ``budget``: train up to this budget (epochs by default; None:
     the evaluator's own full training), passed to evaluators that declare a ``budget``
-    parameter; ``from_budget``: the budget the trial reached before (0: a fresh start).
+    parameter; ``from_budget``: the budget the trial's training starts from (0: a fresh
+    start); ``decided_budget``: the budget up to which a scheduler decided already (a promoted
+    trial trained again from scratch: its reports up to there are not asked again).
     """
 
     id: int
@@ -65,6 +67,7 @@ class Job:
     evaluating_mark: str | None = None
     budget: int | float | None = None
     from_budget: int | float = 0
+    decided_budget: int | float = 0
 
     @classmethod
     def of(cls, job: Job | Mapping[str, Any]) -> Job:
@@ -103,7 +106,8 @@ class TrialResult:
 
     ``log``: the trial's log when it had no log file (a remote worker's); ``weights_bytes``:
     the size of the weights the trial wrote; ``weights_payload``: the serialized weights of a
-    remote trial, for the experiment to write; ``weights_error``: why weights were not kept.
+    remote trial, for the experiment to write; ``weights_error``: why weights were not kept;
+    ``budget``: the budget the trial reached (None: the job had no budget).
     """
 
     id: int
@@ -119,6 +123,7 @@ class TrialResult:
     weights_bytes: int | None = None
     weights_payload: bytes | None = None
     weights_error: str | None = None
+    budget: int | float | None = None
 
     @classmethod
     def failed(cls, job: Job, error: str) -> TrialResult:
@@ -134,6 +139,8 @@ class TrialResult:
         trial.intermediates = self.intermediates
         trial.end_time, trial.duration, trial.error = self.end_time, self.duration, self.error
         trial.start_time = self.start_time or trial.start_time
+        if self.budget is not None:  # a failed job keeps the budget the trial reached before
+            trial.budget = self.budget
 
 
 @dataclass(frozen=True)

@@ -41,12 +41,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from nasx.space import InvalidArchError, SearchSpace
 from nasx.trial import FAILED, REJECTED, RUNNING, WAITING, Trial, TrialStatus, failure
 
 from .execution import evaluating_mark
+from .fidelity import ScheduledRun
 from .jobs import Job, TrialResult, WeightsSpec
 
 _log = logging.getLogger("nasx.experiment")
@@ -199,6 +200,8 @@ class TrialLoop:
         progress: ``trial_started()``, ``trial_finished(trial)``.
         seed: each trial is seeded with ``seed + trial id`` (None: not seeded).
         on_finished: called with each finished trial after its row is stored (TensorBoard).
+        scheduler: a :class:`~nasx.experiment.fidelity.ScheduledRun` (a multi-fidelity
+            scheduler decides what runs next and at what budget), or None.
     """
 
     def __init__(
@@ -217,6 +220,7 @@ class TrialLoop:
         progress: Progress | None = None,
         seed: int | None = None,
         on_finished: Callable[[Trial], None] | None = None,
+        scheduler: ScheduledRun | None = None,
     ):
         self.store, self.executor, self.strategy, self.space = store, executor, strategy, space
         self.limits = limits
@@ -231,6 +235,11 @@ class TrialLoop:
         self.stop_reason: str | None = None
         self._next_id: int | None = None  # asked of the store once per run, then counted here
         self._rejections_in_a_row = 0
+        self.scheduler = scheduler
+        if scheduler is not None:  # its decisions reach the trial in this process
+            # (the SequentialExecutor's hook: NasExperiment refuses a scheduler with any other)
+            cast(Any, executor).decide = scheduler.decide
+        self._exhausted = False  # the strategy proposed None: with a scheduler, promotions go on
 
     # ----------------------------------------------------------------- the loop
     def run(self, queue: list[Trial] | None = None) -> str | None:
@@ -281,9 +290,46 @@ class TrialLoop:
             self.stop_reason = self.limits.reached(self.book.counts, elapsed, new_trial=not queue)
             if self.stop_reason is not None:
                 return
+            if self.scheduler is not None and not queue:
+                if not self._fill_scheduled(elapsed):
+                    return
+                continue
             trial = self._restart(queue.pop(0)) if queue else self._propose()
             if trial is not None:
-                self._submit(trial)
+                self._submit(trial, budget=trial.budget)
+
+    def _fill_scheduled(self, elapsed: float) -> bool:
+        """One free worker, with a scheduler: a new trial or a promotion at the budget it says.
+        False when nothing can run now (the loop waits for the trials in flight, or stops)."""
+        assert self.scheduler is not None
+        new = self.limits.reached(self.book.counts, elapsed) is None and not self._exhausted
+        assignment = self.scheduler.next_assignment(allow_new=new)
+        if assignment is None:
+            if not self.in_flight:
+                self.stop_reason = self.limits.reached(self.book.counts, elapsed) or (
+                    "the strategy has no more archs to propose and the scheduler nothing to promote"
+                )
+            return False
+        if assignment.trial is not None:  # a promotion, trained again from scratch
+            trial = self.scheduler.promote(assignment)
+            self.book.unfinished[trial.id] = trial
+            self.book.set_status(trial, RUNNING)
+            trial.start_time, trial.error = time.time(), None
+            trial.budget = assignment.budget  # while it runs: the budget it trains towards
+            self.store.update(trial)
+            self._submit(trial, assignment.budget, decided=assignment.from_budget, promoted=True)
+            return True
+        sample = assignment.arch if assignment.arch is not None else self.strategy.propose()
+        if sample is None:
+            self._exhausted = True  # the assignment is dropped; promotions only from now on
+            return True
+        fresh = self._new_trial(sample)
+        if fresh is not None:
+            self.scheduler.started(fresh.id, assignment)
+            fresh.budget = assignment.budget  # as above; resumed, an interrupted trial reruns it
+            self.store.update(fresh)
+            self._submit(fresh, assignment.budget)
+        return True
 
     def _restart(self, trial: Trial) -> Trial:
         _log.info("re-running interrupted trial %d", trial.id)
@@ -298,6 +344,10 @@ class TrialLoop:
         if sample is None:
             self.stop_reason = "the strategy has no more archs to propose"
             return None
+        return self._new_trial(sample)
+
+    def _new_trial(self, sample: Any) -> Trial | None:
+        """A trial of ``sample``, stored as running; None when it was rejected or failed."""
         arch, hparams = self.split(self._validate(sample))
         if self._next_id is None:
             self._next_id = self.store.next_id()
@@ -345,7 +395,11 @@ class TrialLoop:
                 f"(patience {self.patience}); last: {error}"
             )
 
-    def _submit(self, trial: Trial) -> None:
+    def _submit(
+        self, trial: Trial, budget: Any = None, decided: Any = 0, promoted: bool = False
+    ) -> None:
+        """Send ``trial`` to the executor, trained up to ``budget`` (None: the evaluator's own);
+        a scheduler decided its reports up to ``decided`` already (a promoted trial)."""
         log_path = self.store.log_path(trial.id)
         job = Job(
             trial.id,
@@ -354,10 +408,13 @@ class TrialLoop:
             log_path=None if log_path is None else str(log_path),
             seed=None if self.seed is None else self.seed + trial.id,
             weights=self._weights_spec(),
+            budget=budget,
+            decided_budget=decided,
         )
         self.in_flight.add(trial.id)
         self.executor.submit(job)
-        self.progress.trial_started()
+        if not promoted:  # the progress display counts trials, not jobs
+            self.progress.trial_started()
 
     def _weights_spec(self) -> WeightsSpec | None:
         return None if self.keeper is None else self.keeper.job_spec()
@@ -380,6 +437,8 @@ class TrialLoop:
             self.on_finished(trial)
         if trial.status == FAILED:
             _log.warning("trial %d failed: %s", trial.id, (trial.error or "").splitlines()[0])
+        if self.scheduler is not None and not self.scheduler.finished(trial):
+            return trial  # a promoted trial: the strategy and the display heard of it already
         self.strategy.tell(as_seen(trial))
         self.progress.trial_finished(trial)
         return trial

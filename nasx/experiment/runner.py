@@ -37,7 +37,7 @@ import torch.nn as nn
 from nasx.evaluator.base import ModelEvaluator, accepts_parameter, normalize_metric
 from nasx.evaluator.hparams import freeze_evaluator
 from nasx.evaluator.nni_report import reporting
-from nasx.trial import FAILED, SUCCEEDED
+from nasx.trial import FAILED, PAUSED, PRUNED, SUCCEEDED, TrialStatus
 
 from .builder import ModelBuilder as ModelBuilder  # re-exported: weights.py imports it from here
 from .jobs import Job, TrialResult
@@ -162,10 +162,80 @@ def _declares(fn: Callable[..., Any], name: str) -> bool:
     return declared[name]
 
 
+class TrialStopped(Exception):
+    """Raised by a trial's ``report(value)`` when the scheduler stopped it before its job's
+    budget (``decision``: ``'pause'`` or ``'prune'``); :func:`run_trial` catches it and records
+    the trial as paused or pruned with the last reported value as its metric. An evaluator that
+    catches every ``Exception`` around its training loop should let this one through."""
+
+    def __init__(self, trial: int, budget: Any, decision: str) -> None:
+        super().__init__(f"trial {trial}: the scheduler said {decision!r} at budget {budget}")
+        self.decision = decision
+
+
+# Decide = (trial id, budget reached, value) -> 'continue' | 'pause' | 'prune' | 'complete'
+Decide = Callable[[int, Any, float], str]
+_OUTCOME: dict[str | None, TrialStatus] = {
+    None: SUCCEEDED,
+    "continue": SUCCEEDED,
+    "complete": SUCCEEDED,
+    "pause": PAUSED,
+    "prune": PRUNED,
+}
+
+
+class _Decisions:
+    """A trial's reports as a scheduler hears them (:func:`run_trial`'s ``decide``)."""
+
+    def __init__(self, job: Job, decide: Decide | None, log: logging.Logger) -> None:
+        self.job, self.decide, self.log = job, decide, log
+        self.last: str | None = None  # the last answer other than 'continue'
+        self.stopped = False
+
+    def heard(self, reports: int, metric: float) -> None:
+        """The trial reported ``metric``, its ``reports``-th value of this job."""
+        job = self.job
+        reached = job.from_budget + reports
+        if self.decide is None or reached <= job.decided_budget:
+            return
+        decision = self.decide(job.id, reached, metric)
+        if decision == "continue":
+            return
+        self.log.info("trial %s at budget %s: %s", job.id, reached, decision)
+        self.last = decision
+        if decision in ("pause", "prune") and (job.budget is None or reached < job.budget):
+            self.stopped = True
+            raise TrialStopped(job.id, reached, decision)
+
+    def ended(self, reports: int, metric: float) -> None:
+        """The evaluator returned ``metric``: one that reported less than its budget is
+        decided at the budget."""
+        job = self.job
+        if self.decide is None or self.last is not None or job.budget is None:
+            return
+        if job.from_budget + reports < job.budget:
+            self.last = self.decide(job.id, job.budget, metric)
+
+
+def _evaluate(
+    builder: Callable[[dict[str, Any]], nn.Module | None],
+    evaluator: Any,
+    job: Job,
+    report: Callable[[Any], None],
+) -> tuple[nn.Module | None, Any]:
+    """Build the job's model and evaluate it: the model and the evaluator's value."""
+    with _evaluating(job.evaluating_mark):  # a death in here is the trial's crash
+        model = builder(job.arch)
+        trial_evaluator = freeze_evaluator(evaluator, job.hparams) if job.hparams else evaluator
+        value = call_evaluator(trial_evaluator, model, report, arch=job.arch, budget=job.budget)
+    return model, value
+
+
 def run_trial(
     builder: Callable[[dict[str, Any]], nn.Module | None],
     evaluator: Any,
     job: Job | Mapping[str, Any],
+    decide: Decide | None = None,
 ) -> TrialResult:
     """Build ``job.arch``, evaluate it, return what the trial gave (:class:`TrialResult`).
 
@@ -173,6 +243,22 @@ def run_trial(
     them (:func:`nasx.evaluator.hparams.freeze_evaluator`); without ``job.log_path`` the log
     comes back as ``result.log`` (how remote Ray workers send it); ``job.seed`` seeds torch,
     numpy and random before the model is built. A dict of the same fields is accepted too.
+
+    ``decide`` (a multi-fidelity scheduler's, in the same process): each ``report(value)`` is
+    one budget unit (an epoch), and ``decide(trial, budget reached, value)`` answers it; a
+    ``'pause'`` or ``'prune'`` before ``job.budget`` stops the trial at once
+    (:class:`TrialStopped`), and the result's status says how it ended (``'paused'``,
+    ``'pruned'``, else ``'succeeded'``). Units at or below ``job.decided_budget`` (a promoted
+    trial trained again from scratch) were decided before and are not asked again. An
+    evaluator that reported nothing is decided once, at ``job.budget``, with its metric.
+
+        >>> def fn(model, budget, report):
+        ...     for epoch in range(budget): report(0.1 * (epoch + 1))
+        ...     return 0.1 * budget
+        >>> stop_at_2 = lambda trial, budget, value: 'prune' if budget == 2 else 'continue'
+        >>> r = run_trial(no_model, fn, Job(0, {}, budget=4), decide=stop_at_2)
+        >>> r.status, r.budget, r.intermediates, r.metric
+        ('pruned', 2, [0.1, 0.2], 0.2)
     """
     job = Job.of(job)
     if job.seed is not None:
@@ -187,25 +273,27 @@ def run_trial(
         if job.hparams:
             log.info("trial %s hparams %s", job.id, job.hparams)
 
+        decisions = _Decisions(job, decide, log)
+
         def report(value: Any) -> None:
             metric, _ = checked_metric(value, job.id)
             intermediates.append(metric)
             log.info("intermediate %d: %s", len(intermediates), metric)
+            decisions.heard(len(intermediates), metric)
 
         result = TrialResult(job.id, FAILED, intermediates=intermediates, start_time=start)
         try:
-            with _evaluating(job.evaluating_mark):  # a death in here is the trial's crash
-                model = builder(job.arch)
-                trial_evaluator = (
-                    freeze_evaluator(evaluator, job.hparams) if job.hparams else evaluator
-                )
-                value = call_evaluator(
-                    trial_evaluator, model, report, arch=job.arch, budget=job.budget
-                )
+            try:
+                model, value = _evaluate(builder, evaluator, job, report)
+                result.budget = job.budget
+                decisions.ended(len(intermediates), checked_metric(value, job.id)[0])
+            except TrialStopped:  # stopped mid-training: no trained weights to keep
+                model, value = None, intermediates[-1]
+                result.budget = job.from_budget + len(intermediates)
             result.metric, result.metrics = checked_metric(value, job.id)
-            result.status = SUCCEEDED
-            log.info("succeeded: %s", result.metrics)
-            if job.weights is not None:  # keep_weights: the trained model, written or sent back
+            result.status = _OUTCOME[decisions.last]
+            log.info("%s: %s", result.status, result.metrics)
+            if job.weights is not None and not decisions.stopped:  # keep_weights: trained model
                 _keep_weights(model, job, result, log)
         except Exception as e:  # a trial's failure is data, not a crash of the experiment
             result.status, result.metric, result.metrics = FAILED, None, {}
@@ -216,6 +304,22 @@ def run_trial(
     if buffer is not None:
         result.log = buffer.getvalue()
     return result
+
+
+def rerun(builder: Any, evaluator: Any, trial: Any, seed: int | None) -> dict[str, float]:
+    """Run ``trial`` (a :class:`~nasx.trial.Trial`) again in this process, seeded as the
+    experiment seeded it (``seed + trial id``); its metrics, or RuntimeError with its error.
+    ``NasExperiment.rerun_trial`` does this with the experiment's builder and evaluator.
+
+        >>> from nasx.trial import Trial
+        >>> rerun(no_model, lambda model: 0.5, Trial(3, {}), seed=None)
+        {'default': 0.5}
+    """
+    job = Job(trial.id, trial.arch, trial.hparams, seed=None if seed is None else seed + trial.id)
+    result = run_trial(builder, evaluator, job)
+    if result.status != SUCCEEDED:
+        raise RuntimeError(f"trial {trial.id} failed when run again: {result.error}")
+    return result.metrics
 
 
 @contextlib.contextmanager

@@ -1,0 +1,142 @@
+"""A multi-fidelity scheduler inside NasExperiment (sequential): the trials it pauses, prunes
+and promotes are exactly those the scheduler's own simulation (schedulers/simulate.py) decides
+when it replays the same learning curves, and the epochs trained are the simulation's plus the
+restarts of promoted trials (trained again from scratch), computed by hand."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch.nn as nn
+
+from nasx.experiment import NasExperiment
+from nasx.experiment.fidelity import STATE_KEY
+from nasx.experiment.schedulers import ASHA, LearningCurves, simulate
+from nasx.experiment.storage import TrialStore
+from nasx.space import ModelSpace, choice
+from nasx.strategy import DARTS, Random
+
+from .helpers import SmallNet
+
+WIDTHS = list(range(1, 9))
+ARCHS = [{"w": w, "d": d} for w in WIDTHS for d in WIDTHS]
+CURVES = LearningCurves.synthetic(ARCHS, epochs=9, seed=0)
+OUTCOME = {"pause": "paused", "prune": "pruned", "complete": "succeeded"}
+
+
+class Net(ModelSpace):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(choice("w", WIDTHS), choice("d", WIDTHS))
+
+
+class FromList:
+    """A strategy proposing a fixed shuffled list of archs (the same in the run and the
+    simulation), so the comparison does not depend on how each orders the space."""
+
+    def __init__(self, n):
+        self.archs = random.Random(1).sample(ARCHS, n + 5)  # more than the run's max_trials
+
+    def setup(self, search_space, trials=(), direction="maximize"):
+        self.next = len(list(trials))
+
+    def propose(self):
+        if self.next >= len(self.archs):
+            return None
+        self.next += 1
+        return dict(self.archs[self.next - 1])
+
+    def tell(self, trial):
+        pass
+
+
+class TableEvaluator:
+    """Trains ``budget`` epochs of the arch's table curve, reporting each; counts the epochs."""
+
+    def __init__(self):
+        self.epochs = 0
+
+    def evaluate(self, model, report=None, arch=None, budget=None):
+        row = CURVES.row(arch)
+        for epoch in range(budget):
+            self.epochs += 1
+            report(CURVES.val[row][epoch])
+        return CURVES.val[row][budget - 1]
+
+
+def _run(tmp_path, scheduler, n, **kwargs):
+    evaluator = TableEvaluator()
+    exp = NasExperiment(
+        Net(),
+        evaluator,
+        FromList(n),
+        workdir=tmp_path,
+        build_model=False,
+        progress=False,
+        scheduler=scheduler,
+        max_trials=n,
+        **kwargs,
+    )
+    exp.run()
+    return exp, evaluator
+
+
+def _restarts(trial_budget, budgets):
+    """Epochs a promoted trial trained twice: every rung below the budget it reached."""
+    return sum(b for b in budgets if b < trial_budget)
+
+
+@pytest.mark.parametrize("mode", ["promotion", "stopping"])
+def test_the_experiment_decides_as_the_schedulers_simulation(tmp_path, mode):
+    n = 20
+    sim = simulate(ASHA(1, 9, eta=3, mode=mode), FromList(n), CURVES, workers=1, max_trials=n)
+    exp, evaluator = _run(tmp_path, ASHA(1, 9, eta=3, mode=mode), n)
+    trials = exp.trials()
+    assert [t.arch for t in trials] == [t.arch for t in sim.trials]
+    assert [(t.budget, t.status) for t in trials] == [
+        (s.budget, OUTCOME[s.outcome]) for s in sim.trials
+    ]
+    # each trial's curve is the table's, up to the budget it reached
+    for t in trials:
+        assert t.intermediates == CURVES.val[CURVES.row(t.arch)][: t.budget]
+        assert t.metric == t.intermediates[-1]
+    overhead = sum(_restarts(t.budget, [1, 3, 9]) for t in trials) if mode == "promotion" else 0
+    assert evaluator.epochs == sim.epochs + overhead
+    statuses = {t.status for t in trials}
+    if mode == "promotion":
+        assert statuses == {"paused", "succeeded"} and overhead > 0
+    else:
+        assert "pruned" in statuses
+    assert exp.stop_reason == f"max_trials ({n}) reached"
+
+
+def test_the_scheduler_state_is_stored_after_each_decision(tmp_path):
+    exp, _ = _run(tmp_path, ASHA(1, 9, eta=3), 6)
+    store = TrialStore(tmp_path, lock=False, read_only=True)
+    try:
+        stored = store.meta()[STATE_KEY]
+    finally:
+        store.close()
+    assert stored == exp.scheduler.state_dict()
+
+
+def test_a_scheduler_is_refused_by_name_where_it_cannot_run(tmp_path):
+    def no_budget(model):
+        return 1.0
+
+    with pytest.raises(TypeError, match="declares no `budget` parameter"):
+        NasExperiment(SmallNet(), no_budget, Random(), workdir=tmp_path, scheduler=ASHA())
+    with pytest.raises(ValueError, match="needs a multi-trial strategy"):
+        NasExperiment(SmallNet(), TableEvaluator(), DARTS(), workdir=tmp_path, scheduler=ASHA())
+    with pytest.raises(TypeError, match="must be a nasx.experiment.schedulers.Scheduler"):
+        NasExperiment(SmallNet(), TableEvaluator(), Random(), workdir=tmp_path, scheduler="asha")
+    with pytest.raises(NotImplementedError, match="execution='sequential'"):
+        NasExperiment(
+            SmallNet(),
+            TableEvaluator(),
+            Random(),
+            workdir=tmp_path,
+            scheduler=ASHA(),
+            max_concurrent_trials=2,
+        )
