@@ -285,9 +285,11 @@ class TrialLoop:
     def _fill(self, queue: list[Trial], started: float) -> None:
         """Submit trials until the executor is full or something says stop."""
         while self.stop_reason is None and len(self.in_flight) < self.executor.capacity:
-            # Interrupted trials were counted already: only time and failures stop their rerun.
+            # Interrupted trials were counted already: only time and failures stop their rerun;
+            # with a scheduler, max_trials stops new trials only (_fill_scheduled), not promotions.
             elapsed = time.monotonic() - started
-            self.stop_reason = self.limits.reached(self.book.counts, elapsed, new_trial=not queue)
+            new_trial = not queue and self.scheduler is None
+            self.stop_reason = self.limits.reached(self.book.counts, elapsed, new_trial=new_trial)
             if self.stop_reason is not None:
                 return
             if self.scheduler is not None and not queue:
