@@ -16,9 +16,9 @@ of the events they heard, so a resumed search decides as an uninterrupted one.
 - :func:`simulate` with :class:`LearningCurves`: replay a table of learning curves with simulated
   workers, to compare schedulers and strategies over many seeds.
 
-Status: the schedulers and the simulator are complete and tested; running them inside
-``NasExperiment`` (budgets for evaluators, checkpoints for promoted trials, decisions in the
-worker's ``report``) comes with the trial loop of issue 28.
+Status: the schedulers and the simulator are complete and tested; ``NasExperiment(...,
+scheduler=...)`` runs them with sequential execution (:mod:`nasx.experiment.fidelity`); the
+process pool, Ray and checkpoints for promoted trials are still to come (docs/multi_fidelity.md).
 """
 
 from .asha import ASHA
