@@ -34,6 +34,7 @@ from typing import Any
 
 import torch.nn as nn
 
+from nasx._errors import NasxError
 from nasx.evaluator.base import ModelEvaluator, accepts_parameter, normalize_metric
 from nasx.evaluator.hparams import freeze_evaluator
 from nasx.evaluator.nni_report import reporting
@@ -162,7 +163,7 @@ def _declares(fn: Callable[..., Any], name: str) -> bool:
     return declared[name]
 
 
-class TrialStopped(Exception):
+class TrialStopped(NasxError, RuntimeError):
     """Raised by a trial's ``report(value)`` when the scheduler stopped it before its job's
     budget (``decision``: ``'pause'`` or ``'prune'``); :func:`run_trial` catches it and records
     the trial as paused or pruned with the last reported value as its metric. An evaluator that
