@@ -38,13 +38,19 @@ class TrialTable(list[Trial]):
         and DataFrame then show an ``hparams`` column beside ``arch``."""
         return any(has_value(t, "hparams") for t in self)
 
+    def has_budgets(self) -> bool:
+        """Whether any trial has a budget (a multi-fidelity scheduler ran it): the text table
+        and DataFrame then show a ``budget`` column beside ``status``."""
+        return any(t.budget is not None for t in self)
+
     def rows(self) -> list[dict[str, Any]]:
-        """One dict per trial: id, status, metric, metrics, duration, arch, hparams, error (first
-        line)."""
+        """One dict per trial: id, status, budget, metric, metrics, duration, arch, hparams,
+        error (first line)."""
         return [
             {
                 "id": t.id,
                 "status": t.status,
+                "budget": t.budget,
                 "metric": t.metric,
                 "metrics": t.metrics,
                 "duration": t.duration,
@@ -121,11 +127,13 @@ class TrialTable(list[Trial]):
                     "error": t.error,
                 }
                 row.update({f"metric_{k}": (t.metrics or {}).get(k) for k in extra})
-                row["hparams"] = t.hparams
+                row["hparams"], row["budget"] = t.hparams, t.budget
                 records.append(row)
         columns = ["id", "status", "metric", "duration", "start_time", "end_time", "arch", "error"]
         if self.has_hparams():
             columns.insert(columns.index("arch") + 1, "hparams")
+        if self.has_budgets():
+            columns.insert(columns.index("status") + 1, "budget")
         return pd.DataFrame.from_records(records, columns=columns + [f"metric_{k}" for k in extra])
 
     def __str__(self) -> str:
@@ -168,6 +176,9 @@ class TrialTable(list[Trial]):
             [json_text(t, "arch") for t in trials],
         ]
         headers = list(HEADERS[:5])
+        if self.has_budgets():  # beside the status: how far each trial got
+            columns.insert(2, [_num(t.budget) for t in trials])
+            headers.insert(2, "budget")
         if self.has_hparams():
             columns.append([json_text(t, "hparams") for t in trials])
             headers.append("hparams")

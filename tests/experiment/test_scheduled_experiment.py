@@ -203,3 +203,21 @@ def test_a_stopped_run_resumed_decides_as_an_uninterrupted_one(tmp_path, stop_af
     assert got == [(t.arch, t.budget, t.status, t.intermediates) for t in whole.trials()]
     assert evaluator.epochs == whole_evaluator.epochs  # no trial trained twice
     assert resumed.stop_reason == whole.stop_reason == f"max_trials ({n}) reached"
+
+
+def test_the_trial_table_shows_budgets_only_when_a_scheduler_set_them(tmp_path):
+    from nasx.experiment.table import TrialTable
+    from nasx.trial import Trial
+
+    table = TrialTable(
+        [
+            Trial(0, {"k": 1}, "paused", metric=0.25, budget=1),
+            Trial(1, {"k": 2}, "pruned", metric=0.5, budget=3),
+        ]
+    )
+    lines = str(table).splitlines()
+    assert lines[0].split()[:4] == ["id", "status", "budget", "metric"]
+    assert lines[1].split()[:4] == ["0", "paused", "1", "0.25"]
+    assert lines[2].split()[:4] == ["1", "pruned", "3", "0.5"]
+    assert [r["budget"] for r in table.rows()] == [1, 3]
+    assert "budget" not in str(TrialTable([Trial(0, {"k": 1}, "succeeded", metric=0.5)]))
