@@ -114,9 +114,10 @@ except ImportError:
     NasExperiment = None
 
 if NasExperiment is not None:
-    # The experiment directory holds the supernet checkpoints (a rerun resumes from them).
+    # The experiment directory holds the supernet checkpoints and nasx.db (the exported archs);
+    # resume=True: a rerun of this script trains on from the last checkpoint.
     workdir = tempfile.mkdtemp(prefix="nasx_darts_") if FAST else "nasx_experiments/darts_tutorial"
-    experiment = NasExperiment(space, evaluator, strategy, workdir=workdir)
+    experiment = NasExperiment(space, evaluator, strategy, workdir=workdir, resume=True)
     experiment.run()
     exported_arch = experiment.export_top_models(formatter="dict")[0]
 else:

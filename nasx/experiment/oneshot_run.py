@@ -48,9 +48,10 @@ def run_one_shot(exp: Any, fresh: bool, on_open: Callable[[], None] = lambda: No
     _refuse_evaluator_choices(exp)
     store = _open(exp, one_shot_meta(exp), fresh)
     on_open()
-    if exp.resume == "force" and isinstance(exp.strategy, BaseOneShotStrategy):
+    if isinstance(exp.strategy, BaseOneShotStrategy):
         # the store has accepted (and logged) other settings; the checkpoint's check follows it
-        exp.strategy.resume_other_settings = True
+        exp.strategy.resume_other_settings = exp.resume == "force"
+        exp.strategy.display_callback = _notebook_display(exp)
     try:
         started = time.time()
         exp.strategy.run(exp.model_space, exp.evaluator, exp.workdir)
@@ -128,6 +129,18 @@ def _open(exp: Any, meta: dict[str, Any], fresh: bool) -> TrialStore:
         exp.workdir, meta, resume=exp.resume, overwrite=False, continuing=continuing
     )
     return store
+
+
+def _notebook_display(exp: Any) -> Any:
+    """In a Jupyter kernel (with ``progress``): the refreshing HTML progress multi-trial runs
+    show, as a Lightning callback; elsewhere None (Lightning's own bar, as configured)."""
+    from .notebook import in_notebook
+
+    if not (exp.progress and in_notebook()):
+        return None
+    from .oneshot_progress import NotebookSearchProgress  # imports Lightning: only here
+
+    return NotebookSearchProgress(probs=exp.strategy.export_probs)
 
 
 def _refuse_evaluator_choices(exp: Any) -> None:

@@ -79,3 +79,30 @@ def test_another_space_is_refused_even_forced(tmp_path):
         NasExperiment(
             other, toy_evaluator(epochs=2), DARTS(), workdir=tmp_path, resume="force"
         ).run()
+
+
+def test_in_a_notebook_the_search_shows_refreshing_html_progress(tmp_path, monkeypatch, capsys):
+    """Issue 32: a one-shot run printed Lightning's text bar where multi-trial runs show HTML."""
+    from nasx.experiment import notebook, oneshot_progress
+
+    shown: list[str] = []
+    monkeypatch.setattr(notebook, "in_notebook", lambda: True)
+    monkeypatch.setattr(notebook, "_ipython_display", lambda first: shown.append)
+    torch.manual_seed(0)
+    strategy = DARTS()
+    evaluator = toy_evaluator(epochs=2, enable_progress_bar=True)  # Lightning's bar: replaced
+    NasExperiment(ToySpace(), evaluator, strategy, workdir=tmp_path).run()
+    assert isinstance(strategy.display_callback, oneshot_progress.NotebookSearchProgress)
+    assert len(shown) >= 2
+    last = shown[-1]
+    assert "epoch 2/2" in last and "stopped: the one-shot strategy finished" in last
+    assert "<progress" in last and "val_acc" in last and "left" not in last
+    leader = max(strategy.export_probs()["op"].items(), key=lambda kv: kv[1])[0]
+    assert f"op={leader}" in last
+    assert "Epoch" not in capsys.readouterr().err  # Lightning's text bar was off
+
+
+def test_outside_a_notebook_lightnings_own_bar_is_left_as_configured(tmp_path):
+    strategy = DARTS()
+    _run(tmp_path, strategy)
+    assert strategy.display_callback is None

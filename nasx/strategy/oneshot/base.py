@@ -245,6 +245,9 @@ class BaseOneShotStrategy(abc.ABC):
         #: resume a checkpoint written with other strategy or evaluator settings (never another
         #: space): set by ``NasExperiment(..., resume="force")``
         self.resume_other_settings = False
+        #: a Lightning callback that shows the search's progress in place of Lightning's text bar
+        #: (set by NasExperiment in a Jupyter kernel: refreshing HTML, as multi-trial runs show)
+        self.display_callback: Any = None
 
     # -- hooks for subclasses, in the order a run calls them (see the class docstring) -----------
     def extra_modules(self) -> nn.Module:
@@ -469,6 +472,9 @@ class BaseOneShotStrategy(abc.ABC):
                     keep=self.checkpoints_kept,
                 )
             )
+        if self.display_callback is not None:
+            callbacks.append(self.display_callback)
+            overrides["enable_progress_bar"] = False
         overrides["callbacks"] = callbacks
         if kwargs.get("strategy") == "ddp":
             # Steps touch different parameters (sampled paths, two optimizers); OneShotModule
