@@ -2,8 +2,8 @@
 
 In NNI, ``MutableConv2d(1, nni.choice('w', [4, 8]), 3)`` shares one weight over ``w``. In nasx,
 ``nasx.choice`` returns the value in a space's search form, and the value remembers its choice
-(``ChosenInt``), so a ``Mutable*`` layer searches it exactly as it searches
-``Categorical([4, 8], label='w')``. The references: the same space written with ``Categorical``
+(``ChosenInt``), so a ``Mutable*`` layer (or a ``Repeat`` depth) searches it exactly as it
+searches ``Categorical([4, 8], label='w')``. The references: the same space written with ``Categorical``
 (identical supernet, identical subnets) and the model rebuilt under ``model_context(arch)`` (what
 every strategy's ``subnet(arch)`` must equal, weights loaded).
 """
@@ -27,6 +27,7 @@ from nasx.space import (
     MutableLayerNorm,
     MutableLinear,
     MutableMultiheadAttention,
+    Repeat,
     model_context,
     search_space,
 )
@@ -105,7 +106,26 @@ class EmbedNet(ModelSpace):
         return self.out(self.attn(h, h, h)[0].mean(1))
 
 
-SPACES = {"conv": ConvNet, "layernorm": NormNet, "heads": HeadsNet, "embed": EmbedNet}
+class DepthNet(ModelSpace):
+    """A ``Repeat`` whose depth is a choice (NNI searches it; so does nasx in both spellings)."""
+
+    def __init__(self, nni: bool = True):
+        super().__init__()
+        self.stem = nn.Linear(6, 4)
+        self.blocks = Repeat(lambda i: nn.Linear(4, 4), _pick(nni)("depth", [1, 2, 3]))
+        self.out = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.out(self.blocks(torch.relu(self.stem(x.squeeze(1)))).mean(1))
+
+
+SPACES = {
+    "conv": ConvNet,
+    "layernorm": NormNet,
+    "heads": HeadsNet,
+    "embed": EmbedNet,
+    "repeat": DepthNet,
+}
 STRATEGIES = {
     "darts": lambda: DARTS(),
     "gumbel": lambda: GumbelDARTS(),
