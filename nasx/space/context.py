@@ -161,8 +161,8 @@ def ensure_frozen(
         return value.freeze({label: resolve(leaf) for label, leaf in leaves.items()})
     if retries is not None and retries < 0:
         raise ValueError(f"ensure_frozen: retries must be >= 0, got {retries}")
-    if isinstance(value, ChosenValue):  # nasx.choice's value in a search form: frozen already
-        return plain(value)
+    if isinstance(value, ChosenValue):  # nasx.choice's value in a search form: its choice's
+        return plain(value) if sample is None else value.choice.freeze(sample)
     if isinstance(value, (tuple, list)) and any(isinstance(v, Mutable) for v in value):
         return type(value)(ensure_frozen(v, sample=sample, strict=strict) for v in value)
     return value

@@ -55,6 +55,7 @@ def test_the_value_behaves_as_the_plain_value(values, kind):
         assert copied.choice == value.choice
     assert type(plain(value)) is type(default)
     assert type(ensure_frozen(value)) is type(default)  # NNI's ensure_frozen: a plain value
+    assert ensure_frozen(value, sample={"x": values[1]}) == values[1]
 
 
 def test_other_values_and_fixed_forms_are_plain():
