@@ -325,8 +325,8 @@ def choice(label: str, values: Sequence[_V]) -> _V:
     ChosenValue` (``ChosenInt``, ...): the value itself, which also remembers its choice, so a
     ``Mutable*`` layer given it searches it as NNI's do (``MutableConv2d(c, choice('w', [16,
     32]), 3)`` shares one weight over ``w`` in one-shot search, exactly as
-    ``Categorical([16, 32], label='w')`` would). Arithmetic on it gives plain values: build an
-    expression a layer can search from ``Categorical(values, label=...)``. Outside any space and
+    ``Categorical([16, 32], label='w')`` would). Arithmetic on it remembers NNI's expression
+    (``w * 2``); a conversion or comparison (``int(w / 2)``, ``w > 16``) is plain. Outside any space and
     any ``model_context`` (a script's top level) there is nothing to record it in, so it returns
     the ``Categorical``, as NNI does. A list of modules gives a :class:`~nasx.space.LayerChoice`,
     as in NNI.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import pickle
 
 import pytest
@@ -72,9 +73,26 @@ def test_other_values_and_fixed_forms_are_plain():
         assert type(Net().width) is int  # a fixed model's attributes are plain
 
 
-def test_arithmetic_gives_plain_values():
+def test_arithmetic_keeps_the_choice_as_an_expression():
     w = _values_in_a_space(w=[4, 8])["w"]
-    assert all(type(v) is int for v in (w * 2, w + 1, w // 2, -w, abs(w)))
+    cases = {
+        "w * 2": (w * 2, 16),
+        "3 + w": (3 + w, 11),
+        "w // 3": (w // 3, 2),
+        "w / 8": (w / 8, 1.0),
+        "-w": (-w, -8),
+        "round(w * 0.6)": (round(w * 0.6), 5),
+        "math.ceil(w / 3)": (math.ceil(w / 3), 3),
+        "w << 1": (w << 1, 16),
+    }
+    for text, (value, under_w8) in cases.items():
+        assert isinstance(value, ChosenValue) and value == eval(text, {"math": math, "w": 4}), text
+        assert value.choice.freeze({"w": 8}) == under_w8, text  # the expression NNI would build
+        assert value.labels() == ["w"], text
+    assert type(int(w / 2)) is int and type(w > 4) is bool  # conversions, comparisons: plain
+    assert (w * torch.ones(2)).tolist() == [4.0, 4.0]  # other operands: as the plain value
+    both = w * Categorical([1, 2], label="m")  # with a choice object: NNI's expression
+    assert both.freeze({"w": 8, "m": 2}) == 16
 
 
 def test_torch_layers_take_the_values():

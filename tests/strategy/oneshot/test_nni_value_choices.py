@@ -2,9 +2,10 @@
 
 In NNI, ``MutableConv2d(1, nni.choice('w', [4, 8]), 3)`` shares one weight over ``w``. In nasx,
 ``nasx.choice`` returns the value in a space's search form, and the value remembers its choice
-(``ChosenInt``), so a ``Mutable*`` layer (or a ``Repeat`` depth) searches it exactly as it
-searches ``Categorical([4, 8], label='w')``. The references: the same space written with ``Categorical``
-(identical supernet, identical subnets) and the model rebuilt under ``model_context(arch)`` (what
+(``ChosenInt``; arithmetic on it, the expression), so a ``Mutable*`` layer (or a ``Repeat``
+depth) searches it exactly as it searches ``Categorical([4, 8], label='w')`` (or ``... * 2``).
+The references: the same space written with ``Categorical`` (identical supernet, identical
+subnets) and the model rebuilt under ``model_context(arch)`` (what
 every strategy's ``subnet(arch)`` must equal, weights loaded).
 """
 
@@ -106,6 +107,20 @@ class EmbedNet(ModelSpace):
         return self.out(self.attn(h, h, h)[0].mean(1))
 
 
+class ExpressionNet(ModelSpace):
+    """Layers sized by arithmetic on a choice: NNI's expressions (``w * 2``, ``w // 2 + 1``)."""
+
+    def __init__(self, nni: bool = True):
+        super().__init__()
+        width = _pick(nni)("w", [4, 8])
+        self.fc = MutableLinear(6, width * 2)
+        self.mid = MutableLinear(width * 2, width // 2 + 1)
+        self.out = MutableLinear(width // 2 + 1, 3)
+
+    def forward(self, x):
+        return self.out(torch.relu(self.mid(torch.relu(self.fc(x.squeeze(1))))).mean(1))
+
+
 class DepthNet(ModelSpace):
     """A ``Repeat`` whose depth is a choice (NNI searches it; so does nasx in both spellings)."""
 
@@ -124,6 +139,7 @@ SPACES = {
     "layernorm": NormNet,
     "heads": HeadsNet,
     "embed": EmbedNet,
+    "expression": ExpressionNet,
     "repeat": DepthNet,
 }
 STRATEGIES = {
@@ -230,10 +246,10 @@ def test_a_choice_reaching_only_plain_layers_is_refused_naming_both_spellings():
         def __init__(self):
             super().__init__()
             width = nasx.choice("w", [4, 8])
-            self.fc = MutableLinear(2, width * 2)  # arithmetic gives a plain number
+            self.fc = MutableLinear(2, int(width / 2))  # a conversion gives a plain number
 
     with pytest.raises(NotImplementedError) as info:
         Supernet(Plain())
     message = str(info.value)
     assert "nasx.choice('w', [4, 8]) or Categorical([4, 8], label='w')" in message
-    assert "w * 2 is a plain number" in message
+    assert "int(w / 2)" in message

@@ -157,11 +157,10 @@ class Supernet(nn.Module):
             raise NotImplementedError(
                 f"one-shot strategies cannot share weights over label(s) {as_plain!r}: no Mutable "
                 "layer takes the value. nasx.choice's value is a plain value to torch layers "
-                "(nn.Linear) and to arithmetic (w * 2 is a plain number), so nothing in the "
-                "supernet can vary it. Pass the choice itself to a Mutable layer "
-                f"(MutableLinear, MutableConv2d, ...): {rewrite}, and build expressions from "
-                "Categorical (Categorical([...], label=...) * 2); plain values search with "
-                "multi-trial strategies"
+                "(nn.Linear) and after a conversion or comparison (int(w / 2), w > 16), so "
+                "nothing in the supernet can vary it. Pass the choice (or arithmetic on it, "
+                f"w * 2) to a Mutable layer (MutableLinear, MutableConv2d, ...): {rewrite}; "
+                "plain values search with multi-trial strategies"
             )
         raise NotImplementedError(
             f"one-shot strategies cannot share weights over label(s) {missing!r}: they support "
@@ -285,7 +284,8 @@ def _refuse_choice_values_in_torch_layers(model: nn.Module) -> None:
             for item in items:
                 if isinstance(item, ChosenValue):
                     where = f"{name or 'the space'}.{attr} ({type(m).__name__})"
-                    found.setdefault(item.label, []).append(where)
+                    for label in item.labels():
+                        found.setdefault(label, []).append(where)
     if found:
         places = "; ".join(f"{label!r}: {', '.join(w[:3])}" for label, w in found.items())
         raise NotImplementedError(
