@@ -1,7 +1,7 @@
 """Prune + distill + search a small byte-level GPT against the same-size model from scratch and
 against random pruning, at equal training tokens (Minitron's comparison, on the CPU).
 
-    PYTHONPATH=. python benchmarks/lm_prune.py            # ~10 minutes of CPU on a free core
+    PYTHONPATH=. python benchmarks/lm_prune.py            # ~3-4 minutes of CPU (results file)
     PYTHONPATH=. python benchmarks/lm_prune.py --quick    # a smoke run (a minute)
 
 A parent (the space's largest arch) is trained on the Python standard library's source bytes
@@ -15,13 +15,13 @@ A parent (the space's largest arch) is trained on the Python standard library's 
 - **scratch**: the same arch freshly initialised, trained on the labels for that many steps.
 
 All three see the same number of training tokens after the parent. Prints validation losses
-(nats per byte), parameters and CPU latency (median of 20 forwards of one batch).
+(nats per byte), parameters and CPU latency (median of 20 forwards of one window, thread CPU
+time through ``nasx.hardware``).
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 
 import torch
@@ -31,19 +31,15 @@ from nasx.datasets.text import stdlib_text
 from nasx.hub.gpt import GPTSpace, largest_arch
 from nasx.lm import distill, evaluate_loss, importance, prune, prune_search, train
 from nasx.lm.prune import Importance
+from nasx.lm.targets import measure_lm_latency
 from nasx.space import search_space
 
 
-def latency_ms(model, x, repeats=20):
-    model.eval()
-    times = []
-    with torch.no_grad():
-        model(x)
-        for _ in range(repeats):
-            start = time.perf_counter()
-            model(x)
-            times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+def latency_ms(model, context):
+    """Median of 20 forwards of one ``context``-byte window through nasx.hardware, counting the
+    calling thread's CPU time (one thread): on a loaded machine the wall clock would also count
+    the time spent waiting for a core."""
+    return measure_lm_latency(model, 256, context, warmup=3, repeats=20, clock="thread")
 
 
 def params(model):
@@ -74,12 +70,12 @@ def random_pruning(parent, space, arch, calibration, loader, val, steps):
     return child, pruned_loss, evaluate_loss(child, val)
 
 
-def print_comparison(rows, parent_loss, x):
+def print_comparison(rows, parent_loss, context):
     """One line per ``(name, model, val loss)``: parameters, loss, gap to the parent, latency."""
     print(f"{'model':<28}{'params':>10}{'val loss':>10}{'gap to parent':>15}{'latency ms':>12}")
     for name, model, loss in rows:
         print(
-            f"{name:<28}{params(model):>10}{loss:>10.4f}{loss - parent_loss:>15.4f}{latency_ms(model, x):>12.2f}"
+            f"{name:<28}{params(model):>10}{loss:>10.4f}{loss - parent_loss:>15.4f}{latency_ms(model, context):>12.2f}"
         )
 
 
@@ -138,7 +134,6 @@ def main():
     scratch_loss = evaluate_loss(scratch, val)
     cpu_s = time.process_time() - t0
 
-    x = next(iter(DataLoader(val_set, batch_size=1)))[0]
     tokens = total_steps * batch * block
     print(f"\nchild arch {best.arch}")
     print(f"training tokens after the parent, each child: {tokens} ({total_steps} steps)")
@@ -148,7 +143,7 @@ def main():
         ("random pruning + distill", random_child, random_loss),
         ("from scratch", scratch, scratch_loss),
     ]
-    print_comparison(rows, parent_loss, x)
+    print_comparison(rows, parent_loss, block)
     print(
         f"(random pruning before distillation: {random_pruned_loss:.4f}; searched before: {best.loss_pruned:.4f})"
     )

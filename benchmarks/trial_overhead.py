@@ -484,7 +484,7 @@ def main() -> None:
         "--sections",
         default="overhead,scaling",
         help="comma-separated: overhead (1-2), scaling (3), scale (4), table (5), sequential "
-        "(section 1 alone, as JSON)",
+        "(section 1 alone, as JSON), compare-child (what --compare runs per tree, as JSON)",
     )
     parser.add_argument(
         "--scale",
@@ -510,8 +510,11 @@ def main() -> None:
         print(json.dumps(scale_child(*json.loads(args.child))))
         return
     sections = set(args.sections.split(","))
-    if "sequential" in sections:  # a child of --compare: its one JSON line only
+    if "sequential" in sections:  # section 1 alone: its one JSON line only
         sequential_only(args)
+        return
+    if "compare-child" in sections:  # a child of --compare: its one JSON line only
+        compare_child(args)
         return
     if args.compare:
         print(f"load average {os.getloadavg()[0]:.2f}")
@@ -557,54 +560,160 @@ def sequential_only(args) -> None:
     print(json.dumps({"nasx": os.path.dirname(nasx.__file__), "ms": wall, "cpu_ms": cpu}))
 
 
+def pool_run(n_trials: int, workers: int) -> tuple[float, float, float]:
+    """One process-pool experiment of trivial trials: (ms per trial in steady state (the second
+    half of the trials: workers started), ms of the experiment process's CPU time per trial
+    (worker start included), ms of wall time per trial (worker start included))."""
+    with tempfile.TemporaryDirectory() as d:
+        exp = NasExperiment(
+            TinySpace(),
+            trivial,
+            Random(dedup=False, seed=0),
+            workdir=d,
+            max_trials=n_trials,
+            max_concurrent_trials=workers,
+            execution="process",
+            progress=False,
+        )
+        w, c = time.perf_counter(), time.process_time()
+        exp.run()
+        wall, cpu = time.perf_counter() - w, time.process_time() - c
+        ends = sorted(t.end_time for t in exp.trials())
+        assert len(ends) == n_trials
+        half = n_trials // 2
+        steady = (ends[-1] - ends[half]) / (n_trials - 1 - half)
+        return steady * 1e3, cpu / n_trials * 1e3, wall / n_trials * 1e3
+
+
+def required_writes(n_trials: int) -> float:
+    """Reference: seconds per trial of the writes a trial must make, done by plain Python in a
+    fresh folder, nothing else: its folder, ``arch.json`` and ``trial.log`` (three new files,
+    each an inode), and its row inserted then updated, each an autocommitted statement in an
+    SQLite database in WAL mode with ``synchronous=NORMAL`` and the same index as nasx's."""
+    import sqlite3
+
+    arch = {"width": 4, "act": 1}
+    with tempfile.TemporaryDirectory() as d:
+        db = sqlite3.connect(os.path.join(d, "x.db"), isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute(
+            "CREATE TABLE trials (id INTEGER PRIMARY KEY, arch TEXT, status TEXT, metric REAL)"
+        )
+        db.execute("CREATE INDEX rank ON trials (status, metric, id)")
+        os.mkdir(os.path.join(d, "trials"))
+        t = time.perf_counter()
+        for i in range(n_trials):
+            folder = os.path.join(d, "trials", str(i))
+            os.mkdir(folder)
+            with open(os.path.join(folder, "arch.json"), "w") as f:
+                f.write(json.dumps(arch, indent=2) + "\n")
+            db.execute("INSERT INTO trials VALUES (?, ?, 'running', NULL)", (i, json.dumps(arch)))
+            with open(os.path.join(folder, "trial.log"), "a") as f:
+                f.write("trial arch\n")
+                f.flush()
+                f.write("succeeded\n")
+            db.execute("UPDATE trials SET status = 'succeeded', metric = 1.0 WHERE id = ?", (i,))
+        elapsed = time.perf_counter() - t
+        db.close()
+    return elapsed / n_trials
+
+
+def compare_child(args) -> None:
+    """``--sections compare-child``: what ``--compare`` measures of one tree, in this process,
+    as one line of JSON: per trivial trial, the sequential wall and CPU time of ``exp.run()``,
+    the bare build+evaluate loop, and the process pool's steady-state wall time and the
+    experiment process's CPU time (``--repeats`` runs each, interleaved)."""
+    import nasx
+
+    run_experiment(trivial, 20, 1)  # imports and first-call caches
+    out: dict[str, list[float]] = {k: [] for k in ("ms", "cpu_ms", "bare_ms", "writes_ms")}
+    out.update({k: [] for k in ("pool_ms", "pool_cpu_ms", "pool_wall_ms")})
+    for _ in range(args.repeats):
+        with tempfile.TemporaryDirectory() as d:
+            exp = NasExperiment(
+                TinySpace(),
+                trivial,
+                Random(dedup=False, seed=0),
+                workdir=d,
+                max_trials=args.trials,
+                progress=False,
+            )
+            w, c = time.perf_counter(), time.process_time()
+            exp.run()
+            out["ms"].append((time.perf_counter() - w) / args.trials * 1e3)
+            out["cpu_ms"].append((time.process_time() - c) / args.trials * 1e3)
+        out["bare_ms"].append(bare_loop(trivial, args.trials) / args.trials * 1e3)
+        out["writes_ms"].append(required_writes(args.trials) * 1e3)
+        if args.pool_trials:
+            steady, cpu, wall = pool_run(args.pool_trials, args.workers)
+            out["pool_ms"].append(steady)
+            out["pool_cpu_ms"].append(cpu)
+            out["pool_wall_ms"].append(wall)
+    print(json.dumps({"nasx": os.path.dirname(nasx.__file__), **out}))
+
+
 def compare(args) -> None:
-    """``--compare OLD``: the sequential per-trial time of the nasx tree ``OLD`` (a checkout of
-    another commit) and of this one, measured in turns in fresh child processes (old, new, old,
-    new, ...), so that both see the same machine; medians and their ratio."""
+    """``--compare OLD``: the per-trial time of the nasx tree ``OLD`` (a checkout of another
+    commit) and of this one, measured in turns in fresh child processes (old, new, old, new,
+    ...), so that both see the same machine; medians and their ratio. Sequential: wall and CPU
+    time, the bare build+evaluate loop and the framework overhead (wall minus the bare loop);
+    the process pool (``--workers``, ``--pool-trials``, 0 to skip it): steady-state wall time
+    per trial and the experiment process's CPU time per trial."""
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     trees = {"old": os.path.abspath(args.compare), "new": here}
-    times: dict[str, list[float]] = {"old": [], "new": []}
-    cpu: dict[str, list[float]] = {"old": [], "new": []}
+    keys = ("ms", "cpu_ms", "bare_ms", "writes_ms", "pool_ms", "pool_cpu_ms", "pool_wall_ms")
+    got: dict[str, dict[str, list[float]]] = {name: {k: [] for k in keys} for name in trees}
     for _ in range(args.compare_rounds):
         for name, tree in trees.items():
-            env = {**os.environ, "PYTHONPATH": tree}
-            out = (
-                subprocess.run(
-                    [
-                        sys.executable,
-                        __file__,
-                        "--sections",
-                        "sequential",
-                        "--repeats",
-                        str(args.repeats),
-                        "--trials",
-                        str(args.trials),
-                    ],
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    check=True,
-                    cwd=tree,
-                )
-                .stdout.strip()
-                .splitlines()[-1]
+            command = [sys.executable, __file__, "--sections", "compare-child"]
+            command += ["--repeats", str(args.repeats), "--trials", str(args.trials)]
+            command += ["--pool-trials", str(args.pool_trials), "--workers", str(args.workers)]
+            proc = subprocess.run(
+                command,
+                env={**os.environ, "PYTHONPATH": tree},
+                capture_output=True,
+                text=True,
+                cwd=tree,
             )
-            record = json.loads(out)
+            if proc.returncode != 0:
+                raise RuntimeError(f"the {name} tree's run failed:\n{proc.stderr[-3000:]}")
+            record = json.loads(proc.stdout.strip().splitlines()[-1])
             assert record["nasx"].startswith(tree), (record["nasx"], tree)
-            times[name] += record["ms"]
-            cpu[name] += record["cpu_ms"]
-    old, new = median(times["old"]), median(times["new"])
+            for k in keys:
+                got[name][k] += record[k]
+    runs = len(got["new"]["ms"])
+
+    def line(label: str, key: str, unit: str = "ms per trial") -> str:
+        old, new = median(got["old"][key]), median(got["new"][key])
+        return (
+            f"  {label}: old {old:.3f} (min {min(got['old'][key]):.3f}), new {new:.3f} "
+            f"(min {min(got['new'][key]):.3f}) {unit}; new/old {new / old:.2f}"
+        )
+
+    for name in trees:  # the overhead of each run: its wall time minus its bare loop
+        g = got[name]
+        g["overhead"] = [w - b for w, b in zip(g["ms"], g["bare_ms"])]
+        # ... and what is left of it beyond the writes measured right after it (a loaded disk
+        # moves both together: their difference is the framework's own work)
+        g["beyond"] = [o - x for o, x in zip(g["overhead"], g["writes_ms"])]
     print(
-        f"sequential, trivial trials ({args.trials} per run, {len(times['new'])} runs each, "
-        f"interleaved): old {old:.3f} ms per trial (min {min(times['old']):.3f}), new {new:.3f} ms "
-        f"(min {min(times['new']):.3f}); new/old {new / old:.2f}"
+        f"sequential, trivial trials ({args.trials} per run, {runs} runs per tree, interleaved "
+        "in fresh processes), medians:"
     )
-    old_cpu, new_cpu = median(cpu["old"]), median(cpu["new"])
+    print(line("wall time of exp.run()", "ms"))
+    print(line("CPU time of the experiment's process", "cpu_ms"))
+    print(line("bare build+evaluate loop", "bare_ms"))
+    print(line("framework overhead (wall minus the bare loop, per run)", "overhead"))
     print(
-        f"  CPU time of the experiment's process per trial: old {old_cpu:.3f} ms "
-        f"(min {min(cpu['old']):.3f}), new {new_cpu:.3f} ms (min {min(cpu['new']):.3f}); "
-        f"new/old {new_cpu / old_cpu:.2f}"
+        line("the required writes alone (3 new files, 2 SQLite commits; plain Python)", "writes_ms")
     )
+    print(line("overhead beyond the required writes (per run)", "beyond"))
+    if args.pool_trials:
+        print(f"process pool ({args.workers} workers, {args.pool_trials} trials per run):")
+        print(line("steady-state wall time (second half of the trials)", "pool_ms"))
+        print(line("CPU time of the experiment's process (worker start included)", "pool_cpu_ms"))
+        print(line("wall time with the worker start", "pool_wall_ms"))
 
 
 def overhead(args) -> None:

@@ -56,10 +56,11 @@ def quiet_lightning_logs(quiet: bool = True) -> Iterator[None]:
 
     Example:
         >>> import logging
+        >>> lightning = logging.getLogger("pytorch_lightning"); before = lightning.level
         >>> with quiet_lightning_logs():
-        ...     logging.getLogger("pytorch_lightning").isEnabledFor(logging.INFO)
+        ...     lightning.isEnabledFor(logging.INFO)
         False
-        >>> logging.getLogger("pytorch_lightning").isEnabledFor(logging.INFO)
+        >>> lightning.level == before  # restored
         True
     """
     loggers = [logging.getLogger(name) for name in LIGHTNING_LOGGERS]

@@ -20,7 +20,8 @@ def test_multi_fidelity_page_runs(capsys):
             exec(compile(code, f"docs/multi_fidelity.md:{line}", "exec"), namespace)
         except Exception as e:  # name the block, keep the traceback
             pytest.fail(f"docs/multi_fidelity.md block at line {line} failed: {e!r}")
-    full, asha = capsys.readouterr().out.splitlines()
+    full, asha, bohb = capsys.readouterr().out.splitlines()
     assert full.startswith("FullBudget(max_budget=9): ") and asha.startswith("ASHA(min_budget=1")
-    tried = [int(line.split(": ")[1].split()[0]) for line in (full, asha)]
-    assert tried[1] > 3 * tried[0]  # the same epochs look at many more archs
+    assert bohb.startswith("BOHB(min_budget=1")
+    tried = [int(line.split(": ")[1].split()[0]) for line in (full, asha, bohb)]
+    assert tried[1] > 3 * tried[0] and tried[2] > 2 * tried[0]  # the same epochs, more archs

@@ -11,20 +11,12 @@ The choice lives here, above both displays, so neither module imports the other'
 
 from __future__ import annotations
 
-import io
 from typing import IO, Any, cast
 
 from nasx.trial import FAILED, SUCCEEDED, Trial, best_trials
 
 from . import notebook
-from .progress import Progress, announce
-
-
-class _Discard(io.TextIOBase):
-    """A text stream that drops what is written (``progress=False``)."""
-
-    def write(self, text: str) -> int:
-        return len(text)
+from .progress import Discard, Progress, announce
 
 
 def progress_for(exp: Any, stored: list[Trial]) -> Progress:
@@ -47,5 +39,5 @@ def progress_for(exp: Any, stored: list[Trial]) -> Progress:
         done=len(finished),
         best=best,
         # Silence discards the lines (a StringIO would keep one per trial for the whole run).
-        stream=None if exp.progress else cast(IO[str], _Discard()),
+        stream=None if exp.progress else cast(IO[str], Discard()),
     )

@@ -80,7 +80,8 @@ class SequentialExecutor:
             return []
         job = self._queue.pop(0)
         if job.log_path is not None:  # the trial runs in this process: its crash is ours
-            job = dataclasses.replace(job, evaluating_mark=str(evaluating_mark(job.log_path)))
+            mark = os.path.join(os.path.dirname(job.log_path), EVALUATING_MARK)
+            job = dataclasses.replace(job, evaluating_mark=mark)
         return [run_trial(self.builder, self.evaluator, job)]
 
     def shutdown(self) -> None:
@@ -170,8 +171,15 @@ class ProcessPoolExecutor:
         self.log_dir = Path(log_dir)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         threads = threads_per_worker or max(1, (os.cpu_count() or 1) // capacity)
+        # A worker says when a trial's own work began only where a timeout counts from then:
+        # the message cost the experiment's process one more wake-up per trial.
         self._setup = cloudpickle.dumps(
-            {"builder": builder, "evaluator": evaluator, "threads": threads}
+            {
+                "builder": builder,
+                "evaluator": evaluator,
+                "threads": threads,
+                "announce_start": trial_timeout is not None,
+            }
         )
         # Workers import what the main process can import (the script's folder, PYTHONPATH, ...).
         self._env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}

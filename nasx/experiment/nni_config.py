@@ -186,12 +186,12 @@ def accepts_nni_run_options(
         ...     @accepts_nni_run_options
         ...     def run(self):
         ...         print('ran')
-        >>> Exp().run(8081, wait_completion=True)
+        >>> Exp().run(None, wait_completion=True, debug=False)
         ran
         >>> Exp().run(max_trial=3)
         Traceback (most recent call last):
         ...
-        TypeError: NasExperiment.run() got unknown option(s) 'max_trial'; it takes port and NNI's ...
+        TypeError: NasExperiment.run() got unknown option(s) 'max_trial'; it takes port (the dashboard) ...
     """
 
     @functools.wraps(run)

@@ -8,6 +8,7 @@ tqdm comes with pytorch-lightning, so this adds no dependency.
 
 from __future__ import annotations
 
+import io
 import sys
 import time
 from typing import IO, Any
@@ -15,6 +16,14 @@ from typing import IO, Any
 from nasx.trial import FAILED, REJECTED, SUCCEEDED, Trial
 
 __all__ = ["Progress", "announce", "format_seconds"]
+
+
+class Discard(io.TextIOBase):
+    """A text stream that drops what is written (``progress=False``); a :class:`Progress`
+    writing to one formats nothing."""
+
+    def write(self, text: str) -> int:
+        return len(text)
 
 
 def announce(text: str, stream: IO[str] | None = None) -> None:
@@ -82,8 +91,12 @@ class Progress:
         self.running = running
         self.failed = 0
         self.stream = stream if stream is not None else sys.stderr
+        # progress=False: the counts are kept, nothing is formatted (a line per trial cost as
+        # much as a trivial trial's SQLite writes, for a stream that drops it).
+        self._silent = isinstance(self.stream, Discard)
         is_tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.started = time.monotonic()
+        self._drawn = float("-inf")  # when the bar was last redrawn (monotonic)
         self._bar = self._make_bar() if (is_tty if bar is None else bar) else None
 
     # ------------------------------------------------------------------ events
@@ -103,12 +116,12 @@ class Progress:
         if self._bar is not None:
             self._bar.update(1)
             self._refresh()
-        else:
+        elif not self._silent:
             self._line(trial)
 
     def close(self, reason: str | None = None) -> None:
         if self._bar is not None:
-            self._refresh()
+            self._refresh(force=True)
             self._bar.close()
             self._bar = None
         if reason:
@@ -154,12 +167,22 @@ class Progress:
             unit="trial",
             file=self.stream,
             dynamic_ncols=True,
+            mininterval=self.REDRAW_INTERVAL,
             bar_format="{desc}: {n_fmt}/{total_fmt} |{bar}| [{elapsed}<{remaining}{postfix}]",
         )
 
-    def _refresh(self) -> None:
+    # Redraws of the bar at most this often: a redraw (tqdm formats and writes the whole line)
+    # per trial start and end cost more than a fast trial's own bookkeeping, and the eye does
+    # not see more than ~10 per second. The last state is drawn by close().
+    REDRAW_INTERVAL = 0.1
+
+    def _refresh(self, force: bool = False) -> None:
         if self._bar is None:
             return
+        now = time.monotonic()
+        if not force and now - self._drawn < self.REDRAW_INTERVAL:
+            return
+        self._drawn = now
         best = f"{self.best:.4f}" if self.best is not None else "-"
         self._bar.set_postfix_str(
             f"best {best}, running {self.running}, failed {self.failed}", refresh=True

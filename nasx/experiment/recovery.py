@@ -5,7 +5,9 @@ Each such trial is re-run, unless ``rerun_interrupted=False`` (it is then stored
 (stored as failed, ``Crashed``), so a trial that segfaults cannot keep the experiment from ever
 finishing. A crash is counted only for a death while the trial was evaluating in the process (its
 ``evaluating`` mark, :func:`~nasx.experiment.execution.evaluating_mark`, was left behind): a kill
-between trials, before a trial restarted or after its result came back costs it nothing.
+between trials, before a trial restarted or after its result came back costs it nothing. (A
+mark is a hard link to the workdir's ``nasx.evaluating``, :func:`~nasx.experiment.runner.put_mark`:
+only its name matters here.)
 """
 
 from __future__ import annotations

@@ -88,7 +88,7 @@ def call_evaluator(
     >>> call_evaluator(lambda model, arch: len(arch), None, print, arch={'a': 1, 'b': 2})
     2
     """
-    if isinstance(evaluator, ModelEvaluator):
+    if is_model_evaluator(evaluator):
         fn, wants_report = evaluator.evaluate, True
     elif callable(evaluator):
         fn, wants_report = evaluator, _declares(evaluator, "report")
@@ -102,6 +102,34 @@ def call_evaluator(
     # any evaluator may use NNI's report functions (nasx.report_final_result ...) while it runs
     with reporting(report) as channel:
         return channel.result(fn(model, **kwargs))
+
+
+# Whether a class is a ModelEvaluator by itself (defines ``evaluate``), looked up once per class.
+_EVALUATOR_CLASSES: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
+
+
+def is_model_evaluator(evaluator: Any) -> bool:
+    """``isinstance(evaluator, ModelEvaluator)``, without its cost where the answer is sure.
+
+    The runtime Protocol check walks the protocol's members on every call (8 us, once per
+    trial). Its first answer comes from the class alone, which is remembered here; a plain
+    function has no class-level ``evaluate`` nor ``__getattr__``, so only its own attributes
+    could make it one. Anything else (a ``Mock``, an instance attribute) is asked as before.
+
+    >>> class Sparsity:
+    ...     def evaluate(self, model, report=None): return 0.0
+    >>> is_model_evaluator(Sparsity()), is_model_evaluator(lambda model: 1.0)
+    (True, False)
+    """
+    cls = type(evaluator)
+    by_class = _EVALUATOR_CLASSES.get(cls)
+    if by_class is None:
+        by_class = _EVALUATOR_CLASSES[cls] = issubclass(cls, ModelEvaluator)
+    if by_class:
+        return True
+    if cls is types.FunctionType and "evaluate" not in evaluator.__dict__:
+        return False
+    return isinstance(evaluator, ModelEvaluator)
 
 
 # What each evaluator function declares, looked up once: inspect.signature took a tenth of a
@@ -180,13 +208,55 @@ def _evaluating(mark: str | None) -> Iterator[None]:
     if mark is None:
         yield
         return
-    os.close(os.open(mark, os.O_WRONLY | os.O_CREAT, 0o644))
+    put_mark(mark)
     try:
         yield
     except Exception:
         os.unlink(mark)
         raise
     os.unlink(mark)
+
+
+# The empty file every ``evaluating`` mark of a workdir is a hard link to, in the workdir beside
+# nasx.db (not in trials/, whose entries are the trial folders). Creating a file allocates an
+# inode, which on ext4 costs 0.1-0.25 ms of kernel time (measured:
+# benchmarks/trial_overhead.results.md), as much as the rest of a trivial trial's framework
+# work; linking an existing inode costs ~10 us.
+MARK_SPARE = "nasx.evaluating"
+_TRIALS_DIR = "trials"  # storage.TRIALS_DIR (storage's imports are not a worker's business)
+
+
+def put_mark(mark: str) -> None:
+    """Make the empty file ``mark``. For a trial of a workdir (``<workdir>/trials/<id>/evaluating``)
+    it is a hard link to the workdir's :data:`MARK_SPARE` (made on first use); elsewhere, or where
+    the filesystem has no hard links, a new file. A mark already there (left by a killed run)
+    is kept.
+
+    >>> import os, tempfile
+    >>> workdir = tempfile.mkdtemp(); trial = os.path.join(workdir, 'trials', '0'); os.makedirs(trial)
+    >>> put_mark(os.path.join(trial, 'evaluating')); os.listdir(trial), sorted(os.listdir(workdir))
+    (['evaluating'], ['nasx.evaluating', 'trials'])
+    """
+    trials = os.path.dirname(os.path.dirname(mark))
+    if os.path.basename(trials) == _TRIALS_DIR:
+        spare = os.path.join(os.path.dirname(trials), MARK_SPARE)
+        try:
+            os.link(spare, mark)
+            return
+        except FileExistsError:
+            return
+        except FileNotFoundError:  # the workdir's first mark: make the spare, then link it
+            try:
+                os.close(os.open(spare, os.O_WRONLY | os.O_CREAT, 0o644))
+                os.link(spare, mark)
+                return
+            except FileExistsError:
+                return
+            except OSError:
+                pass
+        except OSError:  # no hard links here (some network and FAT filesystems)
+            pass
+    os.close(os.open(mark, os.O_WRONLY | os.O_CREAT, 0o644))
 
 
 def _keep_weights(
@@ -212,6 +282,43 @@ def _describe(e: BaseException) -> str:
     return f"{head}\n{tb}"
 
 
+# One format for every trial log; a Formatter keeps no state between records, so all share it.
+_LOG_FORMAT = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+class _TrialLogHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes the records made in one thread to the log of the trial that thread runs.
+
+    One per thread, reused trial after trial (its stream changes): making a handler per trial
+    (a lock, a formatter, a filter) cost as much as writing the trial's two records.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(_NOWHERE)
+        self.setFormatter(_LOG_FORMAT)
+        self.thread = threading.get_ident()
+        self.in_use = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        # only the records of the thread running the trial, none of another thread's
+        return record.thread == self.thread and bool(super().filter(record))
+
+
+_handlers = threading.local()
+_NOWHERE = io.StringIO()  # the stream of a handler between trials (it is on no logger then)
+
+
+def _handler_for_this_thread() -> _TrialLogHandler:
+    """This thread's handler; a fresh one when it is writing a trial's log already (a trial
+    run inside a trial), so the outer trial's log keeps its handler."""
+    handler: _TrialLogHandler | None = getattr(_handlers, "handler", None)
+    if handler is None or handler.in_use:
+        handler = _TrialLogHandler()
+        if getattr(_handlers, "handler", None) is None:
+            _handlers.handler = handler
+    return handler
+
+
 @contextlib.contextmanager
 def _trial_log(log_path: str | Path | None, buffer: io.StringIO | None) -> Iterator[logging.Logger]:
     """A logger writing to the trial's log, which also captures the trial's own output.
@@ -219,13 +326,12 @@ def _trial_log(log_path: str | Path | None, buffer: io.StringIO | None) -> Itera
     The handler sits on the root logger, so the records of the model, the evaluator and the
     libraries they call (Lightning...) reach the trial's log; a filter keeps only the records
     made in the thread running the trial, so another thread's records (a dashboard, a data
-    loader thread, the application's own work) never land in it.
+    loader thread, the application's own work) never land in it. Each record is flushed as it
+    is written (a process that dies mid-trial leaves its log up to there).
     """
     stream = open(log_path, "a") if log_path else buffer  # noqa: SIM115
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    trial_thread = threading.get_ident()
-    handler.addFilter(lambda record: record.thread == trial_thread)
+    handler = _handler_for_this_thread()
+    handler.stream, handler.in_use = stream, True
     root = logging.getLogger()
     root.addHandler(handler)
     log = logging.getLogger("nasx.trial")
@@ -238,5 +344,6 @@ def _trial_log(log_path: str | Path | None, buffer: io.StringIO | None) -> Itera
     finally:
         root.removeHandler(handler)
         handler.flush()
+        handler.stream, handler.in_use = _NOWHERE, False  # the file is not kept open
         if log_path and stream is not None:
             stream.close()

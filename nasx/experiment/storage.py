@@ -217,11 +217,14 @@ class TrialStore:
 
     def add(self, trial: Trial) -> None:
         """Insert a new trial (one write) and write its folder with ``arch.json``."""
-        folder = self.trial_dir(trial.id)
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "arch.json").write_text(json.dumps(trial.arch, indent=2) + "\n")
+        # Plain os calls: pathlib and text-mode files cost more than the work itself here,
+        # once per trial (the syscalls are what a trivial trial's storage is made of).
+        folder = os.path.join(self.directory, TRIALS_DIR, str(trial.id))
+        _make_folder(folder)
+        _write_text(os.path.join(folder, "arch.json"), json.dumps(trial.arch, indent=2) + "\n")
         if trial.hparams:
-            (folder / "hparams.json").write_text(json.dumps(trial.hparams, indent=2) + "\n")
+            text = json.dumps(trial.hparams, indent=2) + "\n"
+            _write_text(os.path.join(folder, "hparams.json"), text)
         self._db.execute(_INSERT, _row(trial))
 
     def update(self, trial: Trial) -> None:
@@ -300,6 +303,7 @@ def remove_experiment(directory: str | os.PathLike[str]) -> None:
         LOCK_NAME,
         LOCK_PID_NAME,
         "oneshot.json",
+        "nasx.evaluating",  # runner.MARK_SPARE: what trials' evaluating marks link to
     ):
         (directory / name).unlink(missing_ok=True)
     for name in (TRIALS_DIR, "workers", "checkpoints", "weights"):
@@ -434,8 +438,8 @@ def _state(trial: Trial) -> tuple[Any, ...]:
     return (
         trial.status,
         trial.metric,
-        json.dumps(trial.metrics),
-        json.dumps(trial.intermediates),
+        _json(trial.metrics),
+        _json(trial.intermediates),
         trial.start_time,
         trial.end_time,
         trial.duration,
@@ -444,7 +448,48 @@ def _state(trial: Trial) -> tuple[Any, ...]:
 
 
 def _row(trial: Trial) -> tuple[Any, ...]:
-    return (trial.id, json.dumps(trial.arch), *_state(trial), json.dumps(trial.hparams))
+    return (trial.id, json.dumps(trial.arch), *_state(trial), _json(trial.hparams))
+
+
+# What json.dumps gives for the empty containers a row mostly holds (no metrics yet, no
+# intermediates, no hparams): three of a new trial's JSON columns, without the encoder's call.
+_EMPTY_JSON: dict[type, str] = {dict: "{}", list: "[]"}
+
+
+def _json(value: Any) -> str:
+    """``json.dumps(value)``; an empty dict or list without calling the encoder.
+
+    >>> [_json({}), _json([]), _json({'default': 0.5}), _json([1.0])]
+    ['{}', '[]', '{"default": 0.5}', '[1.0]']
+    """
+    if not value:
+        text = _EMPTY_JSON.get(type(value))
+        if text is not None:
+            return text
+    return json.dumps(value)
+
+
+def _make_folder(path: str) -> None:
+    """``path`` as a folder (its parents too, the first time); one that exists is fine."""
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        if not os.path.isdir(path):
+            raise
+    except FileNotFoundError:  # the experiment's first trial: trials/ is made here
+        os.makedirs(path, exist_ok=True)
+
+
+def _write_text(path: str, text: str) -> None:
+    """Write ``text`` (ASCII: nasx's JSON escapes the rest) to ``path``, replacing what it held."""
+    data = text.encode()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
 
 
 def has_hparams_column(db: sqlite3.Connection) -> bool:

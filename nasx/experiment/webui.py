@@ -21,6 +21,7 @@ import threading
 from pathlib import Path
 from types import TracebackType
 
+from .progress import announce
 from .storage import DB_NAME
 
 _log = logging.getLogger("nasx.experiment")
@@ -94,7 +95,7 @@ class WebUI:
                 if not self._done.is_set():
                     _log.warning("run(port=%d): the dashboard did not start: %s", self.port, first)
                 return
-            print(f"web UI (nasx serve) of {self.workdir}: {self.url}", flush=True)
+            announce(f"web UI (nasx serve) of {self.workdir}: {self.url}")
             # Keep reading so a full pipe never blocks the dashboard; its lines are not the run's.
             for _ in process.stdout:
                 pass

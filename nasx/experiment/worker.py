@@ -1,9 +1,10 @@
 """Worker process of the local process pool: ``python -m nasx.experiment.worker FD PARENT_PID``.
 
 Receives one setup message (cloudpickled builder, evaluator, thread count) on the socket ``FD``,
-then runs jobs one at a time (:class:`~nasx.experiment.jobs.Job`): it says
-:class:`~nasx.experiment.jobs.TrialStarted` as a job begins (trial timeouts count
-from there, not from a worker start-up that can take seconds) and sends each result back. While
+then runs jobs one at a time (:class:`~nasx.experiment.jobs.Job`): with a trial timeout
+(setup's ``announce_start``) it says :class:`~nasx.experiment.jobs.TrialStarted` as a job
+begins (timeouts count from there, not from a worker start-up that can take seconds); it sends
+each result back. While
 a trial runs, the process's stdout and stderr (file descriptors 1 and 2, so C-level output too)
 go to the trial's log file.
 """
@@ -44,6 +45,7 @@ def _run(conn: Connection, parent: int) -> None:
         conn.send(WorkerSetupFailed(traceback.format_exc()))
         return
     builder, evaluator = setup["builder"], setup["evaluator"]
+    announce_start = setup.get("announce_start", True)
     saved = os.dup(1), os.dup(2)
     while True:
         try:
@@ -58,7 +60,8 @@ def _run(conn: Connection, parent: int) -> None:
             os.dup2(fd, 1)
             os.dup2(fd, 2)
             os.close(fd)
-        conn.send(TrialStarted(job.id))  # the trial's own work (and its timeout) begin now
+        if announce_start:
+            conn.send(TrialStarted(job.id))  # the trial's own work (and its timeout) begin now
         try:
             result = run_trial(builder, evaluator, job)
         finally:

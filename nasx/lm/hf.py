@@ -4,8 +4,9 @@
 (same logits), which :mod:`nasx.lm.prune` prunes and distils; :func:`to_hf` turns a (pruned)
 model back into a ``GPT2LMHeadModel`` with a smaller config, which ``save_pretrained`` writes and
 ``from_pretrained`` loads. Other architectures get :class:`UnsupportedModelError` naming the first
-module not understood (Llama's RMSNorm, rotary positions and gated MLP have no counterpart in the
-GPT space yet).
+module not understood. A ``LlamaForCausalLM`` is pruned as it is, without conversion, by
+:mod:`nasx.lm.llama` (its RMSNorm, rotary positions and gated MLP have no counterpart in the GPT
+space).
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ def _unsupported(model: nn.Module, why: str) -> UnsupportedModelError:
     )
     return UnsupportedModelError(
         f"{type(model).__name__}: module {odd} is not understood ({why}); nasx.lm converts "
-        "GPT-2 causal LMs (GPT2LMHeadModel) only"
+        "GPT-2 causal LMs (GPT2LMHeadModel) into the GPT space; a LlamaForCausalLM is pruned "
+        "directly by nasx.lm.llama"
     )
 
 

@@ -29,6 +29,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..hub.gpt import Block, GPTSpace, gpt_arch
+from .targets import LatencyFn, Targets, measure_lm_latency, memory_bytes
 from .training import Batch, distill, evaluate_loss
 
 __all__ = ["Importance", "PrunedCandidate", "importance", "prune", "prune_search", "prune_space"]
@@ -49,13 +50,16 @@ class Importance:
 @dataclass
 class PrunedCandidate:
     """One pruned child: its arch, parameters, the model, validation loss before and after
-    distillation (``None`` until measured)."""
+    distillation (``None`` until measured), latency (ms, when a latency target was given) and
+    memory (bytes of weights plus KV cache at the search's context and batch)."""
 
     arch: dict[str, Any]
     params: int
     model: nn.Module = field(repr=False)
     loss_pruned: float | None = None
     loss_distilled: float | None = None
+    latency_ms: float | None = None
+    memory_bytes: int | None = None
 
 
 def _blocks(model: nn.Module) -> list[Block]:
@@ -276,42 +280,168 @@ def prune_search(
     calibration: Iterable[Batch],
     train: Iterable[Batch],
     validation: Sequence[Batch],
-    target_params: int,
+    target_params: float | None = None,
     tolerance: float = 0.1,
     max_candidates: int = 4,
     distill_steps: int = 50,
     lr: float = 1e-3,
     calibration_batches: int = 8,
     val_batches: int | None = None,
+    *,
+    target_latency_ms: float | None = None,
+    target_memory_bytes: int | None = None,
+    context: int | None = None,
+    batch_size: int = 1,
+    latency: LatencyFn | None = None,
 ) -> list[PrunedCandidate]:
-    """Minitron's search: importance on ``calibration``, the :func:`prune_space` archs within
-    ``tolerance`` of ``target_params`` (the ``max_candidates`` closest), each pruned and
-    distilled from the parent's logits for ``distill_steps`` on ``train``, ranked by validation
-    loss after distillation (best first).
+    """Minitron's search: importance on ``calibration``, the :func:`prune_space` archs that meet
+    the targets (the ``max_candidates`` preferred ones), each pruned and distilled from the
+    parent's logits for ``distill_steps`` on ``train``, ranked by validation loss after
+    distillation (best first).
 
-    Raises ValueError when no arch of the space is within ``tolerance`` of the target, naming
-    the nearest sizes there are.
+    Targets (at least one; every one given must hold, see :class:`~nasx.lm.targets.Targets`):
+    ``target_params`` (within ``tolerance``; candidates nearest to it first),
+    ``target_latency_ms`` (at most; ``latency(model)`` in ms, default
+    :func:`~nasx.lm.targets.measure_lm_latency` on this machine, one thread) and
+    ``target_memory_bytes`` (at most: weights plus KV cache, computed). Latency and memory are
+    taken at ``batch_size`` sequences of ``context`` tokens (default the space's
+    ``block_size``). Without a parameter target the largest candidates that meet the others
+    come first.
+
+    Raises ValueError naming the target when it is not a positive number, when no arch of the
+    space meets the parameter and memory targets (naming the nearest sizes there are), and
+    when none that does meets the latency target (naming the fastest measured).
     """
-    if target_params <= 0:
+    if target_params is not None and not (
+        isinstance(target_params, int | float)
+        and not isinstance(target_params, bool)
+        and target_params > 0
+    ):
         raise ValueError(f"target_params must be positive, got {target_params!r}")
-    imp = importance(parent, calibration, calibration_batches)
-    sized = [(a, _param_count(space, a)) for a in prune_space(parent, space)]
-    near = [(a, n) for a, n in sized if abs(n - target_params) <= tolerance * target_params]
-    if not near:
-        sizes = sorted({n for _, n in sized}, key=lambda n: abs(n - target_params))[:3]
+    context = space.block_size if context is None else context
+    targets = Targets(
+        target_params, target_latency_ms, target_memory_bytes, tolerance, context, batch_size
+    )
+    if context > space.block_size:
         raise ValueError(
-            f"no arch of the space is within {tolerance:.0%} of {target_params} parameters; the "
-            f"nearest have {sizes}: change target_params, tolerance or the space's values"
+            f"context must be at most the space's block_size={space.block_size}, got {context}"
         )
-    near.sort(key=lambda an: abs(an[1] - target_params))
-    candidates = []
-    for arch, n in near[:max_candidates]:
-        model = prune(parent, space, arch, imp)
+    imp = importance(parent, calibration, calibration_batches)
+    sized = [
+        (
+            a,
+            _param_count(space, a),
+            [a[f"num_head_{i}"] * space.head_dim for i in range(a["depth"])],
+        )
+        for a in prune_space(parent, space)
+    ]
+    measure = latency or (lambda m: measure_lm_latency(m, space.vocab_size, context, batch_size))
+    return rank_candidates(
+        parent,
+        select(sized, targets, _bytes_per_value(parent)),
+        lambda arch: prune(parent, space, arch, imp),
+        targets,
+        measure,
+        train,
+        validation,
+        max_candidates,
+        distill_steps,
+        lr,
+        val_batches,
+    )
+
+
+def _bytes_per_value(model: nn.Module) -> int:
+    return next(model.parameters()).element_size()
+
+
+Sized = tuple[dict[str, Any], int, list[int]]  # (arch, parameters, kv width of every layer)
+
+
+def select(sized: Sequence[Sized], targets: Targets, bytes_per_value: int) -> list[Sized]:
+    """The archs that meet ``targets``' parameter and memory targets, preferred ones first.
+
+    Example:
+        >>> archs = [({'a': 1}, 100, [4]), ({'a': 2}, 200, [8])]
+        >>> [a for a, _, _ in select(archs, Targets(target_params=190), 4)]
+        [{'a': 2}]
+    """
+    ok = [
+        s
+        for s in sized
+        if targets.params_ok(s[1]) and targets.memory_ok(s[1], s[2], bytes_per_value)
+    ]
+    if not ok:
+        wanted = []
+        if targets.target_params is not None:
+            wanted.append(f"within {targets.tolerance:.0%} of {targets.target_params} parameters")
+        if targets.target_memory_bytes is not None:
+            wanted.append(
+                f"at most {targets.target_memory_bytes} bytes of weights and KV cache (context "
+                f"{targets.context}, batch {targets.batch_size})"
+            )
+        ref = targets.target_params
+        near = sorted(
+            sized,
+            key=lambda s: abs(s[1] - ref) if ref is not None else s[1],
+        )[:3]
+        described = [
+            f"{n} params, "
+            f"{memory_bytes(n, kv, targets.context, targets.batch_size, bytes_per_value)} bytes"
+            for _, n, kv in near
+        ]
+        raise ValueError(
+            f"no arch of the space is {' and '.join(wanted)}; the nearest have {described}: "
+            "change the targets, tolerance or the space's values"
+        )
+    return sorted(ok, key=lambda s: targets.preference(s[1]))
+
+
+def rank_candidates(
+    parent: nn.Module,
+    ordered: Sequence[Sized],
+    build: Any,
+    targets: Targets,
+    latency: LatencyFn,
+    train: Iterable[Batch],
+    validation: Sequence[Batch],
+    max_candidates: int,
+    distill_steps: int,
+    lr: float,
+    val_batches: int | None,
+    logits: Any = None,
+) -> list[PrunedCandidate]:
+    """Build (``build(arch)``) the ``ordered`` archs until ``max_candidates`` meet the latency
+    target, distil each from ``parent``, and rank them by validation loss after it (best first).
+    ``logits(model)`` is the model as the training loops see it (ids to logits; default itself).
+    """
+    as_logits = logits or (lambda m: m)
+    teacher = as_logits(parent)
+    bpv = _bytes_per_value(parent)
+    candidates: list[PrunedCandidate] = []
+    measured: list[float] = []
+    for arch, n, kv in ordered:
+        if len(candidates) >= max_candidates:
+            break
+        model = build(arch)
+        ms = None
+        if targets.target_latency_ms is not None:
+            ms = float(latency(as_logits(model)))
+            measured.append(ms)
+            if ms > targets.target_latency_ms:
+                log.info("candidate %s: %.3f ms, over the latency target", arch, ms)
+                continue
+        student = as_logits(model)
         cand = PrunedCandidate(
-            arch, n, model, loss_pruned=evaluate_loss(model, validation, val_batches)
+            arch,
+            n,
+            model,
+            loss_pruned=evaluate_loss(student, validation, val_batches),
+            latency_ms=ms,
+            memory_bytes=memory_bytes(n, kv, targets.context, targets.batch_size, bpv),
         )
-        distill(model, parent, train, distill_steps, lr)
-        cand.loss_distilled = evaluate_loss(model, validation, val_batches)
+        distill(student, teacher, train, distill_steps, lr)
+        cand.loss_distilled = evaluate_loss(student, validation, val_batches)
         log.info(
             "candidate %s (%d params): %.4f pruned, %.4f distilled",
             arch,
@@ -320,4 +450,11 @@ def prune_search(
             cand.loss_distilled,
         )
         candidates.append(cand)
+    if not candidates:
+        raise ValueError(
+            f"no candidate meets target_latency_ms={targets.target_latency_ms}: the "
+            f"{len(measured)} measured take {min(measured):.3f} ms or more (batch "
+            f"{targets.batch_size} x {targets.context} tokens); raise the target or add smaller "
+            "values to the space"
+        )
     return sorted(candidates, key=lambda c: cast(float, c.loss_distilled))

@@ -311,3 +311,35 @@ def test_a_trial_that_sigkills_a_sequential_experiment_is_not_rerun_forever(tmp_
     trials = load_trials(workdir)
     assert [t.status for t in trials] == ["succeeded"] * 2 + ["failed"] * 2 + ["succeeded"] * 2
     assert all("crashed the process" in t.error for t in trials if t.status == "failed")
+
+
+@pytest.mark.parametrize("trial_timeout", [None, 30.0])
+def test_a_worker_announces_a_trials_start_only_when_a_timeout_counts_from_it(
+    tmp_path, trial_timeout
+):
+    # Each wait() reads one message per ready worker: the start, then the result. Without a
+    # timeout the start is not sent (one wake-up less per trial), so the result comes first.
+    from nasx.experiment.execution import ProcessPoolExecutor
+    from nasx.experiment.jobs import Job
+    from nasx.experiment.runner import ModelBuilder
+
+    from .helpers import width_metric
+
+    ex = ProcessPoolExecutor(
+        ModelBuilder.from_space(SmallNet()),
+        width_metric,
+        1,
+        tmp_path / "workers",
+        trial_timeout=trial_timeout,
+    )
+    try:
+        for i, width in enumerate([4, 8]):
+            ex.submit(Job(i, {"width": width, "act": 0}, log_path=str(tmp_path / f"{i}.log")))
+            first = ex.wait(timeout=60)
+            if trial_timeout is None:
+                assert [(r.id, r.status) for r in first] == [(i, "succeeded")]
+            else:
+                assert first == [] and ex._busy[0].started is not None
+                assert [r.id for r in ex.wait(timeout=60)] == [i]
+    finally:
+        ex.shutdown()

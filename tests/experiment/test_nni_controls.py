@@ -43,19 +43,31 @@ def _wait_for(condition, seconds=20.0):
 
 
 def test_stop_from_another_thread_ends_the_run_between_trials(tmp_path):
-    exp = _experiment(tmp_path)
-    stopper = threading.Thread(
-        target=lambda: (_wait_for(lambda: len(exp.trials("succeeded")) >= 3), exp.stop())
-    )
-    stopper.start()
+    asked = threading.Event()
+
+    def evaluate(model):  # the 4th trial (w=4) is in flight when stop() is called
+        if model.fc.out_features == 4:
+            assert asked.wait(30)
+        return model.fc.out_features / 20
+
+    exp = _experiment(tmp_path, evaluator=evaluate)
+
+    def stopper():
+        _wait_for(lambda: len(exp.trials("succeeded")) >= 3)
+        exp.stop()
+        asked.set()
+
+    thread = threading.Thread(target=stopper)
+    thread.start()
     exp.run()
-    stopper.join()
+    thread.join()
     assert exp.stop_reason == "stopped by stop()"
-    done = exp.trials()
-    assert 3 <= len(done) < 20 and all(t.status == "succeeded" for t in done)  # none cut short
+    done = exp.trials()  # the trial in flight finished and was stored; no other started
+    assert [(t.arch["w"], t.status) for t in done] == [(w, "succeeded") for w in (1, 2, 3, 4)]
     # NNI's run_or_resume: the stored trials stay, the grid goes on from where it stopped
-    _experiment(tmp_path).run_or_resume()
-    assert sorted(t.arch["w"] for t in _experiment(tmp_path).trials()) == list(range(1, 21))
+    asked.set()
+    _experiment(tmp_path, evaluator=evaluate).run_or_resume()
+    assert sorted(t.arch["w"] for t in exp.trials()) == list(range(1, 21))
 
 
 def test_run_without_waiting_goes_on_in_the_background_until_stopped(tmp_path):
@@ -114,7 +126,7 @@ def test_run_with_a_port_serves_the_dashboard_while_it_runs(tmp_path, capsys):
     exp = _experiment(tmp_path, evaluator=evaluate, max_trials=3)
     exp.run(port=port)
     assert seen["path"] == str(tmp_path) and seen["strategy"] == "GridSearch"
-    assert f"web UI (nasx serve) of {tmp_path}: http://127.0.0.1:{port}/" in capsys.readouterr().out
+    assert f"web UI (nasx serve) of {tmp_path}: http://127.0.0.1:{port}/" in capsys.readouterr().err
     with pytest.raises(OSError):  # stopped with the run
         urllib.request.urlopen(f"http://127.0.0.1:{port}/api/experiments", timeout=2)
 

@@ -58,6 +58,45 @@ def test_a_terminal_gets_one_bar_with_best_running_and_failed():
     assert screen.rstrip().endswith("max_trials (2) reached; best metric 0.7500")
 
 
+def test_a_bar_redraws_at_most_ten_times_a_second_and_close_draws_the_last_state(monkeypatch):
+    from nasx.experiment import progress as progress_module
+
+    now = [100.0]  # a fake clock: 1,000 trials in 1 s
+    monkeypatch.setattr(progress_module.time, "monotonic", lambda: now[0])
+    out = FakeTerminal()
+    p = Progress(total=1000, stream=out)
+    draws = []
+    redraw = p._bar.set_postfix_str
+    p._bar.set_postfix_str = lambda text, refresh=True: (draws.append(text), redraw(text, refresh))
+    for i in range(1000):
+        p.trial_started()
+        now[0] += 0.001
+        p.trial_finished(Trial(i, {}, "succeeded", metric=i / 1000, duration=0.001))
+    assert 9 <= len(draws) <= 11  # one per 0.1 s of the fake clock, not two per trial
+    p.close("max_trials (1000) reached")
+    assert draws[-1] == "best 0.9990, running 0, failed 0"
+    assert "trials: 1000/1000" in out.getvalue()
+
+
+def test_a_silent_display_keeps_counts_and_formats_no_line():
+    from nasx.experiment.progress import Discard
+
+    class Counted(Progress):
+        lines = 0
+
+        def _line(self, trial):
+            Counted.lines += 1
+
+    p = Counted(total=None, direction="minimize", stream=Discard())
+    p.trial_finished(Trial(0, {}, "succeeded", metric=2.0, duration=1.0))
+    p.trial_finished(Trial(1, {}, "failed", error="E: x", duration=1.0))
+    p.trial_finished(Trial(2, {}, "succeeded", metric=1.0, duration=1.0))
+    assert (p.done, p.failed, p.best, Counted.lines) == (3, 1, 1.0, 0)
+    shown = Counted(total=None, stream=io.StringIO())  # any other stream gets its lines
+    shown.trial_finished(Trial(0, {}, "succeeded", metric=2.0, duration=1.0))
+    assert Counted.lines == 1
+
+
 def test_experiment_reports_each_trial_and_a_resume(tmp_path, capsys):
     NasExperiment(
         SmallNet(), FailOnTanh(), GridSearch(shuffle=False), workdir=tmp_path, max_trials=2

@@ -136,6 +136,50 @@ def test_a_read_only_experiment_directory_can_be_read(tmp_path):
             p.chmod(0o755 if p.is_dir() else 0o644)
 
 
+# ----------------------------------------------------------------------------- the write path
+def test_a_trials_files_and_row_hold_what_the_json_encoder_gives(tmp_path):
+    # The reference is json.dumps itself: the files byte for byte (as Path.write_text wrote
+    # them before), each JSON column as stored.
+    store = TrialStore.create(tmp_path, {})
+    arch = {"op": "sep_conv_3x3", "skip": [0, 2], "w": 0.5, "name": "é"}
+    hparams = {"lr": 0.01, "opt": "adam"}
+    trials = [
+        Trial(0, arch, "running", start_time=1.0, hparams=hparams),
+        Trial(1, {}, "running", metrics={}, intermediates=[]),
+        Trial(2, {"k": [0]}, "succeeded", metric=0.5, metrics={"default": 0.5, "n": -0.0}),
+        Trial(3, {"k": 1}, "failed", intermediates=[0.25, 1e16], error="E: x"),
+    ]
+    for t in trials:
+        store.add(t)
+    folder = tmp_path / "trials" / "0"
+    assert (folder / "arch.json").read_bytes() == (json.dumps(arch, indent=2) + "\n").encode()
+    assert (folder / "hparams.json").read_bytes() == (json.dumps(hparams, indent=2) + "\n").encode()
+    assert not (tmp_path / "trials" / "1" / "hparams.json").exists()
+    columns = "arch, metrics, intermediates, hparams"
+    rows = store._db.execute(f"SELECT {columns} FROM trials ORDER BY id").fetchall()
+    expected = [
+        tuple(json.dumps(v) for v in (t.arch, t.metrics, t.intermediates, t.hparams))
+        for t in trials
+    ]
+    assert rows == expected
+    store.close()
+
+
+def test_adding_a_trial_again_rewrites_its_arch_file_and_a_file_in_its_place_is_an_error(
+    tmp_path,
+):
+    store = TrialStore.create(tmp_path, {})
+    folder = tmp_path / "trials" / "0"
+    folder.mkdir(parents=True)
+    (folder / "arch.json").write_text('{"stale": "and longer than the new arch"}\n')
+    store.add(Trial(0, {"k": 1}, "running"))  # a folder left by a killed run is reused
+    assert json.loads((folder / "arch.json").read_text()) == {"k": 1}
+    (tmp_path / "trials" / "1").write_text("not a folder")
+    with pytest.raises(FileExistsError):
+        store.add(Trial(1, {"k": 2}, "running"))
+    store.close()
+
+
 def _damage_pages(db_path):
     """Overwrite the type byte of every b-tree page but the first (the schema): SQLite then
     reads "database disk image is malformed" wherever it meets one."""

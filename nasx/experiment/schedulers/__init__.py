@@ -7,8 +7,12 @@ of the events they heard, so a resumed search decides as an uninterrupted one.
 
 - :class:`ASHA`: asynchronous successive halving (promotion or stopping), several objectives too;
 - :class:`Hyperband`, :class:`SuccessiveHalving`: synchronous brackets;
+- :class:`BOHB`: Hyperband's brackets, new trials proposed by a TPE-style model per budget;
 - :class:`MedianStopping`: prune below the median at the same budget;
+- :class:`CurveFitting`: prune when the extrapolated curve ends below a share of the best;
 - :class:`FullBudget`: no early stopping (the baseline);
+- :func:`from_nni`, :func:`Medianstop`: NNI's names (``Hyperband``, ``BOHB``, ``Medianstop``,
+  ``Curvefitting``);
 - :func:`simulate` with :class:`LearningCurves`: replay a table of learning curves with simulated
   workers, to compare schedulers and strategies over many seeds.
 
@@ -28,9 +32,12 @@ from .base import (
     Scheduler,
     rung_budgets,
 )
+from .bohb import BOHB
+from .curvefit import CurveFitting
 from .fifo import FullBudget
 from .halving import Hyperband, SuccessiveHalving
 from .median import MedianStopping
+from .nni import Medianstop, from_nni
 from .pareto import best_first, nondominated_fronts
 from .simulate import LearningCurves, SimulationResult, simulate
 
@@ -38,18 +45,22 @@ __all__ = [
     "ASHA",
     "COMPLETE",
     "CONTINUE",
+    "CurveFitting",
     "PAUSE",
     "PRUNE",
     "Assignment",
+    "BOHB",
     "Decision",
     "FullBudget",
     "Hyperband",
     "LearningCurves",
     "MedianStopping",
+    "Medianstop",
     "Scheduler",
     "SimulationResult",
     "SuccessiveHalving",
     "best_first",
+    "from_nni",
     "nondominated_fronts",
     "rung_budgets",
     "simulate",

@@ -4,7 +4,7 @@ A multi-fidelity search trains each architecture at a **budget** (epochs by defa
 :class:`Scheduler` sits between the evaluator's ``report(value)`` and the store:
 
 - :meth:`Scheduler.assign` tells a free worker what to run: a new architecture (the strategy
-  proposes it) up to some budget, or a paused trial promoted to a larger one;
+  proposes it, or the scheduler itself: BOHB) up to some budget, or a paused trial promoted to a larger one;
 - :meth:`Scheduler.report` answers each intermediate result, while the trial runs, with a
   :data:`Decision`: ``'continue'``; ``'pause'`` (stop now, keep the checkpoint: it may be
   promoted later); ``'prune'`` (stop for good); ``'complete'`` (the maximum budget is reached).
@@ -12,7 +12,8 @@ A multi-fidelity search trains each architecture at a **budget** (epochs by defa
 As Syne Tune separates pausing from stopping, and Ray Tune's schedulers ``save``/``restore``
 their state, every scheduler here is plain data: :meth:`Scheduler.state_dict` is JSON, so its
 state can live in ``nasx.db`` next to the trials, and the same events in the same order lead
-to the same decisions (no random draws).
+to the same decisions (no random draws; BOHB's draws come from its seed and the number of trials
+started, so they too are a function of the events).
 
     >>> from nasx.experiment.schedulers import ASHA
     >>> asha = ASHA(min_budget=1, max_budget=9, eta=3)
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import abc
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -55,16 +56,31 @@ COMPLETE: Final = "complete"
 Budget = float | int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Assignment:
-    """What a free worker runs: ``trial`` (None: a new architecture from the strategy) trained
-    from ``from_budget`` (0 for a new trial; else continue from the checkpoint left there) up
-    to ``budget``. ``bracket`` names the Hyperband bracket it belongs to (0 without brackets)."""
+    """What a free worker runs: ``trial`` (None: a new architecture) trained from
+    ``from_budget`` (0 for a new trial; else continue from the checkpoint left there) up to
+    ``budget``. ``bracket`` names the Hyperband bracket it belongs to (0 without brackets).
+
+    ``arch``: for a new trial, the architecture the scheduler proposes itself (a model-based
+    scheduler such as :class:`~nasx.experiment.schedulers.BOHB`); None, the usual case, means
+    the strategy proposes it. The loop trains ``arch`` when given and then calls
+    :meth:`Scheduler.started` with this assignment, so the scheduler learns which trial got it.
+
+    >>> Assignment(None, 3, arch={'op': 'conv'})
+    Assignment(trial=None, budget=3, from_budget=0, bracket=0, arch={'op': 'conv'})
+    """
 
     trial: int | None
     budget: Budget
     from_budget: Budget = 0
     bracket: int = 0
+    arch: dict[str, Any] | None = None
+
+    def __repr__(self) -> str:  # ``arch`` only when a scheduler proposed one
+        fields = f"trial={self.trial!r}, budget={self.budget!r}, from_budget={self.from_budget!r}"
+        fields += f", bracket={self.bracket!r}"
+        return f"Assignment({fields}{'' if self.arch is None else f', arch={self.arch!r}'})"
 
 
 def rung_budgets(min_budget: Budget, max_budget: Budget, eta: int) -> list[Budget]:
@@ -113,8 +129,10 @@ def _directions(directions: str | Sequence[str]) -> tuple[str, ...]:
 class Scheduler(abc.ABC):
     """Base class of multi-fidelity schedulers (see the module docstring for the protocol).
 
-    The loop that drives a scheduler calls, for every free worker, :meth:`assign`; when the
-    assignment starts a new trial, :meth:`started` with the trial's id; then :meth:`report`
+    The loop that drives a scheduler calls :meth:`setup` with the search space once; then, for
+    every free worker, :meth:`assign`; when the assignment starts a new trial (trained on the
+    assignment's ``arch`` when the scheduler proposed one, else on the strategy's proposal),
+    :meth:`started` with the trial's id; then :meth:`report`
     after each budget unit the trial trains, until a decision other than ``'continue'``;
     :meth:`failed` when a trial raised or its worker died.
 
@@ -130,6 +148,12 @@ class Scheduler(abc.ABC):
     @abc.abstractmethod
     def max_budget(self) -> Budget:
         """The budget at which a trial is complete."""
+
+    def setup(self, search_space: Mapping[str, Any]) -> None:
+        """Called by the loop once, before the first :meth:`assign`, with the search space
+        (``{label: Choice}``). Schedulers that only decide budgets ignore it; one that proposes
+        architectures (sets :attr:`Assignment.arch`, as BOHB does) models this space."""
+        return None  # nothing to model by default
 
     @abc.abstractmethod
     def assign(self, new_trials: bool = True) -> Assignment | None:

@@ -170,6 +170,24 @@ class SimulationResult:
     seconds: float  # simulated wall time
     utilisation: float  # busy worker-seconds / (workers * seconds)
     trials: list[SimulatedTrial]
+    #: ``(epochs, pick_test)`` each time the pick changed: the anytime curve of the search
+    history: list[tuple[int, float]] = field(default_factory=list)
+
+    def test_at(self, epochs: int) -> float:
+        """The pick's test metric had the search stopped after ``epochs`` epochs in all (what
+        the same run with ``max_epochs=epochs`` returns as ``pick_test``; NaN before the first
+        epoch ended), so one long run answers for every smaller budget.
+
+        >>> r = SimulationResult(None, math.nan, math.nan, 5, 5.0, 1.0, [], [(1, 0.5), (4, 0.7)])
+        >>> r.test_at(0), r.test_at(3), r.test_at(4), r.test_at(99)
+        (nan, 0.5, 0.7, 0.7)
+        """
+        found = math.nan
+        for spent, test in self.history:
+            if spent > epochs:
+                break
+            found = test
+        return found
 
 
 def simulate(
@@ -197,12 +215,13 @@ def simulate(
             f"epochs the table has (1..{curves.epochs})"
         )
     strategy.setup(curves.search_space(), (), curves.direction)
+    scheduler.setup(curves.search_space())
     run = _Simulation(scheduler, strategy, curves, workers, max_epochs, max_trials)
     run.dispatch(0.0)
     while run.events and not run.out_of_epochs():
         # (at the epoch limit the search stops: epochs still in flight are not counted)
         run.finish_epoch(*heapq.heappop(run.events))
-    return _result(run.trials, curves, run.epochs, run.now, run.busy, workers)
+    return _result(run.trials, curves, run.epochs, run.now, run.busy, workers, run.history)
 
 
 class _Simulation:
@@ -226,6 +245,11 @@ class _Simulation:
         self.sequence = self.epochs = 0
         self.busy = self.now = 0.0
         self.exhausted = False  # the strategy proposed None: promotions only from then on
+        # the pick so far is the trial with the largest (budget, signed val there, -id): a
+        # trial's key only grows, so the running maximum is the pick (see _result)
+        self.sign = 1.0 if curves.direction == "maximize" else -1.0
+        self.best: tuple[int, float, int] | None = None
+        self.history: list[tuple[int, float]] = []
 
     def out_of_epochs(self) -> bool:
         return self.max_epochs is not None and self.epochs >= self.max_epochs
@@ -244,14 +268,14 @@ class _Simulation:
             job = self.scheduler.assign(new_trials=allow_new)
             if job is None or job.trial is not None:
                 return job
-            arch = self.strategy.propose()
+            arch = job.arch if job.arch is not None else self.strategy.propose()
             if arch is None:  # the assignment is dropped; ask again without new trials
                 self.exhausted = True
                 continue
             trial = SimulatedTrial(len(self.trials), self.curves.row(arch), arch)
             self.trials.append(trial)
             self.scheduler.started(trial.id, job)
-            return Assignment(trial.id, job.budget, 0, job.bracket)
+            return Assignment(trial.id, job.budget, 0, job.bracket, job.arch)
 
     def dispatch(self, at: float) -> None:
         """Give every idle worker a job, while the scheduler has one."""
@@ -271,6 +295,11 @@ class _Simulation:
         trial.budget += 1
         self.epochs += 1
         value = self.curves.val[trial.row][trial.budget - 1]
+        key = (trial.budget, self.sign * value, -trial_id)
+        if self.best is None or key > self.best:
+            if self.best is None or self.best[2] != -trial_id:
+                self.history.append((self.epochs, self.curves.test[trial.row][-1]))
+            self.best = key
         decision = self.scheduler.report(trial_id, trial.budget, value)
         if decision == CONTINUE:
             self.start_epoch(worker, trial, finish)
@@ -293,6 +322,7 @@ def _result(
     seconds: float,
     busy: float,
     workers: int,
+    history: list[tuple[int, float]],
 ) -> SimulationResult:
     sign = 1.0 if curves.direction == "maximize" else -1.0
     pick = None
@@ -308,4 +338,5 @@ def _result(
         seconds=seconds,
         utilisation=busy / (workers * seconds) if seconds else 0.0,
         trials=trials,
+        history=history,
     )

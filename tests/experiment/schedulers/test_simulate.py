@@ -9,13 +9,14 @@ import pytest
 
 from nasx.experiment.schedulers import (
     ASHA,
+    BOHB,
     FullBudget,
     Hyperband,
     LearningCurves,
     MedianStopping,
     simulate,
 )
-from nasx.strategy import Random, RegularizedEvolution
+from nasx.strategy import GridSearch, Random, RegularizedEvolution
 
 ARCHS = [{"a": a, "b": b, "c": c} for a in range(8) for b in range(8) for c in range(8)]  # 512
 
@@ -100,3 +101,33 @@ def test_bad_arguments(curves):
         simulate(FullBudget(12), Random(seed=0), curves)
     with pytest.raises(KeyError, match="not in the learning-curve table"):
         curves.row({"a": 99, "b": 0, "c": 0})
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: FullBudget(9),
+        lambda: ASHA(1, 9, 3),
+        lambda: Hyperband(1, 9, 3),
+        lambda: BOHB(1, 9, 3, seed=2),
+        lambda: MedianStopping(1, 9),
+    ],
+    ids=["full", "asha", "hyperband", "bohb", "median"],
+)
+@pytest.mark.parametrize("workers", [1, 3, 8])
+def test_one_long_run_answers_for_every_smaller_epoch_limit(curves, make, workers):
+    """``test_at(E)`` of a run to 300 epochs is ``pick_test`` of the same run stopped at E."""
+    long = simulate(make(), Random(seed=5), curves, workers=workers, max_epochs=300)
+    assert long.test_at(300) == long.pick_test
+    for limit in (1, 2, 9, 10, 37, 90, 150, 299):
+        short = simulate(make(), Random(seed=5), curves, workers=workers, max_epochs=limit)
+        assert long.test_at(limit) == short.pick_test, limit
+
+
+def test_a_scheduler_that_proposes_archs_is_followed(curves):
+    """BOHB's assignments carry the arch: the simulator trains it, not the strategy's."""
+    bohb = BOHB(1, 9, 3, seed=0)
+    r = simulate(bohb, GridSearch(), curves, workers=2, max_epochs=200)
+    assert len(r.trials) > 20
+    assert all(t.arch == bohb._decode(bohb.configs[t.id]) for t in r.trials)
+    assert [t.arch for t in r.trials[:5]] != ARCHS[:5]  # GridSearch walks the grid in order

@@ -1,0 +1,78 @@
+"""benchmarks/multi_fidelity.py in its fast mode: the printed figures agree with the simulator run
+directly, with each other, and with the verdicts printed beside them."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import statistics
+from pathlib import Path
+
+import pytest
+
+from nasx.experiment.schedulers import ASHA, FullBudget, LearningCurves, simulate
+from nasx.strategy import Random, RegularizedEvolution
+
+SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "multi_fidelity.py"
+
+
+@pytest.fixture(scope="module")
+def run():
+    spec = importlib.util.spec_from_file_location("multi_fidelity_bench", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_fast_mode_prints_consistent_figures(run, capsys):
+    found = run.main(["--fast"])
+    out = capsys.readouterr().out
+    archs = [{"a": a, "b": b, "c": c} for a in range(4) for b in range(4) for c in range(4)]
+    curves = LearningCurves.synthetic(archs, epochs=9, seed=0)  # what --fast uses
+    blocks = out.split("== ")[1:]
+    for workers, block in zip((1, 8), blocks):
+        assert block.startswith(f"{workers} simulated worker")
+        rows = {
+            (line[:18].strip(), line[19:40].strip()): [float(v) for v in line[40:].split()[:7]]
+            for line in block.splitlines()
+            if line.startswith(("full budget ", "ASHA "))
+        }
+        ref = float(re.search(r"mean test ([\d.]+)", block).group(1))
+        # the reference is full-budget RE's pick at E = 8 trials x 9 epochs, run directly
+        direct = statistics.mean(
+            simulate(
+                FullBudget(9),
+                RegularizedEvolution(population_size=4, sample_size=2, seed=s),
+                curves,
+                workers=workers,
+                max_epochs=72,
+            ).pick_test
+            for s in range(3)
+        )
+        assert ref == pytest.approx(direct, abs=0.005)
+        assert rows[("full budget", "RegularizedEvolution")][-1] == pytest.approx(ref)
+        # ASHA + Random at E/3 (24 epochs), read off one long run, equals a run stopped there
+        direct = statistics.mean(
+            simulate(
+                ASHA(1, 9, 3), Random(seed=s), curves, workers=workers, max_epochs=24
+            ).pick_test
+            for s in range(3)
+        )
+        assert rows[("ASHA", "Random")][3] == pytest.approx(direct, abs=0.005)
+    assert "Optuna" in out
+    # every verdict agrees with the numbers on its line
+    for line in out.splitlines():
+        reach = re.search(r"at (\d+) epochs = .* <= E/3 = (\d+)\)", line)
+        if reach:
+            assert line.startswith("[met]") == (int(reach.group(1)) <= int(reach.group(2))), line
+        busy = re.search(r"lowest seed ([\d.]+)%", line)
+        if busy:
+            assert line.startswith("[met]") == (float(busy.group(1)) >= 95.0), line
+        diffs = re.search(r"differences ((?:[+-][\d.]+ ?)+)", line)
+        if diffs:
+            met = all(float(d) >= 0 for d in diffs.group(1).split())
+            assert line.startswith("[met]") == met or any(  # printed rounding: -0.00
+                d == "-0.00" for d in diffs.group(1).split()
+            ), line
+    assert set(found["reference"]) == {1, 8}
