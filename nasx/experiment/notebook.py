@@ -113,5 +113,5 @@ class NotebookProgress(Progress):
 
     def close(self, reason: str | None = None) -> None:
         if reason:
-            self.reason = reason
+            self.reason, self.stopped = reason, True  # no time left is shown after the end
         self._draw(force=True)

@@ -87,6 +87,7 @@ class Progress:
         self.direction = direction
         self.done = done
         self.done_at_start = done
+        self.stopped = False  # set by close(reason): no time is left after the end
         self.best = best
         self.running = running
         self.failed = 0
@@ -120,7 +121,13 @@ class Progress:
             self._line(trial)
 
     def close(self, reason: str | None = None) -> None:
+        """End the display; ``reason``: why the search stopped (said on one last line). A search
+        that stopped before ``total`` trials ends its bar there, with no time left shown."""
+        if reason:
+            self.stopped = True
         if self._bar is not None:
+            if reason and self._bar.total is not None and self._bar.n < self._bar.total:
+                self._bar.total = self._bar.n  # no "remaining" after the end
             self._refresh(force=True)
             self._bar.close()
             self._bar = None
@@ -136,9 +143,10 @@ class Progress:
         return metric > self.best if self.direction == "maximize" else metric < self.best
 
     def time_left(self) -> float | None:
-        """Seconds until ``total`` trials are done, from this run's pace (None: unknown yet)."""
+        """Seconds until ``total`` trials are done, from this run's pace (None: unknown yet, or
+        the search has stopped: nothing is left then, whatever ``total`` said)."""
         finished_now = self.done - self.done_at_start
-        if self.total is None or finished_now == 0:
+        if self.total is None or finished_now == 0 or self.stopped:
             return None
         pace = (time.monotonic() - self.started) / finished_now
         return max(0, self.total - self.done) * pace

@@ -68,6 +68,8 @@ CREATE TABLE IF NOT EXISTS trials (
 -- The ranking of TrialStore.best: the top k of 100k trials read off the index, no scan.
 CREATE INDEX IF NOT EXISTS trials_rank ON trials (status, metric, id);
 """
+# Every name the schema puts in sqlite_master (tables, indexes, SQLite's own index of meta's key).
+_OWN_SCHEMA = frozenset({"meta", "trials", "trials_rank", "sqlite_autoindex_meta_1"})
 _COLUMNS = (
     "id",
     "arch",
@@ -135,7 +137,8 @@ class TrialStore:
             _check_is_experiment(self._db, path, allow_new=True)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
+            # One transaction: a kill while the tables are made leaves all of them or none.
+            self._db.executescript(f"BEGIN;\n{_SCHEMA}\nCOMMIT;")
             if not has_hparams_column(self._db):  # a database written before hparams existed
                 self._db.execute("ALTER TABLE trials ADD COLUMN hparams TEXT NOT NULL DEFAULT '{}'")
             if not has_column(self._db, "budget"):  # one written before budgets existed
@@ -402,8 +405,8 @@ def _check_is_experiment(db: sqlite3.Connection, path: Path, allow_new: bool = F
             f"{path} is not a readable nasx experiment database ({e}); "
             + _MOVE_AWAY_HINT.format(path=path)
         ) from None
-    if allow_new and not tables:
-        return  # a database being created right now
+    if allow_new and tables <= _OWN_SCHEMA:
+        return  # being created right now, or a creation cut short (killed) before its tables
     if not {"meta", "trials"} <= tables:
         db.close()
         raise ExperimentDirError(

@@ -22,6 +22,7 @@ from typing import Any, TypeVar, cast
 import torch
 import torch.nn as nn
 
+from .chosen import plain, remember
 from .errors import InvalidArchError, SampleMissingError
 from .expression import Mutable, Sample
 from .labels import make_label
@@ -31,7 +32,9 @@ _V = TypeVar("_V")
 
 
 def _same_value(a: Any, b: Any) -> bool:
-    # ``True == 1`` in Python; a width of 1 and a flag of True are different values here.
+    # ``True == 1`` in Python; a width of 1 and a flag of True are different values here. A value
+    # from nasx.choice (a ChosenInt) is the plain value it stands for.
+    a, b = plain(a), plain(b)
     return type(a) is type(b) and a == b
 
 
@@ -148,7 +151,7 @@ class Categorical(Choice):
         weights: Sequence[float] | None = None,
         _kind: str = "choice",
     ):
-        values = list(values)
+        values = [plain(v) for v in values]
         if not values:
             raise ValueError(f"Categorical {label!r} needs at least one value, got an empty list")
         if weights is not None:
@@ -314,22 +317,32 @@ def choice(label: str, values: Sequence[_V]) -> _V:
 
     The NNI spelling (``nni.choice(label, values)``) with Optuna's convenience: the return value is
     an ordinary Python value, so it goes straight into ``nn.Conv2d(3, width, ...)``. Under
-    :func:`~nasx.space.model_context` it is the arch's value for ``label``; otherwise it is the
-    default (the first value), and the choice is recorded in the space being built so that
-    :func:`~nasx.space.search_space` lists it. (NNI returns the ``Categorical`` object; build one
-    with ``Categorical(values, label=...)`` for expressions.) Outside any space and any
-    ``model_context`` (a script's top level) there is nothing to record it in, so it returns the
-    ``Categorical``, as NNI does. A list of modules gives a :class:`~nasx.space.LayerChoice`, as
-    in NNI.
+    :func:`~nasx.space.model_context` it is the arch's value for ``label``; otherwise (the search
+    form) it is the default (the first value), and the choice is recorded in the space being
+    built so that :func:`~nasx.space.search_space` lists it.
+
+    In the search form an int, float or str value comes back as a :class:`~nasx.space.chosen.
+    ChosenValue` (``ChosenInt``, ...): the value itself, which also remembers its choice, so a
+    ``Mutable*`` layer given it searches it as NNI's do (``MutableConv2d(c, choice('w', [16,
+    32]), 3)`` shares one weight over ``w`` in one-shot search, exactly as
+    ``Categorical([16, 32], label='w')`` would). Arithmetic on it remembers NNI's expression
+    (``w * 2``); a conversion or comparison (``int(w / 2)``, ``w > 16``) is plain. Outside any space and
+    any ``model_context`` (a script's top level) there is nothing to record it in, so it returns
+    the ``Categorical``, as NNI does. A list of modules gives a :class:`~nasx.space.LayerChoice`,
+    as in NNI.
 
     Example:
         >>> import torch.nn as nn
-        >>> from nasx.space import ModelSpace, model_context, search_space
+        >>> from nasx.space import ModelSpace, MutableLinear, model_context, search_space
         >>> class Net(ModelSpace):
         ...     def __init__(self):
         ...         super().__init__()
         ...         self.fc = nn.Linear(8, choice('hidden', [16, 32]))
-        >>> search_space(Net())['hidden']
+        ...         self.out = MutableLinear(choice('hidden', [16, 32]), 2)
+        >>> net = Net()
+        >>> search_space(net)['hidden'], net.fc.out_features
+        (Categorical([16, 32], label='hidden'), 16)
+        >>> net.out.args['in_features']  # the layer sees the choice, as NNI's does
         Categorical([16, 32], label='hidden')
         >>> with model_context({'hidden': 32}):
         ...     Net().fc.out_features
@@ -338,6 +351,7 @@ def choice(label: str, values: Sequence[_V]) -> _V:
         Categorical([1, 2, 3], label='x')
     """
     from .context import resolve
+    from .state import current
 
     values = list(values)
     if values and all(isinstance(v, nn.Module) for v in values):
@@ -355,8 +369,12 @@ def choice(label: str, values: Sequence[_V]) -> _V:
         # level, an evaluator's arguments): ``nasx.choice('x', [1, 2])`` is ``Categorical``.
         return cast(_V, categorical)
     # The type of one of ``values``: what the arch holds for ``label`` (type checkers see ``int``
-    # for ``choice('width', [16, 32])``).
-    return cast(_V, resolve(categorical))
+    # for ``choice('width', [16, 32])``). In the search form it remembers the choice, so that a
+    # Mutable* layer given it searches it (chosen.py); a fixed model gets plain values.
+    value = resolve(categorical)
+    if current().arch is None:
+        value = remember(value, categorical)
+    return cast(_V, value)
 
 
 def outside_any_space() -> bool:

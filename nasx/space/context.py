@@ -21,6 +21,7 @@ from types import TracebackType
 from typing import Any
 
 from .choice import Choice
+from .chosen import ChosenValue, plain
 from .errors import InvalidArchError, SampleMissingError
 from .expression import Mutable
 from .state import building, current
@@ -160,6 +161,8 @@ def ensure_frozen(
         return value.freeze({label: resolve(leaf) for label, leaf in leaves.items()})
     if retries is not None and retries < 0:
         raise ValueError(f"ensure_frozen: retries must be >= 0, got {retries}")
+    if isinstance(value, ChosenValue):  # nasx.choice's value in a search form: its choice's
+        return plain(value) if sample is None else value.choice.freeze(sample)
     if isinstance(value, (tuple, list)) and any(isinstance(v, Mutable) for v in value):
         return type(value)(ensure_frozen(v, sample=sample, strict=strict) for v in value)
     return value

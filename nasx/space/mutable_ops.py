@@ -1,6 +1,8 @@
 """torch.nn layers whose arguments may be choices (NNI's ``MutableLinear``, ``MutableConv2d``, ...).
 
-``MutableConv2d(3, Categorical([16, 32], label='width'), 3)`` builds a real ``nn.Conv2d``: under
+``MutableConv2d(3, Categorical([16, 32], label='width'), 3)`` (or NNI's spelling,
+``MutableConv2d(3, nasx.choice('width', [16, 32]), 3)``, whose value remembers its choice)
+builds a real ``nn.Conv2d``: under
 :func:`~nasx.space.model_context` exactly ``nn.Conv2d`` with the chosen width; in the search form
 a ``MutableConv2d`` (an ``nn.Conv2d`` subclass) with the default width that remembers its choices.
 Passing the same choice object (or label) to several layers ties them to one decision, and an
@@ -22,7 +24,7 @@ import torch.nn as nn
 from .base import MutableModule
 from .choice import Choice
 from .context import model_context
-from .parametrized import ParametrizedModule, choices_in, freeze_argument
+from .parametrized import ParametrizedModule, choices_in, freeze_argument, searched_arguments
 
 
 class _MutableLayer(ParametrizedModule):
@@ -36,9 +38,11 @@ class _MutableLayer(ParametrizedModule):
     _construct = MutableModule.__dict__["_construct"]
 
     def __init__(self, *args: Any, **kwargs: Any):
+        # NNI's spelling, MutableLinear(4, nasx.choice('w', [8, 16])), searches w as Categorical does
+        args, kwargs = searched_arguments(args, kwargs)
         own_choices = choices_in(args, kwargs)
         self.torch_layer.__init__(
-            self, *freeze_argument(args), **{k: freeze_argument(v) for k, v in kwargs.items()}
+            self, *map(freeze_argument, args), **{k: freeze_argument(v) for k, v in kwargs.items()}
         )
         self.__dict__["_nasx_choices"] = own_choices
         self.__dict__["_nasx_args"] = (args, kwargs)
@@ -46,7 +50,7 @@ class _MutableLayer(ParametrizedModule):
     @classmethod
     def create_fixed_module(cls, *args: Any, **kwargs: Any) -> nn.Module:
         return cls.torch_layer(
-            *freeze_argument(args), **{k: freeze_argument(v) for k, v in kwargs.items()}
+            *map(freeze_argument, args), **{k: freeze_argument(v) for k, v in kwargs.items()}
         )
 
     def choices(self) -> list[Choice]:

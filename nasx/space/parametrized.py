@@ -26,6 +26,7 @@ import torch.nn as nn
 
 from .base import MutableModule
 from .choice import Choice
+from .chosen import as_choices
 from .context import current_arch, ensure_frozen, model_context
 from .expression import Mutable
 
@@ -33,9 +34,10 @@ __all__ = ["ParametrizedModule"]
 
 
 def choices_in(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Choice]:
-    """The leaf choices among the arguments (an expression such as ``ch * 2`` gives ``ch``)."""
+    """The leaf choices among the arguments (an expression such as ``ch * 2`` gives ``ch``; a
+    value from ``nasx.choice`` gives its choice)."""
     found: list[Choice] = []
-    for value in (*args, *kwargs.values()):
+    for value in as_choices((*args, *kwargs.values())):
         items = value if isinstance(value, (tuple, list)) else (value,)
         for item in items:
             if isinstance(item, Mutable):
@@ -45,7 +47,17 @@ def choices_in(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Choice]:
 
 def freeze_argument(value: Any) -> Any:
     # A module built outside any space (NNI's doc examples do) takes its choices' defaults.
-    return ensure_frozen(value, strict=False)
+    # Values from nasx.choice become plain: the module's attributes hold no choice notes.
+    return ensure_frozen(as_choices(value), strict=False)
+
+
+def searched_arguments(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The arguments as a module that searches them keeps them: every value from ``nasx.choice``
+    replaced by its choice, so NNI's ``MutableLinear(4, nasx.choice('w', [8, 16]))`` is the
+    module ``MutableLinear(4, Categorical([8, 16], label='w'))`` is."""
+    return as_choices(args), {k: as_choices(v) for k, v in kwargs.items()}
 
 
 class ParametrizedModule(MutableModule):
@@ -88,6 +100,7 @@ class ParametrizedModule(MutableModule):
 
     @classmethod
     def _construct(cls, *args: Any, **kwargs: Any) -> nn.Module:
+        args, kwargs = searched_arguments(args, kwargs)
         frozen_args = tuple(freeze_argument(a) for a in args)
         frozen_kwargs = {k: freeze_argument(v) for k, v in kwargs.items()}
         if current_arch() is not None:

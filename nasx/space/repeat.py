@@ -10,6 +10,7 @@ import torch.nn as nn
 
 from .base import MutableModule
 from .choice import Categorical, Choice
+from .chosen import ChosenValue
 from .context import ensure_frozen, resolve
 from .expression import Mutable, MutableExpression
 
@@ -23,6 +24,9 @@ Depth = int | tuple[int, int] | Categorical | MutableExpression
 
 
 def _depth_choice(depth: Depth, label: str | None) -> Categorical | MutableExpression | int:
+    if isinstance(depth, ChosenValue):
+        # NNI's Repeat(blocks, nni.choice('depth', [1, 2, 3])): a searched depth, as the object is
+        depth = depth.choice
     if isinstance(depth, MutableExpression):
         # NNI's depth as an expression of choices (``Categorical([1, 2], label='d') + 1``): its
         # values are the expression's over every combination of its choices.
@@ -98,8 +102,9 @@ class Repeat(MutableModule):
         blocks: a module (deep-copied for each position), a factory ``f(index) -> module``, or a
             list with one module or factory per position.
         depth: an int (fixed), a ``(min, max)`` tuple (choose any depth in between), a
-            :class:`~nasx.space.Categorical` of ints, or an expression of choices
-            (``Categorical([1, 2], label='d') * 2``; NNI's), whose choices are the decisions.
+            :class:`~nasx.space.Categorical` of ints (or ``nasx.choice(label, values)``, NNI's
+            spelling), or an expression of choices (``Categorical([1, 2], label='d') * 2``;
+            NNI's), whose choices are the decisions.
         label: label of the depth choice (the scope's next number when omitted, as in NNI).
 
     The search form holds the deepest stack, children named ``'0'``, ``'1'``, ... (the same

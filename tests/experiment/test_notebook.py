@@ -23,7 +23,8 @@ def test_display_counts_best_failures_and_stop_reason():
     assert 'value="3" max="4"' in last and "trials 3/4" in last
     assert "best 0.4000" in last and "failed 1" in last and "running 0" in last
     assert "trial 2 failed: &lt;b&gt;oops&lt;/b&gt;" in last and "<b>oops" not in last
-    assert "about" in last and "left" in last  # time left from this run's pace
+    assert "about" in shown[-2] and "left" in shown[-2]  # time left from this run's pace
+    assert "left" not in last  # and none once it has stopped (issue 32)
     assert "stopped: max_trials (4) reached" in last
 
 

@@ -158,3 +158,36 @@ def test_seed_makes_each_trial_reproducible_whatever_ran_before(tmp_path):
         with model_context(trial.arch):
             SmallNet()
         assert trial.metric == torch.rand(()).item()
+
+
+def test_no_time_is_left_once_the_search_has_stopped():
+    """Issue 32: the last line said "about 3.2 s left" after a search that stopped early."""
+    import io
+
+    from nasx.experiment.notebook import NotebookProgress
+    from nasx.trial import Trial
+
+    shown: list[str] = []
+    notebook = NotebookProgress(10, show=shown.append)
+    stream = io.StringIO()
+    terminal = Progress(10, stream=stream, bar=False)
+    for p in (notebook, terminal):
+        p.trial_started()
+        p.trial_finished(Trial(0, {"w": 1}, "succeeded", metric=0.5, duration=1.0))
+        assert p.time_left() is not None  # 9 of 10 trials to go, at this pace
+        p.close("the strategy has no more archs to propose")
+        assert p.time_left() is None
+    assert "left" in shown[-2] and "left" not in shown[-1] and "stopped:" in shown[-1]
+    assert stream.getvalue().splitlines()[-1].startswith("search stopped after")
+
+
+def test_the_bar_of_a_search_that_stopped_early_ends_where_it_stopped():
+    import io
+
+    from nasx.trial import Trial
+
+    p = Progress(10, stream=io.StringIO(), bar=True)
+    bar = p._bar
+    p.trial_finished(Trial(0, {"w": 1}, "succeeded", metric=0.5, duration=1.0))
+    p.close("max_duration (1 s) reached")
+    assert (bar.n, bar.total) == (1, 1)

@@ -219,3 +219,29 @@ def test_damaged_pages_are_nasxs_own_error_everywhere(tmp_path, capsys):
         assert cli.main([command, str(tmp_path)]) == 1
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "is damaged" in err and "arch.json" in err
+
+
+def test_a_creation_killed_between_the_tables_is_taken_up_again(tmp_path):
+    """A kill while the schema was made (before it was one transaction) left ``meta`` without
+    ``trials``; opening the workdir again finishes the schema instead of refusing it."""
+    import sqlite3
+
+    db = sqlite3.connect(tmp_path / "nasx.db")
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.commit()
+    db.close()
+    store = TrialStore(tmp_path)
+    try:
+        store.add(Trial(0, {"k": 3}, "running"))
+        assert [t.id for t in store.trials()] == [0]
+    finally:
+        store.close()
+    other = tmp_path / "other"
+    other.mkdir()
+    db = sqlite3.connect(other / "nasx.db")
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute("CREATE TABLE results (x)")  # not nasx's: refused as before
+    db.commit()
+    db.close()
+    with pytest.raises(ExperimentDirError, match="not a nasx experiment"):
+        TrialStore(other)

@@ -323,12 +323,16 @@ def test_repeat_with_range_and_with_categorical_depth():
 
 
 def test_repeat_with_nni_choice_depth():
-    # The search form holds the default depth; the decision is recorded and rebuilt right.
+    # As in NNI, the depth is searched: the search form holds the deepest stack, runs the
+    # default depth, and the decision is rebuilt right.
     class Net(ModelSpace):
         def __init__(self):
             super().__init__()
             self.blocks = Repeat(nn.Linear(4, 4), nasx.choice("depth", [1, 3]))
 
+    space = Net()
+    assert len(space.blocks.blocks) == 3 and space.blocks.default_depth == 1
+    assert space.blocks.label == "depth" and list(search_space(space)) == ["depth"]
     with model_context({"depth": 3}):
         assert len(Net().blocks) == 3
 

@@ -5,9 +5,10 @@ space (LayerChoice + InputChoice), a Repeat depth, a Cell whose nodes take sever
 
 What NNI 3.0 documents: ``NasExperiment(space, evaluator, strategy).run()`` trains the supernet
 and ``export_top_models()`` returns an arch dict, which rebuilds the model with
-``model_context``. Value-choice and attention spaces need weight sharing over value choices (asked
-in the hardware-aware issue and the space half of issue 17): marked ``xfail(strict=True)``, so
-they turn into failures to remove once they pass.
+``model_context``. Value choices and attention are written both ways NNI's docs write them: the
+``Categorical`` object, and ``nni.choice(label, values)`` inside the ``Mutable*`` layer (issue 32:
+nasx's value remembers its choice). A space that cannot search yet would be marked
+``xfail(strict=True)`` in ``NOT_YET``, so it turns into a failure to remove once it passes.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, TensorDataset
 
+import nasx
 from nasx import strategy as strategies
 from nasx.evaluator import Classification
 from nasx.experiment import NasExperiment
@@ -112,6 +114,38 @@ class ValueChoiceNet(ModelSpace):
         return self.fc(F.relu(self.conv(x)).mean((2, 3)))
 
 
+class NniValueChoiceNet(ModelSpace):
+    """NNI's spelling: ``nni.choice`` inside the layers (one label, asked for twice)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = MutableConv2d(1, nasx.choice("width", [4, 8]), 3, padding=1)
+        self.fc = MutableLinear(nasx.choice("width", [4, 8]), 3)
+
+    def forward(self, x):
+        return self.fc(F.relu(self.conv(x)).mean((2, 3)))
+
+
+def _nni_attention_net():
+    from nasx.space import MutableMultiheadAttention
+
+    class NniAttentionNet(ModelSpace):
+        """A searched embedding width and head count, NNI's spelling."""
+
+        def __init__(self):
+            super().__init__()
+            embed = nasx.choice("embed", [4, 8])
+            self.embed = MutableLinear(8, embed)
+            self.attn = MutableMultiheadAttention(embed, nasx.choice("heads", [1, 2]))
+            self.fc = MutableLinear(embed, 3)
+
+        def forward(self, x):  # [B, 1, 8, 8]: 8 tokens of 8 features
+            h = self.embed(x.squeeze(1))
+            return self.fc(self.attn(h, h, h)[0].mean(1))
+
+    return NniAttentionNet()
+
+
 def _attention_net():
     from nasx.space import MutableMultiheadAttention  # NNI's searched attention (space half)
 
@@ -139,6 +173,8 @@ SPACES = {
     "cell_loose_end": lambda: CellNet("loose_end", 1),
     "value_choice": ValueChoiceNet,
     "attention": _attention_net,
+    "value_choice_nni": NniValueChoiceNet,
+    "attention_nni": _nni_attention_net,
 }
 NOT_YET: dict[str, str] = {}  # attention: weight sharing over num_heads (mixed_attention.py)
 

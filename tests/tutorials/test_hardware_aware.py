@@ -39,7 +39,12 @@ def test_hardware_aware_fast_mode(tmp_path):
     assert text.count("stage 2 trial") >= 1
     assert "exported best.pt2: probabilities (2, 10)" in text
     assert re.search(r"latency penalty: \d+ per-choice costs", text)
+    # Predicted latencies come from a linear fit of latencies measured now: on a loaded machine
+    # its intercept may be negative and a small arch's prediction with it (FAST numbers mean
+    # nothing; this checks the run, not the figure).
+    shown = [line for line in text.splitlines() if "latency hit rate" in line]
     for name in ("Proxyless \\+ latency penalty", "RandomOneShot \\+ latency range"):
-        assert re.search(name + r": \d+ s, exported 1 arch\(s\) at [0-9.]+ ms predicted", text)
+        found = re.search(name + r": \d+ s, exported 1 arch\(s\) at -?[0-9.]+ ms predicted", text)
+        assert found, shown
     # the range filter admits only archs the predictor puts under the target
     assert re.search(r"RandomOneShot \+ latency range: .* latency hit rate 1/1", text)

@@ -1,12 +1,14 @@
-"""Weight sharing over ``MutableMultiheadAttention``'s number of heads (NNI's
-``MixedMultiHeadAttention`` for searched heads).
+"""Weight sharing over ``MutableMultiheadAttention``'s number of heads and embedding width (NNI's
+``MixedMultiHeadAttention``).
 
-With ``embed_dim`` fixed, every head count uses the same projections (``in_proj`` ``[3E, E]`` and
-``out_proj`` ``[E, E]``): heads only split the embedding differently. So the supernet keeps one
-attention's weights, a path runs them with the chosen head count, DARTS-family mixtures weight
-the outputs of every head count by its probability (exact: the output shape never changes), and
-Proxyless gates the head label with the other head counts' outputs. A searched ``embed_dim`` (or
-``kdim``/``vdim``, AutoFormer's sliced projections) is refused, naming the argument.
+The supernet keeps one attention of the largest ``embed_dim`` E. A width ``e`` uses the leading
+``e`` rows and columns of each of the query, key and value projections (``in_proj`` ``[3E, E]``:
+rows ``[0, e)``, ``[E, E + e)``, ``[2E, 2E + e)``, columns ``[0, e)``) and of ``out_proj``, as
+AutoFormer's weight entanglement does; heads only split the width differently, so every head
+count shares the same weights. A path runs the chosen width and head count; DARTS-family
+mixtures weight the outputs of every (width, heads) outcome by its probability, each zero-padded
+to E (exact, as for ``MixedLayerNorm``); Proxyless gates each label with the outputs of its other
+values. A searched ``kdim``/``vdim`` other than ``embed_dim`` is refused, naming it.
 
     >>> import torch
     >>> from nasx.space import Categorical, ModelSpace, MutableMultiheadAttention
@@ -34,7 +36,14 @@ import torch.nn.functional as F
 
 from .mixed_value import MixedValueOp
 from .state import ArchState, gated
-from .value_args import MutableLayerLike
+from .value_args import (
+    MutableLayerLike,
+    all_archs,
+    check_input,
+    fit_channels,
+    largest,
+    value_of,
+)
 
 # forward(query, key, value, ...) arguments after the three tensors, with nn.MultiheadAttention's
 # defaults; the mixed layer takes the same call.
@@ -48,40 +57,64 @@ _CALL_DEFAULTS = {
 
 
 class MixedMultiheadAttention(MixedValueOp):
-    """Replaces a ``MutableMultiheadAttention`` whose ``num_heads`` is searched (see module doc)."""
+    """Replaces a ``MutableMultiheadAttention`` whose ``num_heads`` and/or ``embed_dim`` are
+    searched (see the module doc)."""
 
-    size_args = ("num_heads",)  # gated in Proxyless (heads change the output, not its shape)
+    size_args = ("embed_dim", "num_heads")  # gated in Proxyless
     in_arg, dim = "embed_dim", -1
 
     def __init__(self, source: MutableLayerLike, state: ArchState):
         super().__init__(source, state)
-        searched = [k for k, leaves in self._leaves.items() if leaves and k != "num_heads"]
+        searched = [k for k, leaves in self._leaves.items() if leaves and k not in self.size_args]
+        archs = all_archs(self.labels())
+        embed_of = [value_of(self.args["embed_dim"], arch) for arch in archs]
         # keys and values of the query's width (torch's packed in_proj_weight), as nn's own check
-        fixed_kv = all(self.args[k] in (None, self.args["embed_dim"]) for k in ("kdim", "vdim"))
+        fixed_kv = all(
+            value_of(self.args[k], arch) in (None, e)
+            for k in ("kdim", "vdim")
+            for arch, e in zip(archs, embed_of, strict=True)
+        )
         if searched or not fixed_kv:
             what = ", ".join(searched) or "kdim/vdim other than embed_dim"
             raise NotImplementedError(
-                f"one-shot strategies share MutableMultiheadAttention's weights over num_heads "
-                f"only; this one also searches {what}. Search the width with a LayerChoice of "
-                "attentions, or use a multi-trial strategy"
+                f"one-shot strategies share MutableMultiheadAttention's weights over embed_dim "
+                f"and num_heads only; this one also searches {what}. Search it with a "
+                "LayerChoice of attentions, or use a multi-trial strategy"
             )
-        # one attention's weights, shared by every head count, under nn.MultiheadAttention's own
-        # names (so a rebuilt subnet loads them as they are)
-        like = _build(self.values(self._max_arch_of("num_heads")))
-        self.in_proj_weight, self.in_proj_bias = like.in_proj_weight, like.in_proj_bias
-        self.bias_k, self.bias_v, self.out_proj = like.bias_k, like.bias_v, like.out_proj
-        self.embed_dim, self.dropout = like.embed_dim, like.dropout
-        self.add_zero_attn, self.batch_first = like.add_zero_attn, like.batch_first
-        embed = self.embed_dim
-        for _, heads in self._outcomes["num_heads"]:
+        for arch, embed in zip(archs, embed_of, strict=True):
+            heads = value_of(self.args["num_heads"], arch)
             if embed % heads:
                 raise ValueError(
                     f"MutableMultiheadAttention: embed_dim {embed} is not divisible by the head "
-                    f"count {heads} that label(s) {sorted(self._leaves['num_heads'])} allow"
+                    f"count {heads} of the arch {arch}"
                 )
+        self.embed_max = largest(self.args["embed_dim"], "embed_dim", "MixedMultiheadAttention")
+        # one attention's weights, at the largest width, under nn.MultiheadAttention's own names
+        # (so a rebuilt subnet of that width loads them as they are); heads split them at run time
+        fixed = {"embed_dim": self.embed_max, "num_heads": 1, "kdim": None, "vdim": None}
+        like = _build({**self.values(archs[0]), **fixed})
+        self.in_proj_weight, self.in_proj_bias = like.in_proj_weight, like.in_proj_bias
+        self.bias_k, self.bias_v, self.out_proj = like.bias_k, like.bias_v, like.out_proj
+        self.dropout = like.dropout
+        self.add_zero_attn, self.batch_first = like.add_zero_attn, like.batch_first
 
-    def _max_arch_of(self, arg: str) -> dict[str, Any]:
-        return {label: c.grid()[-1] for label, c in self._leaves[arg].items()}
+    def _weights(self, e: int) -> dict[str, torch.Tensor | None]:
+        """The weights of width ``e`` under nn.MultiheadAttention's state names."""
+        big = self.embed_max
+        w: torch.Tensor = self.in_proj_weight
+        b: torch.Tensor | None = self.in_proj_bias
+        if e != big:  # the leading e rows of each of q, k, v; the leading e columns
+            w = torch.cat([w[i * big : i * big + e, :e] for i in range(3)])
+            b = None if b is None else torch.cat([b[i * big : i * big + e] for i in range(3)])
+        out_b = self.out_proj.bias
+        return {
+            "in_proj_weight": w,
+            "in_proj_bias": b,
+            "bias_k": None if self.bias_k is None else self.bias_k[..., :e],
+            "bias_v": None if self.bias_v is None else self.bias_v[..., :e],
+            "out_proj.weight": self.out_proj.weight[:e, :e],
+            "out_proj.bias": None if out_b is None else out_b[:e],
+        }
 
     def forward(  # type: ignore[override]  # attention's call: (query, key, value, ...)
         self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, *args: Any, **kwargs: Any
@@ -93,57 +126,78 @@ class MixedMultiheadAttention(MixedValueOp):
             return self.run_mixture(x)
         out, weights = self.run(x, self.values())
         st, arch = self._state, self._state.arch
-        for label, c in self._leaves["num_heads"].items():
+        for label, c in self.labels().items():
             if st.gates and label in st.gates and arch is not None:
-                out = gated(out, st, label, self._other_heads(x, arch, label, c.grid()))
+                out = gated(out, st, label, self._alternative_of(x, arch, label, c.grid(), out))
         return out, weights
 
-    def _other_heads(
-        self, x: Any, arch: Mapping[str, Any], label: str, grid: list[Any]
+    def _alternative_of(
+        self, x: Any, arch: Mapping[str, Any], label: str, grid: list[Any], out: torch.Tensor
     ) -> Callable[[int], torch.Tensor]:
-        """``k -> output with label's k-th value`` (Proxyless's alternatives; same shape)."""
-        return lambda k: self.run(x, self.values({**arch, label: grid[k]}))[0]
+        """``k -> output with label's k-th value`` (Proxyless's alternatives), its input and
+        output fitted to that value's width and the chosen output's."""
+        width = out.shape[-1]
+
+        def alt(k: int) -> torch.Tensor:
+            v = self.values({**arch, label: grid[k]})
+            query, key, value, call = x
+            fitted = tuple(fit_channels(t, v["embed_dim"], -1) for t in (query, key, value))
+            return fit_channels(self.run((*fitted, call), v)[0], width, -1)
+
+        return alt
 
     def run(self, x: Any, v: dict[str, Any]) -> Any:
         query, key, value, call = x
-        a = self
-        if a.batch_first:  # the functional form takes [L, N, E]
+        e = int(v["embed_dim"])
+        check_input("MixedMultiheadAttention", query.shape[-1], e, "features")
+        w = self._weights(e)
+        out_weight = w["out_proj.weight"]
+        assert out_weight is not None  # nn.MultiheadAttention always has one
+        if self.batch_first:  # the functional form takes [L, N, E]
             query, key, value = (t.transpose(0, 1) for t in (query, key, value))
         out, weights = F.multi_head_attention_forward(
             query,
             key,
             value,
-            a.embed_dim,
+            e,
             int(v["num_heads"]),
-            a.in_proj_weight,
-            a.in_proj_bias,
-            a.bias_k,
-            a.bias_v,
-            a.add_zero_attn,
-            a.dropout,
-            a.out_proj.weight,
-            a.out_proj.bias,
+            w["in_proj_weight"],
+            w["in_proj_bias"],
+            w["bias_k"],
+            w["bias_v"],
+            self.add_zero_attn,
+            self.dropout,
+            out_weight,
+            w["out_proj.bias"],
             training=self.training,
             **call,
         )
-        return (out.transpose(0, 1) if a.batch_first else out), weights
+        return (out.transpose(0, 1) if self.batch_first else out), weights
 
     def run_mixture(self, x: Any) -> Any:
-        # sum over the head counts of p(count) * output: exact, the output shape never changes
-        labels = list(self._leaves["num_heads"])
-        weights = [self._state.weight(label) for label in labels]
+        # sum over the (width, heads) outcomes of p(outcome) * output, zero-padded to the largest
+        # width: exact; the input is the largest width's (the layers before mix the same way)
+        query, key, value, call = x
+        check_input(
+            "MixedMultiheadAttention (mixture)", query.shape[-1], self.embed_max, "features"
+        )
+        labels = self.labels()
         total: torch.Tensor | None = None
-        for index, heads in self._outcomes["num_heads"]:
-            p = weights[0][index[labels[0]]]
-            for w, label in zip(weights[1:], labels[1:], strict=True):
-                p = p * w[index[label]]
-            out = self.run(x, {"num_heads": heads})[0]
-            total = out * p if total is None else total + out * p
+        for arch in all_archs(labels):
+            p = torch.stack(
+                [self._state.weight(lb)[c.grid().index(arch[lb])] for lb, c in labels.items()]
+            ).prod()
+            v = self.values(arch)
+            e = int(v["embed_dim"])
+            out = self.run((query[..., :e], key[..., :e], value[..., :e], call), v)[0]
+            term = p * F.pad(out, (0, self.embed_max - e))
+            total = term if total is None else total + term
         return total, None
 
     def sliced_state(self, arch: Mapping[str, Any]) -> dict[str, torch.Tensor]:
-        # every head count uses all of the weights (found by name, as this layer holds them)
-        return {}
+        """The weights of ``arch``'s width (all of them when the width is not searched)."""
+        weights = self._weights(int(self.values(arch)["embed_dim"]))
+        return {name: t for name, t in weights.items() if t is not None}
 
 
 def _build(v: dict[str, Any]) -> nn.MultiheadAttention:

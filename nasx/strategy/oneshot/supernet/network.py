@@ -30,6 +30,7 @@ import torch
 import torch.nn as nn
 
 from nasx.space import ModelSpace, search_space
+from nasx.space.chosen import ChosenValue
 
 from ..topk import prob_key
 from .convert import to_mixed
@@ -92,6 +93,7 @@ class Supernet(nn.Module):
             )
         self.model = to_mixed(copy.deepcopy(space), self.state, tuple(none_ops), partial_channels)
         self._check_coverage()
+        _refuse_choice_values_in_torch_layers(self.model)
         self.arch_params = nn.ParameterDict()
         self.weight_fn: Callable[[str, torch.Tensor], torch.Tensor] = softmax_weights
         if alphas:
@@ -146,15 +148,19 @@ class Supernet(nn.Module):
         plain = plain_value_choices(self.model)
         as_plain = [label for label in missing if label in plain]
         if as_plain:
-            # NNI's ``choice`` is the Categorical object; nasx's is its value inside a space's
-            # constructor, so the Mutable layer it went into saw a plain number (issue 32).
-            rewrite = "; ".join(f"{plain[label]!r}" for label in as_plain)
+            # nasx.choice's value reached only plain layers or arithmetic (issue 32): say where it
+            # must go instead, in both spellings.
+            rewrite = "; ".join(
+                f"nasx.choice({label!r}, {plain[label].grid()!r}) or {plain[label]!r}"
+                for label in as_plain
+            )
             raise NotImplementedError(
-                f"one-shot strategies cannot share weights over label(s) {as_plain!r}: inside a "
-                "space's constructor nasx.choice (and ensure_frozen) returns a plain value, not "
-                "NNI's Categorical object, so no layer knows the value came from a choice. Write "
-                f"the choice as the object and pass it to a Mutable layer instead ({rewrite}); "
-                "nasx.choice's plain values search with multi-trial strategies"
+                f"one-shot strategies cannot share weights over label(s) {as_plain!r}: no Mutable "
+                "layer takes the value. nasx.choice's value is a plain value to torch layers "
+                "(nn.Linear) and after a conversion or comparison (int(w / 2), w > 16), so "
+                "nothing in the supernet can vary it. Pass the choice (or arithmetic on it, "
+                f"w * 2) to a Mutable layer (MutableLinear, MutableConv2d, ...): {rewrite}; "
+                "plain values search with multi-trial strategies"
             )
         raise NotImplementedError(
             f"one-shot strategies cannot share weights over label(s) {missing!r}: they support "
@@ -262,6 +268,32 @@ class Supernet(nn.Module):
             grid = self.search_space[label].grid()
             out[label] = {prob_key(v): float(p) for v, p in zip(grid, probs[label], strict=True)}
         return out
+
+
+def _refuse_choice_values_in_torch_layers(model: nn.Module) -> None:
+    """Refuse a value from ``nasx.choice`` held by a plain torch layer (``nn.BatchNorm2d(w)``)
+    while other layers search its label: the supernet would keep that layer at the search form's
+    size, and the model rebuilt for an arch would not (its subnet could not be the rebuilt model).
+    """
+    found: dict[str, list[str]] = {}
+    for name, m in model.named_modules():
+        if not type(m).__module__.startswith("torch."):
+            continue  # a mixed layer, a space, a user's block: their torch layers are visited
+        for attr, value in vars(m).items():
+            items = value if type(value) in (tuple, list) else (value,)
+            for item in items:
+                if isinstance(item, ChosenValue):
+                    where = f"{name or 'the space'}.{attr} ({type(m).__name__})"
+                    for label in item.labels():
+                        found.setdefault(label, []).append(where)
+    if found:
+        places = "; ".join(f"{label!r}: {', '.join(w[:3])}" for label, w in found.items())
+        raise NotImplementedError(
+            f"one-shot strategies cannot search label(s) {list(found)!r} here: plain torch layers "
+            f"hold their values ({places}), so the supernet would keep those layers at the search "
+            "form's size while the model rebuilt for an arch changes them. Use the Mutable layer "
+            "(MutableBatchNorm2d for nn.BatchNorm2d, ...) for every layer the choice sizes"
+        )
 
 
 def plain_value_choices(model: nn.Module) -> dict[str, Any]:
