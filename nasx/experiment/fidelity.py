@@ -68,7 +68,7 @@ def check_scheduler(
             f"scheduler={scheduler!r} needs a multi-trial strategy: a one-shot strategy trains "
             "one supernet, there are no trials to stop early or promote"
         )
-    fn = getattr(evaluator, "evaluate", evaluator)
+    fn = _budget_taker(evaluator)
     if not accepts_parameter(fn, "budget"):
         name = getattr(fn, "__qualname__", type(evaluator).__name__)
         raise TypeError(
@@ -84,6 +84,19 @@ def check_scheduler(
             "back into a running trial (docs/multi_fidelity.md)"
         )
     return scheduler
+
+
+def _budget_taker(evaluator: Any) -> Any:
+    """The function that must declare ``budget``: a wrapper's inner one (FunctionalEvaluator's
+    ``fn``, CostEvaluator's ``evaluator``) passes ``budget`` on only when that one declares it."""
+    from nasx.evaluator.base import CostEvaluator
+    from nasx.evaluator.functional import FunctionalEvaluator
+
+    if isinstance(evaluator, FunctionalEvaluator):
+        return evaluator.fn
+    if isinstance(evaluator, CostEvaluator):
+        return _budget_taker(evaluator.evaluator)
+    return getattr(evaluator, "evaluate", evaluator)
 
 
 class ScheduledRun:

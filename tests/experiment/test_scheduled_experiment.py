@@ -10,6 +10,7 @@ import random
 import pytest
 import torch.nn as nn
 
+from nasx.evaluator import FunctionalEvaluator
 from nasx.experiment import NasExperiment
 from nasx.experiment.fidelity import STATE_KEY
 from nasx.experiment.schedulers import ASHA, LearningCurves, simulate
@@ -139,6 +140,9 @@ def test_a_scheduler_is_refused_by_name_where_it_cannot_run(tmp_path):
 
     with pytest.raises(TypeError, match="declares no `budget` parameter"):
         NasExperiment(SmallNet(), no_budget, Random(), workdir=tmp_path, scheduler=ASHA())
+    wrapped = FunctionalEvaluator(no_budget, needs_model=False)  # passes budget only to fn
+    with pytest.raises(TypeError, match="no_budget declares no `budget` parameter"):
+        NasExperiment(SmallNet(), wrapped, Random(), workdir=tmp_path, scheduler=ASHA())
     with pytest.raises(ValueError, match="needs a multi-trial strategy"):
         NasExperiment(SmallNet(), TableEvaluator(), DARTS(), workdir=tmp_path, scheduler=ASHA())
     with pytest.raises(TypeError, match="must be a nasx.experiment.schedulers.Scheduler"):
