@@ -9,39 +9,38 @@ import textwrap
 
 from .conftest import REPO_ROOT
 
+# One process, two phases: quiet (the default), then with Lightning's logger asked for DEBUG.
 SEARCH = """
-    import logging, torch
+    import logging, sys, torch
     from nasx.experiment import NasExperiment
     from nasx.strategy import DARTS
     from tests.strategy.oneshot.toys import ToySpace, toy_evaluator
-    {ask}  # after Lightning's import, which sets its own level
     torch.manual_seed(0)
-    evaluator = toy_evaluator(epochs=1, enable_progress_bar=True)
-    NasExperiment(ToySpace(), evaluator, DARTS(), workdir={workdir!r}, progress=False).run()
-    evaluator.fit(ToySpace().freeze({{"op": "linear", "pick": [0]}}))  # NNI's evaluator.fit
-    print("done")
+    for phase in ("quiet", "asked"):
+        if phase == "asked":  # after Lightning's import, which sets its own level
+            logging.getLogger("pytorch_lightning").setLevel(logging.DEBUG)
+        print(f"--- {{phase}}", file=sys.stderr, flush=True)
+        evaluator = toy_evaluator(epochs=1, enable_progress_bar=False)
+        NasExperiment(ToySpace(), evaluator, DARTS(), workdir={workdir!r} + phase,
+                      progress=False).run()
+        evaluator.fit(ToySpace().freeze({{"op": "linear", "pick": [0]}}))  # NNI's evaluator.fit
+    print("done", file=sys.stderr, flush=True)
 """
 
 
-def _run(tmp_path, ask: str = "") -> str:
-    code = textwrap.dedent(SEARCH.format(ask=ask, workdir=str(tmp_path / "w")))
+def test_lightning_info_lines_are_quiet_unless_asked_for(tmp_path):
+    code = textwrap.dedent(SEARCH.format(workdir=str(tmp_path / "w")))
     result = subprocess.run(
         [sys.executable, "-c", code],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # one stream: the phases' lines stay in order
         text=True,
         cwd=REPO_ROOT,
-        env={"PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin"},
-        timeout=300,
+        env={"PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
+        timeout=600,
     )
-    assert result.returncode == 0, result.stderr[-3000:]
-    return result.stdout + result.stderr
-
-
-def test_lightning_info_lines_are_quiet_unless_asked_for(tmp_path):
-    quiet = _run(tmp_path)
-    assert "done" in quiet
-    assert "`Trainer.fit` stopped" not in quiet and "GPU available" not in quiet
-    asked = _run(
-        tmp_path / "asked", 'logging.getLogger("pytorch_lightning").setLevel(logging.DEBUG)'
-    )
+    assert result.returncode == 0, result.stdout[-3000:]
+    quiet, asked = result.stdout.split("--- quiet")[1].split("--- asked")
+    assert "done" in asked
+    assert "`Trainer.fit` stopped" not in quiet and "GPU available" not in quiet, quiet[-2000:]
     assert "`Trainer.fit` stopped" in asked
