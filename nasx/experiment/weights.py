@@ -580,9 +580,10 @@ def load_model(
     meta, rows = _meta_and_trials(workdir, best_only=trial in (None, "best") and arch is None)
     if _from_supernet(meta):
         arch = arch if arch is not None else _exported(workdir, rows, trial)
-        return load_subnet(workdir, arch, model_space=model_space).to(map_location).eval()
+        model = _subnet(workdir, meta["oneshot"], arch, model_space)
+        return model.to(map_location).eval()
     _refuse_arch(arch)
-    content = trial_weights(workdir, trial)
+    content = _trial_weights(workdir, trial, meta, rows)
     what = f"trial {content['trial']} of {workdir}"
     model = _builder(content.get("space"), model_space, what)(content["arch"])
     model.load_state_dict(content["state_dict"])
@@ -610,9 +611,15 @@ def trial_weights(
     'hparams', 'space', 'trial', 'metric', ...}``; the errors of :func:`load_model`. Needs no
     space."""
     workdir = Path(workdir)
-    best_only = trial is None or trial == "best"
-    meta, trials = _meta_and_trials(workdir, best_only)
-    if best_only:
+    return _trial_weights(workdir, trial, *_meta_and_trials(workdir, trial in (None, "best")))
+
+
+def _trial_weights(
+    workdir: Path, trial: int | str | None, meta: dict[str, Any], trials: list[Any]
+) -> dict[str, Any]:
+    """:func:`trial_weights` from the experiment's meta and trials, already read (only the best
+    one for ``'best'``)."""
+    if trial is None or trial == "best":
         best = trials
         if not best:
             raise NoSuchTrialError(f"{workdir} has no succeeded trial yet")
@@ -649,10 +656,12 @@ def model_file(
     meta, rows = _meta_and_trials(workdir, best_only=trial in (None, "best") and arch is None)
     if not _from_supernet(meta):
         _refuse_arch(arch)
-        return trial_weights(workdir, trial)
-    row = None if arch is not None else _exported_row(workdir, rows, trial)
-    arch = row.arch if row is not None else arch
-    model = load_subnet(workdir, arch, model_space=model_space)
+        return _trial_weights(workdir, trial, meta, rows)
+    row = None
+    if arch is None:  # an exported row's subnet ('best': the first)
+        row = _exported_row(workdir, rows, trial)
+        arch = row.arch
+    model = _subnet(workdir, meta["oneshot"], arch, model_space)
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -737,17 +746,22 @@ def _oneshot_info(workdir: Path) -> dict[str, Any]:
 
 def load_supernet(workdir: str | os.PathLike[str], *, model_space: Any = None) -> Any:
     """The trained supernet of the one-shot search in ``workdir`` (``checkpoints/last.ckpt``),
-    rebuilt from ``oneshot.json`` (or ``model_space``) with its weights and arch parameters."""
+    rebuilt from the run's stored :func:`supernet_record` (or ``model_space``) with its weights
+    and arch parameters."""
+    workdir = Path(workdir)
+    return _load_supernet(workdir, _oneshot_info(workdir), model_space)
+
+
+def _load_supernet(workdir: Path, info: dict[str, Any], model_space: Any) -> Any:
+    """:func:`load_supernet` from the stored record ``info``, already read."""
     from nasx.strategy.oneshot.supernet import Supernet
 
-    workdir = Path(workdir)
     path = workdir / SUPERNET_CHECKPOINT
     if not path.exists():
         raise WeightsNotKeptError(
             f"{workdir} has no one-shot checkpoint ({path}); a one-shot search writes it when "
             "NasExperiment (or strategy.run) is given a workdir"
         )
-    info = _oneshot_info(workdir)
     what = f"the supernet of {workdir}"
     if model_space is None:
         if not info.get("space"):
@@ -787,23 +801,30 @@ def load_subnet(
 ) -> nn.Module:
     """The model of ``arch`` with the weights it inherits from the trained supernet in ``workdir``
     (default arch: the best one the search exported, the first row of its store)."""
+    workdir = Path(workdir)
+    meta, rows = _meta_and_trials(workdir, best_only=arch is None)
+    arch = arch if arch is not None else _exported(workdir, rows)
+    return _subnet(workdir, meta.get("oneshot") or {}, arch, model_space)
+
+
+def _subnet(
+    workdir: Path, info: dict[str, Any], arch: dict[str, Any], model_space: Any
+) -> nn.Module:
+    """The subnet of ``arch`` with its inherited weights, the run's record ``info`` already read."""
     from nasx.strategy.oneshot.inherit import subnet
 
-    workdir = Path(workdir)
-    supernet = load_supernet(workdir, model_space=model_space)
-    return subnet(supernet, arch if arch is not None else _exported(workdir))
+    model: nn.Module = subnet(_load_supernet(workdir, info, model_space), arch)
+    return model
 
 
-def _exported(workdir: Path, rows: list[Any] | None = None, trial: Any = "best") -> dict[str, Any]:
+def _exported(workdir: Path, rows: list[Any], trial: Any = "best") -> dict[str, Any]:
     """The arch of an exported row of a one-shot run: ``'best'`` (or None), the first one."""
     row = _exported_row(workdir, rows, trial)
     arch: dict[str, Any] = row.arch
     return arch
 
 
-def _exported_row(workdir: Path, rows: list[Any] | None, trial: Any) -> Any:
-    if rows is None:
-        _, rows = _meta_and_trials(workdir)
+def _exported_row(workdir: Path, rows: list[Any], trial: Any) -> Any:
     if trial in (None, "best"):
         if not rows:
             raise WeightsError(
