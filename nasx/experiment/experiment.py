@@ -278,9 +278,7 @@ class NasExperiment(NniControls):
             executor,
             self.strategy,
             joint,
-            Limits(
-                self.max_trials, self.max_failed_trials, self.max_duration, self.stop_event(self)
-            ),
+            Limits(self.max_trials, self.max_failed_trials, self.max_duration, self.stop_requested),
             book=self._book,
             split=label_splitter(frozenset(space), frozenset(hparam_space)),
             admit=admission(joint, self.filter, builder),

@@ -199,8 +199,9 @@ def accepts_nni_run_options(
         self: _Experiment, port: int | None = None, **nni_options: Any
     ) -> None:
         check_nni_run_options(nni_options)
-        if nni_options.get("wait_completion", True) is False:  # NNI: return, run in background
-            NniControls.start_in_background(self, functools.partial(_run_serving, run, self, port))
+        if nni_options.get("wait_completion", True) is False and isinstance(self, NniControls):
+            # NNI: return now, the run goes on in the background
+            self._start_in_background(functools.partial(_run_serving, run, self, port))
             return
         _run_serving(run, self, port)
 
@@ -209,7 +210,8 @@ def accepts_nni_run_options(
 
 def _run_serving(run: Callable[[Any], None], exp: Any, port: int | None) -> None:
     """``run(exp)``, with NNI's web UI (``nasx serve``'s dashboard) on ``port`` while it runs."""
-    NniControls.stop_event(exp).clear()  # a run after stop() runs
+    if isinstance(exp, NniControls):
+        exp.stop_requested.clear()  # a run after stop() runs
     if port is None:
         run(exp)
         return
@@ -223,30 +225,30 @@ class NniControls:
     """NNI 3.0's experiment controls, mixed into NasExperiment: :meth:`stop`,
     :meth:`run_or_resume`, and ``run(wait_completion=False)`` running in a background thread."""
 
-    @staticmethod
-    def stop_event(exp: Any) -> threading.Event:
-        """Set by :meth:`stop`: the trial loop proposes no more trials once it is."""
-        event: threading.Event = exp.__dict__.setdefault("_nni_stop", threading.Event())
-        return event
+    _background: threading.Thread | None = None  # the run of run(wait_completion=False)
+    _background_error: BaseException | None = None  # what it raised, for stop() to re-raise
 
-    @staticmethod
-    def start_in_background(exp: Any, run: Callable[[], None]) -> None:
+    @functools.cached_property
+    def stop_requested(self) -> threading.Event:
+        """Set by :meth:`stop`: the trial loop proposes no more trials once it is."""
+        return threading.Event()
+
+    def _start_in_background(self, run: Callable[[], None]) -> None:
         """NNI's ``run(wait_completion=False)``: the run goes on in a thread of this process
         (the interpreter waits for it at exit); :meth:`stop` ends it, re-raising its error."""
-        previous = exp.__dict__.get("_nni_background")
-        if previous is not None and previous.is_alive():
+        if self._background is not None and self._background.is_alive():
             raise RuntimeError("the experiment is already running in the background: stop() it")
 
         def target() -> None:
             try:
                 run()
             except BaseException as e:  # noqa: BLE001 - handed to stop(), which re-raises it
-                exp.__dict__["_nni_error"] = e
+                self._background_error = e
                 _log.error("the experiment running in the background failed: %r", e)
 
-        thread = threading.Thread(target=target, name="nasx-experiment")
-        exp.__dict__.update(_nni_background=thread, _nni_error=None)
-        thread.start()
+        self._background = threading.Thread(target=target, name="nasx-experiment")
+        self._background_error = None
+        self._background.start()
 
     def stop(self) -> None:
         """NNI's ``exp.stop()``: propose no more trials; the trials in flight finish and are
@@ -269,19 +271,18 @@ class NniControls:
             >>> exp.run(); len(exp.trials())
             3
         """
-        if getattr(self, "is_one_shot", False) and self.__dict__.get("_nni_background") is None:
+        if getattr(self, "is_one_shot", False) and self._background is None:
             raise ValueError(
                 "stop() ends a multi-trial run between trials; a one-shot search trains one "
                 "supernet: interrupt it (Ctrl-C) and continue it from its checkpoint with "
                 "resume=True"
             )
-        self.stop_event(self).set()
-        thread = self.__dict__.get("_nni_background")
+        self.stop_requested.set()
+        thread = self._background
         if thread is None or thread is threading.current_thread():
             return
         thread.join()
-        self.__dict__["_nni_background"] = None
-        error = self.__dict__.pop("_nni_error", None)
+        error, self._background, self._background_error = self._background_error, None, None
         if error is not None:
             raise error
 
