@@ -165,6 +165,16 @@ _DRAW = {
 }
 
 
+def _fill_quantiles(ax: Any, bands: Any, color: str, labels: tuple[str, str], **step: Any) -> None:
+    """Two shaded bands of a summary chart: min to max (light) and 10th to 90th percentile."""
+    for (low, high), alpha, label in zip(
+        ((bands.low, bands.high), (bands.q10, bands.q90)), (0.12, 0.3), labels, strict=True
+    ):
+        ax.fill_between(
+            bands.center, low, high, color=color, alpha=alpha, lw=0, label=label, **step
+        )
+
+
 def _int(value: str | None) -> int:
     if value is None or not (value.isascii() and value.isdigit()):
         raise ValueError(f"trial must be a trial id (an integer), got {value!r}")
@@ -198,26 +208,7 @@ def _history_summary(exp: ExperimentRecord, metric: str) -> Any:
         ids, values = zip(*done, strict=True)
         bands = binned_quantiles(ids, values, _BINS)
         per_bin = max(1, round(len(trials) / _BINS))
-        ax.fill_between(
-            bands.center,
-            bands.low,
-            bands.high,
-            color=_POINT,
-            alpha=0.12,
-            lw=0,
-            label="min to max",
-            step="mid",
-        )
-        ax.fill_between(
-            bands.center,
-            bands.q10,
-            bands.q90,
-            color=_POINT,
-            alpha=0.3,
-            lw=0,
-            label="10th to 90th percentile",
-            step="mid",
-        )
+        _fill_quantiles(ax, bands, _POINT, ("min to max", "10th to 90th percentile"), step="mid")
         ax.plot(
             bands.center,
             bands.median,
@@ -322,24 +313,7 @@ def _curves_summary(exp: ExperimentRecord, top_k: int = 10) -> Any:
     fig, ax = _axes(None)
     if others.center.size:
         grey = "#999999"
-        ax.fill_between(
-            others.center,
-            others.low,
-            others.high,
-            color=grey,
-            alpha=0.15,
-            lw=0,
-            label="others: min to max",
-        )
-        ax.fill_between(
-            others.center,
-            others.q10,
-            others.q90,
-            color=grey,
-            alpha=0.35,
-            lw=0,
-            label="others: 10th-90th pct",
-        )
+        _fill_quantiles(ax, others, grey, ("others: min to max", "others: 10th-90th pct"))
         ax.plot(others.center, others.median, color=grey, lw=1.2, label="others: median")
     for t in best:
         steps = range(1, len(t.intermediates) + 1)
