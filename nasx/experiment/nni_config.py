@@ -290,7 +290,25 @@ class NniControls:
         self, port: int | None = None, wait_completion: bool = True, debug: bool = False
     ) -> None:
         """NNI's ``run_or_resume``: resume the experiment stored in ``workdir`` if there is one
-        (checked as ``resume=True`` checks it), else start it."""
+        (checked as ``resume=True`` checks it), else start it.
+
+            >>> import tempfile, torch.nn as nn
+            >>> from nasx.experiment import NasExperiment
+            >>> from nasx.space import ModelSpace, choice
+            >>> from nasx.strategy import GridSearch
+            >>> class Net(ModelSpace):
+            ...     def __init__(self):
+            ...         super().__init__()
+            ...         self.fc = nn.Linear(2, choice('w', [1, 2, 3]))
+            >>> def score(model):
+            ...     return 0.5
+            >>> workdir = tempfile.mkdtemp()
+            >>> NasExperiment(Net(), score, GridSearch(), workdir=workdir, max_trials=2,
+            ...               progress=False).run_or_resume()  # nothing stored: a new run
+            >>> again = NasExperiment(Net(), score, GridSearch(), workdir=workdir, progress=False)
+            >>> again.run_or_resume(); len(again.trials())  # resumed: the third arch only
+            3
+        """
         from .migrate import is_legacy_one_shot
         from .storage import TrialStore
 

@@ -272,7 +272,16 @@ class TrialStore:
 
     def replace_trials(self, trials: list[Trial]) -> None:
         """Replace every stored row by ``trials`` in one transaction (a kill leaves the old rows
-        or the new ones): a one-shot run's exported archs, written again when it is resumed."""
+        or the new ones): a one-shot run's exported archs, written again when it is resumed.
+
+            >>> import tempfile
+            >>> store = TrialStore.create(tempfile.mkdtemp(), {'kind': 'one-shot'})
+            >>> store.replace_trials([Trial(0, {'op': 'conv'}, 'succeeded')])
+            >>> store.replace_trials([Trial(0, {'op': 'pool'}, 'succeeded')])
+            >>> [t.arch for t in store.trials()]
+            [{'op': 'pool'}]
+            >>> store.close()
+        """
         self._db.execute("BEGIN")
         try:
             self._db.execute("DELETE FROM trials")
