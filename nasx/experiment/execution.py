@@ -11,6 +11,12 @@ The process pool starts its workers with ``python -m nasx.experiment.worker`` ra
 once per worker with cloudpickle (by value when they live in ``__main__``). A worker that dies,
 even by a segfault or ``SIGKILL``, fails only the trial it was running and is replaced.
 
+With a multi-fidelity scheduler (``executor.decide``, set by the trial loop) each
+``report(value)`` of a trial is a question to the experiment: in the sequential executor the
+trial calls ``decide`` itself; a pool worker sends a :class:`~nasx.experiment.jobs.Report` and
+waits, and :meth:`ProcessPoolExecutor.wait` answers it with ``decide`` as it arrives, so the
+trial stops at the report that prunes or pauses it, and the other workers never wait for it.
+
     >>> import torch.nn as nn
     >>> from nasx.space import LayerChoice, ModelSpace
     >>> from nasx.experiment.runner import ModelBuilder
@@ -39,7 +45,7 @@ from typing import Any
 
 from nasx.trial import failure
 
-from .jobs import Job, TrialResult, TrialStarted, WorkerSetupFailed
+from .jobs import DecisionError, Job, Report, TrialResult, TrialStarted, WorkerSetupFailed
 from .runner import run_trial
 
 # Beside a trial's log while it evaluates in the experiment's own process: a death of the process
@@ -94,7 +100,7 @@ class SequentialExecutor:
 class _Worker:
     """One worker process and the socket to it."""
 
-    def __init__(self, setup: bytes, log_path: Path, env: dict[str, str]):
+    def __init__(self, setup: bytes, log_path: Path, env: dict[str, str], decides: bool = False):
         parent, child = socket.socketpair()
         self.log = open(log_path, "ab")  # noqa: SIM115 - the worker's own stdout/stderr
         self.proc = subprocess.Popen(
@@ -110,6 +116,7 @@ class _Worker:
         self.conn = Connection(os.dup(parent.fileno()))
         parent.close()
         self.conn.send_bytes(setup)
+        self.conn.send({"decides": decides})  # a scheduler answers the trials' reports
         self.job: Job | None = None  # the trial it runs; None while idle
         self.started: float | None = None  # monotonic time the trial's own work began
 
@@ -190,6 +197,9 @@ class ProcessPoolExecutor:
         self._idle: list[_Worker] = []
         self._busy: list[_Worker] = []
         self._started = 0
+        #: a multi-fidelity scheduler's answer to each report (:func:`run_trial`'s ``decide``),
+        #: set by the trial loop before the first job; workers send each report here and wait
+        self.decide: Any = None
 
     @property
     def busy(self) -> int:
@@ -209,7 +219,8 @@ class ProcessPoolExecutor:
 
     def _start_worker(self) -> _Worker:
         self._started += 1
-        return _Worker(self._setup, self.log_dir / f"worker-{self._started}.log", self._env)
+        log = self.log_dir / f"worker-{self._started}.log"
+        return _Worker(self._setup, log, self._env, decides=self.decide is not None)
 
     def wait(self, timeout: float | None = None) -> list[TrialResult]:
         if not self._busy:
@@ -230,6 +241,9 @@ class ProcessPoolExecutor:
             if isinstance(message, TrialStarted):
                 worker.started = time.monotonic()
                 continue
+            if isinstance(message, Report):
+                self._answer(worker, message)
+                continue
             self._busy.remove(worker)
             if isinstance(message, WorkerSetupFailed):
                 worker.stop()
@@ -242,6 +256,17 @@ class ProcessPoolExecutor:
             self._idle.append(worker)
             results.append(message)
         return results
+
+    def _answer(self, worker: _Worker, report: Report) -> None:
+        """Send the scheduler's decision on ``report`` to the worker waiting for it."""
+        try:  # the scheduler's error fails the trial, as it does in the sequential executor
+            answer = self.decide(report.id, report.budget, report.value)
+        except Exception as e:  # noqa: BLE001 - sent to the trial, which raises it
+            answer = DecisionError(f"{type(e).__name__}: {e}")
+        try:
+            worker.conn.send(answer)
+        except OSError:
+            pass  # the worker died meanwhile; the next wait() reports its trial as failed
 
     def _overdue(self, ready: list[Any]) -> list[TrialResult]:
         """Kill the workers whose trial ran past ``trial_timeout``; their trials fail."""

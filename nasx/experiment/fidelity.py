@@ -5,10 +5,17 @@ The loop (:class:`~nasx.experiment.loop.TrialLoop`) holds one :class:`ScheduledR
 :meth:`ScheduledRun.next_assignment`: a new trial (the strategy's arch, or the scheduler's own when
 :attr:`~nasx.experiment.schedulers.Assignment.arch` is set) trained up to a budget, or a paused
 trial promoted to a larger one. Each ``report(value)`` of a running trial goes to
-:meth:`ScheduledRun.decide` in the same process (the sequential executor passes it to
-:func:`~nasx.experiment.runner.run_trial`), which stops the trial at ``'pause'``/``'prune'``.
+:meth:`ScheduledRun.decide`, which stops the trial at ``'pause'``/``'prune'``: in the same
+process (the sequential executor passes it to :func:`~nasx.experiment.runner.run_trial`), or
+from a worker process or a Ray task, whose ``report`` asks the driver and waits for the answer
+(:mod:`~nasx.experiment.execution`, :mod:`~nasx.experiment.ray_execution`).
+
 After each assignment and each finished job the scheduler's ``state_dict`` is written to the
-store's meta under :data:`STATE_KEY`, so a resumed run continues its rungs.
+store's meta under :data:`STATE_KEY`, with the jobs in flight and the answers each of them got
+(:data:`JOBS_KEY`), in the same transaction as the trial's row (the loop's
+``store.atomic()``): a run killed at any moment resumes with its rungs, re-runs the jobs that
+were in flight at their budgets, and answers their reports as it answered them before the kill,
+so the scheduler hears each (trial, budget) once.
 
 A promoted trial is trained again from scratch up to its new budget (nasx's evaluators cannot
 yet continue from a checkpoint); its reports below the budget it was promoted from are not
@@ -36,10 +43,16 @@ from .schedulers.base import Assignment, Scheduler
 
 _log = logging.getLogger("nasx.experiment")
 
-__all__ = ["STATE_KEY", "ScheduledRun", "check_scheduler", "scheduled_run"]
+__all__ = ["JOBS_KEY", "STATE_KEY", "ScheduledRun", "check_scheduler", "scheduled_run"]
 
 #: the meta key of ``nasx.db`` that holds the scheduler's ``state_dict`` (JSON)
 STATE_KEY = "scheduler_state"
+#: the meta key of ``nasx.db`` that holds the jobs in flight: ``{trial: [budget, from_budget,
+#: [[budget reached, decision], ...]]}`` (the answers its reports got so far)
+JOBS_KEY = "scheduler_jobs"
+
+#: the executions whose workers send each report to the scheduler and wait for its answer
+EXECUTIONS = ("sequential", "process", "ray")
 
 
 def check_scheduler(
@@ -77,11 +90,11 @@ def check_scheduler(
             "(nasx's Lightning, Classification and Regression train `budget` epochs) or "
             "fn(model, budget, report)"
         )
-    if execution != "sequential":
+    if execution not in EXECUTIONS:
         raise NotImplementedError(
-            f"scheduler= runs with execution='sequential' (one trial at a time) for now, not "
-            f"{execution!r}: the process pool and Ray do not yet send the scheduler's decisions "
-            "back into a running trial (docs/multi_fidelity.md)"
+            f"scheduler= runs with execution in {EXECUTIONS}, not {execution!r}: its workers "
+            "must send each report to the scheduler and wait for the answer "
+            "(docs/multi_fidelity.md)"
         )
     return scheduler
 
@@ -101,14 +114,16 @@ def _budget_taker(evaluator: Any) -> Any:
 
 class ScheduledRun:
     """The loop's side of a scheduler for one ``run()``: paused trials, the budget spent, which
-    trials the strategy has heard of, and the state written to the store.
+    trials the strategy has heard of, the jobs in flight, and the state written to the store.
 
     Args:
         scheduler: the :class:`~nasx.experiment.schedulers.Scheduler`.
-        store: where :meth:`save` writes the state (``set_meta``); None: nowhere.
+        store: where :meth:`save` writes the state (``set_meta_all``); None: nowhere.
         stored: the trials stored before this run (a resume): paused ones may be promoted,
             finished ones were told to the strategy already (it replays them in ``setup``).
         state: the scheduler's stored ``state_dict`` (a resume), loaded into it.
+        jobs: the stored jobs in flight (:data:`JOBS_KEY`, a resume): the interrupted ones
+            run again at their budgets, their reports answered as before.
     """
 
     def __init__(
@@ -117,19 +132,32 @@ class ScheduledRun:
         store: Any = None,
         stored: Iterable[Trial] = (),
         state: dict[str, Any] | None = None,
+        jobs: dict[str, Any] | None = None,
     ) -> None:
         self.scheduler, self.store = scheduler, store
         if state is not None:
             scheduler.load_state_dict(state)
         self.paused: dict[int, Trial] = {}
         self.told: set[int] = set()
+        finished: dict[int, Trial] = {}
         for trial in stored:
             if trial.finished:
                 self.told.add(trial.id)
+                finished[trial.id] = trial
             if trial.status == PAUSED:
                 self.paused[trial.id] = trial
         self.spent: float = 0  # budget units trained in this run, trials trained again included
-        self._starts: dict[int, float] = {}  # trial -> the budget its running job started from
+        # trial -> (budget, from_budget) of its job in flight, and the answers its reports got
+        self.jobs: dict[int, tuple[Any, Any]] = {}
+        self.answers: dict[int, dict[Any, str]] = {}
+        for key, (budget, start, answers) in (jobs or {}).items():
+            trial_id = int(key)
+            if trial_id in finished:  # (a row failed on resume: crashed, rerun_interrupted=False)
+                if finished[trial_id].status == FAILED:
+                    self.scheduler.failed(trial_id)
+                continue
+            self.jobs[trial_id] = (budget, start)
+            self.answers[trial_id] = {b: d for b, d in answers}
         self._said_restart = False
 
     def next_assignment(self, allow_new: bool) -> Assignment | None:
@@ -139,8 +167,7 @@ class ScheduledRun:
     def started(self, trial: int, assignment: Assignment) -> None:
         """``assignment`` became new trial ``trial``."""
         self.scheduler.started(trial, assignment)
-        self._starts[trial] = 0
-        self.save()
+        self._job(trial, assignment.budget, 0)
 
     def promote(self, assignment: Assignment) -> Trial:
         """The paused trial ``assignment`` promotes (it is trained again from scratch)."""
@@ -156,18 +183,34 @@ class ScheduledRun:
                 assignment.budget,
             )
             self._said_restart = True
-        self._starts[trial.id] = 0
-        self.save()
+        self._job(trial.id, assignment.budget, assignment.from_budget)
         return trial
 
+    def _job(self, trial: int, budget: Any, start: Any) -> None:
+        self.jobs[trial] = (budget, start)
+        self.answers[trial] = {}
+        self.save()
+
+    def rerun(self, trial: int) -> tuple[Any, Any] | None:
+        """``(budget, decided)`` of the job ``trial`` had in flight when the last run stopped
+        (``decided``: the budget its reports were decided up to before that job); None when
+        the scheduler gave it none (the store's row says what to run)."""
+        return self.jobs.get(trial)
+
     def decide(self, trial: int, budget: Any, value: float) -> str:
-        """The scheduler's answer to ``trial`` having reached ``budget`` with ``value``."""
-        return self.scheduler.report(trial, budget, value)
+        """The scheduler's answer to ``trial`` having reached ``budget`` with ``value``. A job
+        re-run after a kill gets the answers its reports got before it, from the store: the
+        scheduler hears each (trial, budget) once, as in a run never stopped."""
+        answers = self.answers.setdefault(trial, {})
+        if budget not in answers:
+            answers[budget] = self.scheduler.report(trial, budget, value)
+        return answers[budget]
 
     def finished(self, trial: Trial) -> bool:
         """Book the end of ``trial``'s job; whether the strategy should hear of it now (the
         first time one of its jobs ends, as :func:`~.schedulers.simulate` tells it)."""
-        start = self._starts.pop(trial.id, 0)
+        start = self.jobs.pop(trial.id, (None, 0))[1]
+        self.answers.pop(trial.id, None)
         self.spent += max(0, (trial.budget or start) - start)
         if trial.status == FAILED:
             self.scheduler.failed(trial.id)
@@ -179,9 +222,15 @@ class ScheduledRun:
         return first
 
     def save(self) -> None:
-        """Write the scheduler's state to the store (every decision changes it)."""
-        if self.store is not None:
-            self.store.set_meta(STATE_KEY, self.scheduler.state_dict())
+        """Write the scheduler's state and the jobs in flight to the store, in one
+        transaction (every decision changes them)."""
+        if self.store is None:
+            return
+        jobs = {
+            str(t): [budget, start, sorted(self.answers.get(t, {}).items())]
+            for t, (budget, start) in sorted(self.jobs.items())
+        }
+        self.store.set_meta_all({STATE_KEY: self.scheduler.state_dict(), JOBS_KEY: jobs})
 
 
 def scheduled_run(scheduler: Scheduler | None, store: Any) -> ScheduledRun | None:
@@ -190,5 +239,5 @@ def scheduled_run(scheduler: Scheduler | None, store: Any) -> ScheduledRun | Non
     earlier run loaded (a resume), or None without a scheduler."""
     if scheduler is None:
         return None
-    state = store.meta().get(STATE_KEY)
-    return ScheduledRun(scheduler, store, store.trials(), state)
+    meta = store.meta()
+    return ScheduledRun(scheduler, store, store.trials(), meta.get(STATE_KEY), meta.get(JOBS_KEY))

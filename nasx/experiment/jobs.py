@@ -23,7 +23,7 @@ from typing import Any
 
 from nasx.trial import FAILED, TrialStatus
 
-__all__ = ["Job", "TrialResult", "TrialStarted", "WeightsSpec", "WorkerSetupFailed"]
+__all__ = ["DecisionError", "Job", "Report", "TrialResult", "TrialStarted", "WeightsSpec", "WorkerSetupFailed"]
 
 
 @dataclass(frozen=True)
@@ -148,6 +148,25 @@ class TrialStarted:
     """A worker's word that trial ``id``'s own work began (its timeout counts from here)."""
 
     id: int
+
+
+@dataclass(frozen=True)
+class Report:
+    """A worker's question to the experiment's scheduler: trial ``id`` reached ``budget`` with
+    ``value``; the worker waits for the answer (a decision: ``'continue'``, ``'pause'``, ...).
+
+    >>> Report(3, 1, 0.5)
+    Report(id=3, budget=1, value=0.5)
+    """
+
+    id: int
+    budget: int | float
+    value: float
+
+
+class DecisionError(RuntimeError):
+    """The answer to a :class:`Report` when the scheduler raised: the trial raises it (and
+    fails with its text), as a trial deciding in the experiment's own process would."""
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ It knows the store, the executor and the strategy only by the few methods it cal
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import logging
 import threading
@@ -296,7 +297,10 @@ class TrialLoop:
                 if not self._fill_scheduled(elapsed):
                     return
                 continue
-            trial = self._restart(queue.pop(0)) if queue else self._propose()
+            if queue:
+                self._rerun(queue.pop(0))
+                continue
+            trial = self._propose()
             if trial is not None:
                 self._submit(trial, budget=trial.budget)
 
@@ -313,25 +317,41 @@ class TrialLoop:
                 )
             return False
         if assignment.trial is not None:  # a promotion, trained again from scratch
-            trial = self.scheduler.promote(assignment)
-            self.book.unfinished[trial.id] = trial
-            self.book.set_status(trial, RUNNING)
-            trial.start_time, trial.error = time.time(), None
-            trial.budget = assignment.budget  # while it runs: the budget it trains towards
-            self.store.update(trial)
+            with self._atomic():  # the row and the scheduler's job: both or neither
+                trial = self.scheduler.promote(assignment)
+                self.book.unfinished[trial.id] = trial
+                self.book.set_status(trial, RUNNING)
+                trial.start_time, trial.error = time.time(), None
+                trial.budget = assignment.budget  # while it runs: the budget it trains towards
+                self.store.update(trial)
             self._submit(trial, assignment.budget, decided=assignment.from_budget, promoted=True)
             return True
         sample = assignment.arch if assignment.arch is not None else self.strategy.propose()
         if sample is None:
             self._exhausted = True  # the assignment is dropped; promotions only from now on
             return True
-        fresh = self._new_trial(sample)
+        with self._atomic():
+            fresh = self._new_trial(sample)
+            if fresh is not None:
+                self.scheduler.started(fresh.id, assignment)
+                fresh.budget = assignment.budget  # as above
+                self.store.update(fresh)
         if fresh is not None:
-            self.scheduler.started(fresh.id, assignment)
-            fresh.budget = assignment.budget  # as above; resumed, an interrupted trial reruns it
-            self.store.update(fresh)
             self._submit(fresh, assignment.budget)
         return True
+
+    def _atomic(self) -> Any:
+        """The store's transaction (``TrialStore.atomic``): a trial's row and the scheduler's
+        state written together, so a run killed between them resumes consistent."""
+        atomic = getattr(self.store, "atomic", None)
+        return atomic() if atomic is not None else contextlib.nullcontext()
+
+    def _rerun(self, trial: Trial) -> None:
+        """Run an interrupted trial again: at its job's budget, its reports answered as before
+        the interruption (a scheduler's :meth:`~ScheduledRun.rerun`), else at its row's."""
+        job = None if self.scheduler is None else self.scheduler.rerun(trial.id)
+        budget, decided = job if job is not None else (trial.budget, 0)
+        self._submit(self._restart(trial), budget, decided=decided)
 
     def _restart(self, trial: Trial) -> Trial:
         _log.info("re-running interrupted trial %d", trial.id)
@@ -429,7 +449,9 @@ class TrialLoop:
                 f.write(result.log)
         self.book.set_status(trial, result.status)
         result.apply_to(trial)
-        self.store.update(trial)
+        with self._atomic():  # the row and the scheduler's bookkeeping of the job's end
+            self.store.update(trial)
+            first = self.scheduler is None or self.scheduler.finished(trial)
         # Finished only once stored: a stop before this line stores it as interrupted instead.
         del self.book.unfinished[trial.id]
         self.in_flight.discard(trial.id)
@@ -439,7 +461,7 @@ class TrialLoop:
             self.on_finished(trial)
         if trial.status == FAILED:
             _log.warning("trial %d failed: %s", trial.id, (trial.error or "").splitlines()[0])
-        if self.scheduler is not None and not self.scheduler.finished(trial):
+        if not first:
             return trial  # a promoted trial: the strategy and the display heard of it already
         self.strategy.tell(as_seen(trial))
         self.progress.trial_finished(trial)

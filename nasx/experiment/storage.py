@@ -207,9 +207,29 @@ class TrialStore:
     def set_meta_all(self, meta: dict[str, Any]) -> None:
         """Write every key of ``meta`` in one transaction: a kill leaves all of them or none."""
         rows = [(key, json.dumps(value)) for key, value in meta.items()]
+        with self.atomic():
+            self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", rows)
+
+    @contextlib.contextmanager
+    def atomic(self) -> Iterator[None]:
+        """The writes made in the block are one transaction: a kill leaves all of them or none
+        (a trial's row and the scheduler state that knows of it). Inside another ``atomic``
+        block it joins the outer transaction.
+
+            >>> import tempfile
+            >>> store = TrialStore.create(tempfile.mkdtemp(), {'kind': 'multi-trial'})
+            >>> with store.atomic():
+            ...     store.add(Trial(0, {'k': 3}, 'running')); store.set_meta('note', 1)
+            >>> len(store.trials()), store.meta()['note']
+            (1, 1)
+            >>> store.close()
+        """
+        if self._db.in_transaction:
+            yield
+            return
         self._db.execute("BEGIN")
         try:
-            self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", rows)
+            yield
         except BaseException:
             self._db.execute("ROLLBACK")
             raise

@@ -1,10 +1,12 @@
 """Worker process of the local process pool: ``python -m nasx.experiment.worker FD PARENT_PID``.
 
 Receives one setup message (cloudpickled builder, evaluator, thread count) on the socket ``FD``,
-then runs jobs one at a time (:class:`~nasx.experiment.jobs.Job`): with a trial timeout
-(setup's ``announce_start``) it says :class:`~nasx.experiment.jobs.TrialStarted` as a job
-begins (timeouts count from there, not from a worker start-up that can take seconds); it sends
-each result back. While
+then its options (``{'decides': bool}``), then runs jobs one at a time
+(:class:`~nasx.experiment.jobs.Job`): with a trial timeout (setup's ``announce_start``) it says
+:class:`~nasx.experiment.jobs.TrialStarted` as a job begins (timeouts count from there, not from
+a worker start-up that can take seconds); with a multi-fidelity scheduler (``decides``) each
+``report(value)`` of the trial sends a :class:`~nasx.experiment.jobs.Report` and waits for the
+scheduler's answer, so a pruned trial stops at that report; it sends each result back. While
 a trial runs, the process's stdout and stderr (file descriptors 1 and 2, so C-level output too)
 go to the trial's log file.
 """
@@ -16,7 +18,9 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from multiprocessing.connection import Connection
+from typing import Any
 
 
 def _exit_when_orphaned(parent: int) -> None:
@@ -25,6 +29,24 @@ def _exit_when_orphaned(parent: int) -> None:
         if os.getppid() != parent:
             os._exit(1)
         time.sleep(1.0)
+
+
+def _asking(conn: Connection) -> Callable[[int, Any, float], str]:
+    """A trial's ``decide``: ask the experiment's scheduler over ``conn`` and wait for its
+    answer (the experiment answers while it waits for results)."""
+    from nasx.experiment.jobs import DecisionError, Report
+
+    def decide(trial: int, budget: Any, value: float) -> str:
+        conn.send(Report(trial, budget, value))
+        try:
+            answer = conn.recv()
+        except EOFError:  # the experiment closed the pool while this trial ran: stop here
+            raise SystemExit(0) from None
+        if isinstance(answer, DecisionError):  # the scheduler raised: the trial fails with it
+            raise answer
+        return str(answer)
+
+    return decide
 
 
 def _run(conn: Connection, parent: int) -> None:
@@ -46,6 +68,7 @@ def _run(conn: Connection, parent: int) -> None:
         return
     builder, evaluator = setup["builder"], setup["evaluator"]
     announce_start = setup.get("announce_start", True)
+    decide = _asking(conn) if conn.recv().get("decides") else None
     saved = os.dup(1), os.dup(2)
     while True:
         try:
@@ -63,7 +86,7 @@ def _run(conn: Connection, parent: int) -> None:
         if announce_start:
             conn.send(TrialStarted(job.id))  # the trial's own work (and its timeout) begin now
         try:
-            result = run_trial(builder, evaluator, job)
+            result = run_trial(builder, evaluator, job, decide)
         finally:
             if log_path:
                 sys.stdout.flush()
