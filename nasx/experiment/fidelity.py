@@ -47,8 +47,10 @@ __all__ = ["JOBS_KEY", "STATE_KEY", "ScheduledRun", "check_scheduler", "schedule
 
 #: the meta key of ``nasx.db`` that holds the scheduler's ``state_dict`` (JSON)
 STATE_KEY = "scheduler_state"
-#: the meta key of ``nasx.db`` that holds the jobs in flight: ``{trial: [budget, from_budget,
-#: [[budget reached, decision], ...]]}`` (the answers its reports got so far)
+#: the meta key of ``nasx.db`` that holds the jobs in flight, ``{'jobs': {trial: [budget,
+#: from_budget, [[budget reached, decision], ...]]}}`` (the answers its reports got so far),
+#: and ``'promotions'`` waiting for their trial's pausing job to end
+#: (:meth:`ScheduledRun.next_assignment`)
 JOBS_KEY = "scheduler_jobs"
 
 #: the executions whose workers send each report to the scheduler and wait for its answer
@@ -150,19 +152,42 @@ class ScheduledRun:
         # trial -> (budget, from_budget) of its job in flight, and the answers its reports got
         self.jobs: dict[int, tuple[Any, Any]] = {}
         self.answers: dict[int, dict[Any, str]] = {}
-        for key, (budget, start, answers) in (jobs or {}).items():
+        # promotions of trials whose pausing job had not ended yet (see next_assignment)
+        self.promotions: list[Assignment] = [
+            Assignment(trial, budget, start, bracket)
+            for trial, budget, start, bracket in (jobs or {}).get("promotions", [])
+        ]
+        for key, (budget, start, answers) in (jobs or {}).get("jobs", {}).items():
             trial_id = int(key)
             if trial_id in finished:  # (a row failed on resume: crashed, rerun_interrupted=False)
                 if finished[trial_id].status == FAILED:
                     self.scheduler.failed(trial_id)
+                    self.promotions = [a for a in self.promotions if a.trial != trial_id]
                 continue
             self.jobs[trial_id] = (budget, start)
             self.answers[trial_id] = {b: d for b, d in answers}
         self._said_restart = False
 
     def next_assignment(self, allow_new: bool) -> Assignment | None:
-        """The scheduler's next assignment (:meth:`Scheduler.assign`)."""
-        return self.scheduler.assign(new_trials=allow_new)
+        """The scheduler's next assignment (:meth:`Scheduler.assign`).
+
+        With several trials in flight the scheduler may promote a trial whose job it told to
+        pause before that job's result came back: such a promotion waits (in order, and stored
+        with the jobs) until the trial is paused in the store, and the worker gets the next
+        assignment meanwhile (ASHA's workers never wait).
+        """
+        # (one whose job ended otherwise than paused will never be: dropped)
+        self.promotions = [
+            a for a in self.promotions if a.trial in self.paused or a.trial in self.jobs
+        ]
+        for i, waiting in enumerate(self.promotions):
+            if waiting.trial in self.paused:
+                return self.promotions.pop(i)
+        while True:
+            assignment = self.scheduler.assign(new_trials=allow_new)
+            if assignment is None or assignment.trial is None or assignment.trial in self.paused:
+                return assignment
+            self.promotions.append(assignment)  # its pausing job is still in flight
 
     def started(self, trial: int, assignment: Assignment) -> None:
         """``assignment`` became new trial ``trial``."""
@@ -214,6 +239,7 @@ class ScheduledRun:
         self.spent += max(0, (trial.budget or start) - start)
         if trial.status == FAILED:
             self.scheduler.failed(trial.id)
+            self.promotions = [a for a in self.promotions if a.trial != trial.id]
         elif trial.status == PAUSED:
             self.paused[trial.id] = trial
         self.save()
@@ -227,8 +253,11 @@ class ScheduledRun:
         if self.store is None:
             return
         jobs = {
-            str(t): [budget, start, sorted(self.answers.get(t, {}).items())]
-            for t, (budget, start) in sorted(self.jobs.items())
+            "jobs": {
+                str(t): [budget, start, sorted(self.answers.get(t, {}).items())]
+                for t, (budget, start) in sorted(self.jobs.items())
+            },
+            "promotions": [[a.trial, a.budget, a.from_budget, a.bracket] for a in self.promotions],
         }
         self.store.set_meta_all({STATE_KEY: self.scheduler.state_dict(), JOBS_KEY: jobs})
 

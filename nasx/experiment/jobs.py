@@ -23,7 +23,15 @@ from typing import Any
 
 from nasx.trial import FAILED, TrialStatus
 
-__all__ = ["DecisionError", "Job", "Report", "TrialResult", "TrialStarted", "WeightsSpec", "WorkerSetupFailed"]
+__all__ = [
+    "DecisionError",
+    "Job",
+    "Report",
+    "TrialResult",
+    "TrialStarted",
+    "WeightsSpec",
+    "WorkerSetupFailed",
+]
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,12 @@ its result) is recorded as failed with one ``WorkerDied`` error saying which
 (:func:`ray_failure`), and the experiment goes on with the other trials. Trials in flight when
 the experiment's own process dies are re-run when it is resumed, as with the process pool.
 
+With a multi-fidelity scheduler (``executor.decide``, set by the trial loop) each
+``report(value)`` of a trial asks the experiment through a small async actor on the
+experiment's node (:class:`DecisionBox`) and waits for the answer; :meth:`RayExecutor.wait`
+wakes on a question as it wakes on a result and answers it with ``decide``, so a pruned trial
+stops at that report, as in the process pool.
+
 Each trial asks Ray for ``resources`` (``{'num_cpus': 1}`` by default; ``{'num_gpus': 1}`` gives
 a trial one GPU of its own, which Ray exposes through ``CUDA_VISIBLE_DEVICES``), so Ray places at
 most as many trials on a node as its resources allow, and ``capacity`` caps the trials in flight.
@@ -25,16 +31,18 @@ most as many trials on a node as its resources allow, and ``capacity`` caps the 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from nasx.trial import failure
 
-from .jobs import Job, TrialResult
+from .jobs import DecisionError, Job, TrialResult
 from .runner import run_trial
 
 _log = logging.getLogger("nasx.experiment")
@@ -46,13 +54,73 @@ CLOCK_POLL_S = 0.5
 RESOURCE_KEYS = ("num_cpus", "num_gpus", "memory", "resources", "accelerator_type")
 
 
-def _run_remote(builder: Any, evaluator: Any, job: Job, started: Any = None) -> TrialResult:
+def _run_remote(
+    builder: Any, evaluator: Any, job: Job, started: Any = None, box: Any = None
+) -> TrialResult:
     if started is not None:  # trial_timeout counts from here: not the queueing, nor a cold start
         try:
             started.put_nowait(job.id)
         except Exception:  # noqa: BLE001 - the clock's actor is gone: submission time stands
             pass
-    return run_trial(builder, evaluator, job)
+    return run_trial(builder, evaluator, job, None if box is None else asking(box))
+
+
+def asking(box: Any) -> Callable[[int, Any, float], str]:
+    """A Ray task's ``decide``: ask the experiment through ``box`` (a :class:`DecisionBox`
+    actor) and wait for its answer."""
+    import ray
+
+    def decide(trial: int, budget: Any, value: float) -> str:
+        answer = ray.get(box.ask.remote(trial, budget, value))
+        if isinstance(answer, DecisionError):  # the scheduler raised: the trial fails with it
+            raise answer
+        return str(answer)
+
+    return decide
+
+
+class DecisionBox:
+    """Where the reports of Ray tasks wait for the experiment's answers (run as an async Ray
+    actor, one per executor): a task's :meth:`ask` returns once the experiment has called
+    :meth:`answer` for its trial; the experiment collects the questions with :meth:`questions`,
+    which returns as soon as there is one (so its ``ray.wait`` wakes on a question).
+
+        >>> import asyncio
+        >>> async def one_round():
+        ...     box = DecisionBox()
+        ...     task = asyncio.ensure_future(box.ask(3, 1, 0.5))  # a trial's report
+        ...     asked = await box.questions()
+        ...     await box.answer(3, 'prune')
+        ...     return asked, await task
+        >>> asyncio.run(one_round())
+        ([(3, 1, 0.5)], 'prune')
+    """
+
+    def __init__(self) -> None:
+        self._asked: list[tuple[int, Any, float]] = []
+        self._waiting: dict[int, asyncio.Future[Any]] = {}  # trial -> its answer, to come
+        self._any = asyncio.Event()
+
+    async def ask(self, trial: int, budget: Any, value: float) -> Any:
+        """Trial ``trial`` reached ``budget`` with ``value``: the experiment's answer."""
+        answer = asyncio.get_running_loop().create_future()
+        self._waiting[trial] = answer
+        self._asked.append((trial, budget, value))
+        self._any.set()
+        return await answer
+
+    async def questions(self) -> list[tuple[int, Any, float]]:
+        """The questions asked since the last call, once there is at least one."""
+        await self._any.wait()
+        asked, self._asked = self._asked, []
+        self._any.clear()
+        return asked
+
+    async def answer(self, trial: int, decision: Any) -> None:
+        """Answer ``trial``'s question (ignored when its task is gone: cancelled, timed out)."""
+        waiting = self._waiting.pop(trial, None)
+        if waiting is not None and not waiting.done():
+            waiting.set_result(decision)
 
 
 def check_resources(resources: dict[str, Any] | None) -> dict[str, Any]:
@@ -207,6 +275,11 @@ class RayExecutor:
         if trial_timeout is not None:
             queue = optional_import("ray.util.queue", "ray", "execution='ray'")
             self._clock = queue.Queue(actor_options={"num_cpus": 0})
+        #: a multi-fidelity scheduler's answer to each report (:func:`run_trial`'s ``decide``),
+        #: set by the trial loop; the trials ask it through the :class:`DecisionBox` actor
+        self.decide: Any = None
+        self._box: Any = None  # the DecisionBox actor, made at the first submission
+        self._asked: Any = None  # the box's pending questions() call, while trials run
 
     @property
     def busy(self) -> int:
@@ -215,7 +288,11 @@ class RayExecutor:
     def submit(self, job: Job) -> None:
         # Remote machines cannot reach our log file nor the workdir: the log and the weights
         # come back in the result instead.
-        ref = self._task.remote(self._builder, self._evaluator, job.remote(), self._clock)
+        if self.decide is not None and self._box is None:
+            self._box = self._decision_box()
+        ref = self._task.remote(
+            self._builder, self._evaluator, job.remote(), self._clock, self._box
+        )
         self._pending[ref] = job
         self._submitted[ref] = time.monotonic()
 
@@ -229,10 +306,18 @@ class RayExecutor:
             if len(began) < len(self._pending):
                 due = min(due, CLOCK_POLL_S)  # look again for trials that begin meanwhile
             timeout = max(0.0, due if timeout is None else min(timeout, due))
-        ready, rest = self._ray.wait(list(self._pending), num_returns=1, timeout=timeout)
+        refs = list(self._pending)
+        if self._box is not None:  # wake on a trial's question as on its result
+            if self._asked is None:
+                self._asked = self._box.questions.remote()
+            refs.append(self._asked)
+        ready, rest = self._ray.wait(refs, num_returns=1, timeout=timeout)
         if ready and rest:  # collect whatever else is done, without waiting
             more, _ = self._ray.wait(rest, num_returns=len(rest), timeout=0)
             ready += more
+        if self._asked is not None and self._asked in ready:
+            ready.remove(self._asked)
+            self._answer_questions()
         results = []
         for ref in ready:
             job = self._pending.pop(ref)
@@ -262,6 +347,41 @@ class RayExecutor:
                 )
         return results
 
+    def _decision_box(self) -> Any:
+        """A :class:`DecisionBox` actor on this process's node (it lives as long as we do)."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        here = self._ray.get_runtime_context().get_node_id()
+        return (
+            self._ray.remote(DecisionBox)
+            .options(
+                num_cpus=0,
+                max_concurrency=1000,  # every trial in flight waits in ask() at once
+                scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=True),
+            )
+            .remote()
+        )
+
+    def _answer_questions(self) -> None:
+        """Answer the questions the box collected with ``decide`` (those of trials still
+        pending: a cancelled trial's question is dropped)."""
+        asked, self._asked = self._asked, None
+        try:
+            questions = self._ray.get(asked)
+        except Exception:  # noqa: BLE001 - its node died: its trials fail; start a new box
+            _log.warning("the Ray actor answering trials' reports was lost; starting another")
+            self._box = self._decision_box()
+            return
+        running = {job.id for job in self._pending.values()}
+        for trial, budget, value in questions:
+            if trial not in running:
+                continue
+            try:  # the scheduler's error fails the trial, as in the sequential executor
+                answer: Any = self.decide(trial, budget, value)
+            except Exception as e:  # noqa: BLE001 - sent to the trial, which raises it
+                answer = DecisionError(f"{type(e).__name__}: {e}")
+            self._box.answer.remote(trial, answer)
+
     def _note_starts(self) -> None:
         """Record when each trial that said it began was first seen to have begun."""
         if self._clock is None:
@@ -289,6 +409,9 @@ class RayExecutor:
         self._pending.clear()
         self._submitted.clear()
         self._began.clear()
+        if self._box is not None:
+            self._ray.kill(self._box)
+            self._box = self._asked = None
         if self._clock is not None:
             try:
                 self._clock.shutdown()

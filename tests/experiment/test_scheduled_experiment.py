@@ -147,15 +147,6 @@ def test_a_scheduler_is_refused_by_name_where_it_cannot_run(tmp_path):
         NasExperiment(SmallNet(), TableEvaluator(), DARTS(), workdir=tmp_path, scheduler=ASHA())
     with pytest.raises(TypeError, match="must be a nasx.experiment.schedulers.Scheduler"):
         NasExperiment(SmallNet(), TableEvaluator(), Random(), workdir=tmp_path, scheduler="asha")
-    with pytest.raises(NotImplementedError, match="execution='sequential'"):
-        NasExperiment(
-            SmallNet(),
-            TableEvaluator(),
-            Random(),
-            workdir=tmp_path,
-            scheduler=ASHA(),
-            max_concurrent_trials=2,
-        )
 
 
 class StopsAfter(TableEvaluator):
