@@ -169,5 +169,5 @@ if __name__ == "__main__":
     if kill_at > 0:
         _kill_at_write(kill_at)
     print("ready", flush=True)
-    experiment(workdir, journal, execution, seconds=0.02, resume=True).run()
+    experiment(workdir, journal, execution, seconds=0.05, resume=True).run()
     print("done", flush=True)
