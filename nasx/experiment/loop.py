@@ -237,8 +237,8 @@ class TrialLoop:
         self._next_id: int | None = None  # asked of the store once per run, then counted here
         self._rejections_in_a_row = 0
         self.scheduler = scheduler
-        if scheduler is not None:  # its decisions reach the trial in this process
-            # (the SequentialExecutor's hook: NasExperiment refuses a scheduler with any other)
+        if scheduler is not None:  # every executor answers its trials' reports with it
+            # (in this process, or asked from a worker or a Ray task: execution.py)
             cast(Any, executor).decide = scheduler.decide
         self._exhausted = False  # the strategy proposed None: with a scheduler, promotions go on
 
