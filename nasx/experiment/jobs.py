@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from nasx._errors import NasxError
 from nasx.trial import FAILED, TrialStatus
 
 __all__ = [
@@ -172,7 +173,7 @@ class Report:
     value: float
 
 
-class DecisionError(RuntimeError):
+class DecisionError(NasxError, RuntimeError):
     """The answer to a :class:`Report` when the scheduler raised: the trial raises it (and
     fails with its text), as a trial deciding in the experiment's own process would."""
 
