@@ -68,7 +68,9 @@ def _run_remote(
 def asking(box: Any) -> Callable[[int, Any, float], str]:
     """A Ray task's ``decide``: ask the experiment through ``box`` (a :class:`DecisionBox`
     actor) and wait for its answer."""
-    import ray
+    from nasx._optional import optional_import
+
+    ray = optional_import("ray", "ray", "execution='ray'")
 
     def decide(trial: int, budget: Any, value: float) -> str:
         answer = ray.get(box.ask.remote(trial, budget, value))
@@ -349,15 +351,16 @@ class RayExecutor:
 
     def _decision_box(self) -> Any:
         """A :class:`DecisionBox` actor on this process's node (it lives as long as we do)."""
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+        from nasx._optional import optional_import
 
+        strategies = optional_import("ray.util.scheduling_strategies", "ray", "execution='ray'")
         here = self._ray.get_runtime_context().get_node_id()
         return (
             self._ray.remote(DecisionBox)
             .options(
                 num_cpus=0,
                 max_concurrency=1000,  # every trial in flight waits in ask() at once
-                scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=True),
+                scheduling_strategy=strategies.NodeAffinitySchedulingStrategy(here, soft=True),
             )
             .remote()
         )
