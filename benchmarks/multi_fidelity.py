@@ -151,11 +151,7 @@ def run_optuna(
         if sampler_name == "Random"
         else optuna.samplers.TPESampler(seed=seed)
     )
-    # a fixed study name: HyperbandPruner picks each trial's bracket from a hash of the study's
-    # name, which Optuna otherwise draws at random (the reference would move between runs)
-    study = optuna.create_study(
-        study_name=f"nasx-bench-{seed}", direction="maximize", sampler=sampler, pruner=pruner
-    )
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=pruner)
     space = curves.search_space()
     sign = 1.0 if curves.direction == "maximize" else -1.0
     history: list[tuple[int, float]] = []
