@@ -9,20 +9,23 @@ from __future__ import annotations
 import logging
 
 import pytest
+import pytorch_lightning as pl
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, TensorDataset
 
-from nasx.evaluator import FunctionalEvaluator
+from nasx.evaluator import Classification, FunctionalEvaluator
 from nasx.evaluator.checkpoint import Checkpoint, saved_budgets
 from nasx.experiment import NasExperiment
 from nasx.experiment import experiment as experiment_module
 from nasx.experiment.fidelity import ScheduledRun, can_continue
 from nasx.experiment.jobs import Job
-from nasx.experiment.runner import run_trial
+from nasx.experiment.runner import ModelBuilder, run_trial
 from nasx.experiment.schedulers import ASHA, Hyperband, simulate
 from nasx.experiment.storage import load_trials
+from nasx.space import ModelSpace, choice
+from nasx.strategy import GridSearch
 
 from .helpers import ProcessDeath
 from .test_scheduled_experiment import CURVES, OUTCOME, FromList, Net, TableEvaluator
@@ -367,3 +370,62 @@ def test_the_budget_spent_counts_only_the_continued_part(tmp_path):
     run.finished(Trial(0, {}, "paused", intermediates=[0.5, 0.6, 0.7], budget=3))
     assert run.spent - spent == 3 - 1
     store.close()
+
+
+# ----------------------------------------------------------------- Classification in a search
+class Widths(ModelSpace):
+    def __init__(self):
+        super().__init__()
+        width = choice("width", [2, 4, 8, 16])
+        self.net = nn.Sequential(
+            nn.Linear(3, width), nn.ReLU(), nn.Dropout(0.2), nn.Linear(width, 2)
+        )
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class CountBatches(pl.Callback):
+    """Counts training batches in a class attribute (each trial trains a deep copy)."""
+
+    batches = 0
+
+    def on_train_batch_end(self, *args):
+        CountBatches.batches += 1
+
+
+def test_classification_in_a_search_trains_a_promotion_from_b_to_B_only(tmp_path):
+    data = _data()  # 48 samples, batches of 8: 6 per epoch
+    evaluator = Classification(
+        learning_rate=0.05,
+        train_dataloaders=data,
+        val_dataloaders=DataLoader(data.dataset, batch_size=48),
+        accelerator="cpu",
+        callbacks=[CountBatches()],
+    )
+    CountBatches.batches = 0
+    exp = NasExperiment(
+        Widths(),
+        evaluator,
+        GridSearch(shuffle=False),
+        workdir=tmp_path,
+        progress=False,
+        seed=11,
+        max_trials=3,
+        scheduler=ASHA(1, 3, eta=3),
+    )
+    exp.run()
+    trials = exp.trials()
+    # by hand: 3 trials of 1 epoch, the best promoted 1 -> 3: 3 + 2 epochs, not 3 + 3
+    assert sorted(t.budget for t in trials) == [1, 1, 3]
+    assert CountBatches.batches == (3 + 2) * 6
+    (promoted,) = [t for t in trials if t.budget == 3]
+    assert len(promoted.intermediates) == 3 and promoted.status == "succeeded"
+    # the same trial trained 3 epochs at once, seeded as the experiment seeds it
+    whole = run_trial(
+        ModelBuilder.from_space(Widths()),
+        evaluator,
+        Job(promoted.id, promoted.arch, seed=11 + promoted.id, budget=3),
+    )
+    assert (whole.metric, whole.intermediates) == (promoted.metric, promoted.intermediates)
+    assert not _folder(tmp_path, promoted.id).exists()  # complete: its checkpoint went
