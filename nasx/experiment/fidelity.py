@@ -159,6 +159,7 @@ class ScheduledRun:
         # trial -> (the budget its running job starts from, decided up to, curve before it)
         self._starts: dict[int, tuple[Any, Any, list[float]]] = {}
         self._said_restart = False
+        self._drop_unpromotable()  # a run killed before it deleted them
 
     def next_assignment(self, allow_new: bool) -> Assignment | None:
         """The scheduler's next assignment (:meth:`Scheduler.assign`)."""
@@ -226,6 +227,7 @@ class ScheduledRun:
             self.paused[trial.id] = trial
         self.save()
         self._tidy(trial)
+        self._drop_unpromotable()
         first = trial.id not in self.told
         self.told.add(trial.id)
         return first
@@ -270,6 +272,17 @@ class ScheduledRun:
             budget,
             name,
         )
+
+    def _drop_unpromotable(self) -> None:
+        """The paused trials the scheduler will never promote (a synchronous rung promoted
+        others) lose their checkpoints, and leave :attr:`paused`."""
+        if type(self.scheduler).promotable is Scheduler.promotable:
+            return  # the default: any paused trial may be promoted (ASHA)
+        for trial in list(self.paused.values()):
+            if trial.budget is not None and not self.scheduler.promotable(trial.id, trial.budget):
+                del self.paused[trial.id]
+                if hasattr(self.store, "trial_dir"):
+                    shutil.rmtree(self._folder(trial.id), ignore_errors=True)
 
     def _tidy(self, trial: Trial) -> None:
         """After ``trial``'s job is stored: a paused trial keeps the checkpoint at the budget it

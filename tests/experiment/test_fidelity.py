@@ -154,6 +154,23 @@ def test_a_paused_trial_keeps_its_checkpoint_and_a_finished_one_none(tmp_path):
             assert not folder.exists()
 
 
+def test_a_trial_a_synchronous_rung_did_not_promote_loses_its_checkpoint(tmp_path):
+    evaluator = StopsAfter(30)  # mid-search: some rungs have promoted, others still fill
+    exp = _experiment(tmp_path, evaluator, Hyperband(1, 9, 3), 20)
+    evaluator.exp = exp
+    exp.run()
+    paused = [t for t in exp.trials() if t.status == "paused"]
+    never = [t for t in paused if not exp.scheduler.promotable(t.id, t.budget)]
+    assert never and len(never) < len(paused)  # both kinds are there
+    for t in paused:
+        kept = saved_budgets(_folder(tmp_path, t.id))
+        assert kept == ([] if t in never else [t.budget])
+    evaluator.exp = None
+    exp.run()  # to the end: the last brackets promote what they can, the rest is dropped
+    assert exp.stop_reason == "max_trials (20) reached"
+    assert not list(tmp_path.glob("trials/*/checkpoint"))
+
+
 def test_trials_aiming_at_the_maximum_budget_write_no_checkpoint(tmp_path):
     exp = _experiment(tmp_path, ContinuingTable(), ASHA(1, 9, eta=3, mode="stopping"), 12)
     exp.run()
