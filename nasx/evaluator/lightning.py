@@ -171,16 +171,29 @@ class _ReportValidationMetric(pl.Callback):
             self.report(float(value))
 
 
-class _RandomState(pl.Callback):
-    """Keeps the random generators' state in the trial's checkpoint (Lightning saves and loads
-    a callback's ``state_dict``): restored before the continued training's first epoch, the
-    data order and dropout masks are those of an uninterrupted training."""
+class _Continuation(pl.Callback):
+    """What a trial's checkpoint needs beyond Lightning's own.
+
+    The random generators' state (Lightning saves and loads a callback's ``state_dict``):
+    restored before the continued training's first epoch, the data order and dropout masks are
+    those of an uninterrupted training. And no hyperparameters: they serve only
+    ``load_from_checkpoint`` (the continued job builds its module from the evaluator), and
+    arbitrary objects among them (a loss class) would keep ``torch.load(...,
+    weights_only=True)`` from reading the checkpoint back.
+    """
 
     def state_dict(self) -> dict[str, Any]:
         return rng_state()
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         restore_rng_state(state_dict)
+
+    def on_save_checkpoint(
+        self, trainer: pl.Trainer, pl_module: pl.LightningModule, checkpoint: dict[str, Any]
+    ) -> None:
+        for owner in (pl.LightningModule, pl.LightningDataModule):
+            for key in ("NAME", "KEY", "TYPE"):
+                checkpoint.pop(getattr(owner, f"CHECKPOINT_HYPER_PARAMS_{key}"), None)
 
 
 def _has_val_dataloader(datamodule: pl.LightningDataModule | None) -> bool:
@@ -419,7 +432,7 @@ class Lightning(Evaluator):
             callbacks.append(_ReportValidationMetric(self.metric, report))
         fit_kwargs = dict(self.fit_kwargs)
         if checkpoint is not None:
-            callbacks.append(_RandomState())  # saved and restored with the checkpoint
+            callbacks.append(_Continuation())  # saved and restored with the checkpoint
             if checkpoint.resume_path is not None:  # a promotion: the epochs after it only
                 fit_kwargs.update(ckpt_path=checkpoint.resume_path, weights_only=True)
         with (

@@ -203,3 +203,24 @@ def test_a_training_stopped_early_saves_no_state_at_the_budget(tmp_path):
     ev = Lightning(_Module(), Trainer(accelerator="cpu", callbacks=[stop]), train, val)
     ev.evaluate(_net(0), budget=3, checkpoint=Checkpoint(str(tmp_path), 0, 3))
     assert saved_budgets(tmp_path) == []  # a state at 1 epoch is not one at 3
+
+
+class _WithObjectHparams(_Module):
+    """Hyperparameters holding a class: torch.load(weights_only=True) refuses such objects."""
+
+    def __init__(self, criterion=nn.CrossEntropyLoss):
+        super().__init__()
+        self.save_hyperparameters()
+
+
+def test_a_module_with_arbitrary_hyperparameters_continues_too(tmp_path):
+    train, val = _data()
+    ev = Lightning(_WithObjectHparams(), Trainer(accelerator="cpu"), train, val)
+    ev.evaluate(_net(0), budget=1, checkpoint=Checkpoint(str(tmp_path), 0, 1))
+    saved = torch.load(tmp_path / "budget-1.pt", weights_only=True)  # readable as it is
+    assert "hyper_parameters" not in saved and "callbacks" in saved
+    reports = []
+    ev.evaluate(
+        _net(0), report=reports.append, budget=2, checkpoint=Checkpoint(str(tmp_path), 1, 2)
+    )
+    assert len(reports) == 1
