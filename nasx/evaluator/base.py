@@ -6,6 +6,9 @@ Intermediate metrics, such as per-epoch validation accuracy, go to the ``report`
 An evaluator that declares an ``arch`` parameter (``evaluate(self, model, report=None, arch=None)``,
 or a plain function ``fn(model, arch)``) also receives the trial's arch dict; one that sets
 ``needs_model = False`` lets the experiment skip building the model (it then gets ``None``).
+With a multi-fidelity scheduler, one that declares ``budget`` trains that much (epochs by
+default), and one that declares ``checkpoint`` continues a promoted trial from the state it
+saved (:class:`~nasx.evaluator.checkpoint.Checkpoint`) instead of starting over.
 """
 
 from __future__ import annotations

@@ -258,7 +258,10 @@ class Lightning(Evaluator):
             fast as an eager loop (``benchmarks/retrain_step.py``); on a CPU it changes nothing.
 
     ``evaluate(model, report)`` returns the metric's value after the last validation run and sends
-    each validation run's value (one per epoch by default) to ``report``.
+    each validation run's value (one per epoch by default) to ``report``. With a multi-fidelity
+    scheduler (``NasExperiment(..., scheduler=ASHA(...))``) it trains ``budget`` epochs, and a
+    promoted trial continues from its Lightning checkpoint (``checkpoint``): only the epochs
+    after the budget it paused at are trained and reported (see :meth:`evaluate`).
 
     Example:
         >>> import torch, torch.nn.functional as F
