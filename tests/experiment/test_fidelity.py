@@ -446,3 +446,41 @@ def test_classification_in_a_search_trains_a_promotion_from_b_to_B_only(tmp_path
     )
     assert (whole.metric, whole.intermediates) == (promoted.metric, promoted.intermediates)
     assert not _folder(tmp_path, promoted.id).exists()  # complete: its checkpoint went
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("when", ["training", "writing"])
+def test_a_sigkill_mid_continuation_loses_neither_the_checkpoint_nor_a_decision(tmp_path, when):
+    """Real SIGKILLs (continuation_script.py): the checkpoint at b survives, the resumed run
+    continues from it, and the search ends as an uninterrupted one."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    want, whole = _whole(tmp_path)
+    root = Path(__file__).resolve().parents[2]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
+    }
+    script = [sys.executable, str(Path(__file__).with_name("continuation_script.py"))]
+    workdir = tmp_path / "killed"
+    killed = subprocess.run([*script, str(workdir), when], env=env, capture_output=True, text=True)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    (trial,) = [t for t in load_trials(workdir) if t.status == "running"]
+    start = len(trial.intermediates)  # the budget it was promoted from
+    folder = _folder(workdir, trial.id)
+    assert saved_budgets(folder) == [start]
+    leftovers = [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
+    assert len(leftovers) == (1 if when == "writing" else 0)  # a kill runs no cleanup
+
+    resumed = subprocess.run([*script, str(workdir), when], env=env, capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    trials = load_trials(workdir)
+    assert [(t.arch, t.budget, t.status, t.intermediates) for t in trials] == want
+    epochs = Path(f"{workdir}.epochs").read_text().split("\n")[:-1]
+    again = 1 if when == "training" else trial.budget - start  # what the kill cost
+    assert len(epochs) == len(whole.trained.epochs) + again
+    assert not list(workdir.glob("trials/*/checkpoint/*.tmp"))  # tidied once stored
