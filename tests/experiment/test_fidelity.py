@@ -484,3 +484,16 @@ def test_a_sigkill_mid_continuation_loses_neither_the_checkpoint_nor_a_decision(
     again = 1 if when == "training" else trial.budget - start  # what the kill cost
     assert len(epochs) == len(whole.trained.epochs) + again
     assert not list(workdir.glob("trials/*/checkpoint/*.tmp"))  # tidied once stored
+
+
+def test_a_cost_evaluator_passes_the_checkpoint_to_the_one_it_wraps(tmp_path):
+    seen = []
+
+    def fn(model, budget, checkpoint):
+        seen.append((budget, checkpoint.from_budget))
+        return 0.5
+
+    wrapped = FunctionalEvaluator(fn).with_cost((3,))
+    assert can_continue(wrapped) and not can_continue(FunctionalEvaluator(lambda m, budget: 1.0))
+    wrapped.evaluate(nn.Linear(3, 2), budget=3, checkpoint=Checkpoint(str(tmp_path), 1, 3))
+    assert seen == [(3, 1)]
