@@ -146,11 +146,14 @@ class ScheduledRun:
             scheduler.load_state_dict(state)
         self.paused: dict[int, Trial] = {}
         self.told: set[int] = set()
+        failed: list[int] = []
         for trial in stored:
             if trial.finished:
                 self.told.add(trial.id)
             if trial.status == PAUSED:
                 self.paused[trial.id] = trial
+            elif trial.status == FAILED:
+                failed.append(trial.id)
         self.spent: float = 0  # budget units trained in this run, trials trained again included
         self.evaluator = evaluator
         self.continues = (
@@ -159,7 +162,12 @@ class ScheduledRun:
         # trial -> (the budget its running job starts from, decided up to, curve before it)
         self._starts: dict[int, tuple[Any, Any, list[float]]] = {}
         self._said_restart = False
-        self._drop_unpromotable()  # a run killed before it deleted them
+        # checkpoints nothing will continue, left by a killed run or failed by the resume
+        # (an interrupted trial not re-run, one that crashed the process too often)
+        self._drop_unpromotable()
+        if hasattr(store, "trial_dir"):
+            for trial_id in failed:
+                shutil.rmtree(self._folder(trial_id), ignore_errors=True)
 
     def next_assignment(self, allow_new: bool) -> Assignment | None:
         """The scheduler's next assignment (:meth:`Scheduler.assign`)."""
@@ -299,7 +307,11 @@ class ScheduledRun:
         kept = Checkpoint(str(folder), budget=trial.budget).save_path
         for name in os.listdir(folder):  # old states and temporary files of a killed write
             path = os.path.join(folder, name)
-            if path != kept:
+            if path == kept:
+                continue
+            if os.path.isdir(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
                 os.unlink(path)
 
 

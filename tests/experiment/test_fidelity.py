@@ -281,6 +281,20 @@ def test_a_death_mid_continuation_keeps_the_checkpoint_it_started_from(tmp_path,
     assert lost > 0
 
 
+def test_a_trial_the_resume_does_not_rerun_loses_its_checkpoint(tmp_path):
+    evaluator = ContinuingTable(die="training")
+    with pytest.raises(ProcessDeath):
+        _experiment(tmp_path, evaluator, ASHA(1, 9, eta=3), 20).run()
+    (trial,) = [t for t in load_trials(tmp_path) if t.status == "running"]
+    assert saved_budgets(_folder(tmp_path, trial.id))
+    resumed = _experiment(
+        tmp_path, evaluator, ASHA(1, 9, eta=3), 20, resume=True, rerun_interrupted=False
+    )
+    resumed.run()
+    assert resumed.trials()[trial.id].status == "failed"  # Interrupted: nothing continues it
+    assert not _folder(tmp_path, trial.id).exists()
+
+
 # ----------------------------------------------------------------- a plain function continues
 def _data():
     g = torch.Generator().manual_seed(0)
