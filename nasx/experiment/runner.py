@@ -36,6 +36,7 @@ import torch.nn as nn
 
 from nasx._errors import NasxError
 from nasx.evaluator.base import ModelEvaluator, accepts_parameter, normalize_metric
+from nasx.evaluator.checkpoint import Checkpoint
 from nasx.evaluator.hparams import freeze_evaluator
 from nasx.evaluator.nni_report import reporting
 from nasx.trial import FAILED, PAUSED, PRUNED, SUCCEEDED, TrialStatus
@@ -82,13 +83,17 @@ def call_evaluator(
     report: Callable[[Any], None],
     arch: dict[str, Any] | None = None,
     budget: int | float | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> Any:
     """``evaluator.evaluate(model, report=...)``, or ``evaluator(model[, report=...])`` for a function.
 
-    ``arch=`` is passed too when the method or function declares an ``arch`` parameter, and
+    ``arch=`` is passed too when the method or function declares an ``arch`` parameter,
     ``budget=`` (how much to train: epochs by default; None: the evaluator's own full training)
-    when it declares a ``budget`` parameter. A budget given to an evaluator that declares none
-    is an error: it would train its full length and the scheduler's decisions would be wrong.
+    when it declares a ``budget`` parameter, and ``checkpoint=`` (a
+    :class:`~nasx.evaluator.checkpoint.Checkpoint`: continue from the state saved there, save
+    the state at ``budget``) when it declares a ``checkpoint`` parameter. A budget given to an
+    evaluator that declares none is an error: it would train its full length and the
+    scheduler's decisions would be wrong; so is a checkpoint to continue from.
 
     >>> call_evaluator(lambda model, arch: len(arch), None, print, arch={'a': 1, 'b': 2})
     2
@@ -113,6 +118,15 @@ def call_evaluator(
             f"the evaluator {evaluator!r} was given budget={budget!r} but declares no `budget` "
             "parameter; add one (evaluate(model, report=None, budget=None), or fn(model, budget)) "
             "to train that much"
+        )
+    if _declares(fn, "checkpoint"):
+        kwargs["checkpoint"] = checkpoint
+    elif checkpoint is not None and checkpoint.from_budget:
+        raise TypeError(
+            f"the evaluator {evaluator!r} was asked to continue from budget "
+            f"{checkpoint.from_budget} but declares no `checkpoint` parameter; add one "
+            "(evaluate(model, report=None, budget=None, checkpoint=None), or fn(model, budget, "
+            "checkpoint)) to continue from a checkpoint"
         )
     # any evaluator may use NNI's report functions (nasx.report_final_result ...) while it runs
     with reporting(report) as channel:
@@ -228,7 +242,7 @@ def _evaluate(
     with _evaluating(job.evaluating_mark):  # a death in here is the trial's crash
         model = builder(job.arch)
         trial_evaluator = freeze_evaluator(evaluator, job.hparams) if job.hparams else evaluator
-        value = call_evaluator(trial_evaluator, model, report, arch=job.arch, budget=job.budget)
+        value = call_evaluator(trial_evaluator, model, report, job.arch, job.budget, job.checkpoint)
     return model, value
 
 
@@ -249,9 +263,11 @@ def run_trial(
     one budget unit (an epoch), and ``decide(trial, budget reached, value)`` answers it; a
     ``'pause'`` or ``'prune'`` before ``job.budget`` stops the trial at once
     (:class:`TrialStopped`), and the result's status says how it ended (``'paused'``,
-    ``'pruned'``, else ``'succeeded'``). Units at or below ``job.decided_budget`` (a promoted
-    trial trained again from scratch) were decided before and are not asked again. An
-    evaluator that reported nothing is decided once, at ``job.budget``, with its metric.
+    ``'pruned'``, else ``'succeeded'``). A promoted trial continuing from its checkpoint at
+    ``job.from_budget`` reports only the units after it; one trained again from scratch
+    reports them all, and those at or below ``job.decided_budget`` were decided before and
+    are not asked again. An evaluator that reported nothing is decided once, at
+    ``job.budget``, with its metric.
 
         >>> def fn(model, budget, report):
         ...     for epoch in range(budget): report(0.1 * (epoch + 1))

@@ -188,6 +188,13 @@ class Scheduler(abc.ABC):
         """``value`` as a tuple where larger is better (see :func:`~.pareto.to_score`)."""
         return to_score(value, self.directions)
 
+    def promotable(self, trial: int, budget: Budget) -> bool:
+        """Whether ``trial``, paused at ``budget``, may still be promoted. True unless the
+        scheduler knows it never will be (a synchronous rung that promoted others): the
+        experiment then deletes the trial's checkpoint. An asynchronous scheduler (ASHA) may
+        promote any paused trial later, so it keeps the default."""
+        return True
+
 
 class RungScheduler(Scheduler):
     """Shared machinery of rung-based schedulers (ASHA, successive halving, Hyperband): the rung

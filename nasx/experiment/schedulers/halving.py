@@ -175,6 +175,16 @@ class Hyperband(RungScheduler):
         b.members[b.rung] = list(keep)
         b.queue.extend(keep)
 
+    def promotable(self, trial: int, budget: Budget) -> bool:
+        """False once the bracket's rung at ``budget`` promoted others, not ``trial``."""
+        index, k = self.bracket_of.get(trial), self.rung_of(budget)
+        if trial in self.dead or k == self.top_rung:
+            return False
+        if index is None or k is None:  # not a trial of ours at a rung: cannot tell
+            return True
+        b = self.brackets[index]
+        return b.rung <= k or trial in b.members.get(k + 1, ())
+
     def state_dict(self) -> dict[str, Any]:
         return {
             "kind": type(self).__name__,
