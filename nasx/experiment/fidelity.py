@@ -26,7 +26,7 @@ that it restarts them.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from nasx.evaluator.base import accepts_parameter
@@ -76,6 +76,13 @@ def check_scheduler(
             "declares no `budget` parameter: write evaluate(model, report=None, budget=None) "
             "(nasx's Lightning, Classification and Regression train `budget` epochs) or "
             "fn(model, budget, report)"
+        )
+    if len(scheduler.directions) > 1 and scheduler.goal.objectives is None:
+        raise ValueError(
+            f"scheduler={scheduler!r} ranks {len(scheduler.directions)} objectives "
+            f"(directions={list(scheduler.directions)}) but does not say which metrics: an "
+            "evaluator reports a metrics dict, so name them with objectives=['accuracy', "
+            "'-latency_ms'] (or {'accuracy': 'maximize', 'latency_ms': 'minimize'}) instead"
         )
     if execution != "sequential":
         raise NotImplementedError(
@@ -160,9 +167,29 @@ class ScheduledRun:
         self.save()
         return trial
 
-    def decide(self, trial: int, budget: Any, value: float) -> str:
-        """The scheduler's answer to ``trial`` having reached ``budget`` with ``value``."""
-        return self.scheduler.report(trial, budget, value)
+    def decide(self, trial: int, budget: Any, value: float | Mapping[str, float]) -> str:
+        """The scheduler's answer to ``trial`` having reached ``budget`` with ``value`` (what it
+        reported: a number or a metrics dict).
+
+        The scheduler ranks the entries its ``objectives=`` name (its ``goal``; without them, the
+        value or the dict's ``'default'``). A report that breaks one of its ``constraints=`` at
+        a rung prunes the trial there, before it is ranked: the scheduler takes it out as it
+        takes out a failed trial (never promoted, in no ranking), so it holds no rung's place.
+
+            >>> from nasx.experiment.schedulers import ASHA
+            >>> run = ScheduledRun(ASHA(1, 4, eta=2, objectives=['acc'], constraints={'ms': 5}))
+            >>> run.started(0, run.next_assignment(allow_new=True))
+            >>> run.decide(0, 1, {'default': 0.9, 'acc': 0.9, 'ms': 7.0})
+            'prune'
+        """
+        goal = self.scheduler.goal
+        if goal.constraints and self.scheduler.decides_at(budget):
+            why = goal.violation(value)
+            if why is not None:
+                _log.info("trial %d pruned at budget %s: %s", trial, budget, why)
+                self.scheduler.failed(trial)
+                return "prune"
+        return self.scheduler.report(trial, budget, goal.values(value))
 
     def finished(self, trial: Trial) -> bool:
         """Book the end of ``trial``'s job; whether the strategy should hear of it now (the

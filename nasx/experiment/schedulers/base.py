@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from .objectives import MetricGoal
 from .pareto import Score, best_first, to_score
 
 __all__ = [
@@ -139,10 +140,37 @@ class Scheduler(abc.ABC):
     Args:
         directions: ``'maximize'``/``'minimize'``, or one per objective when ``report`` gets
             several values (accuracy and latency): then rungs rank by non-dominated fronts.
+        objectives: in an experiment, the entries of the evaluator's metrics dict to rank, with
+            their directions: ``['accuracy', '-latency_ms']`` or ``{'accuracy': 'maximize',
+            'latency_ms': 'minimize'}`` (as ``NasExperiment.pareto_front`` takes them); they set
+            ``directions``. None: the reported value, or its ``'default'``.
+        constraints: in an experiment, limits on reported metrics (``{'params': (None, 1e6),
+            'latency_ms': 5.0}``, :class:`~nasx.experiment.filters.CostFilter`'s forms): a trial
+            breaking one is pruned at the first rung that shows it (:mod:`.objectives`).
     """
 
-    def __init__(self, *, directions: str | Sequence[str] = "maximize") -> None:
-        self.directions = _directions(directions)
+    def __init__(
+        self,
+        *,
+        directions: str | Sequence[str] = "maximize",
+        objectives: Any = None,
+        constraints: Any = None,
+    ) -> None:
+        self.goal = MetricGoal.parse(objectives, constraints)
+        dirs = _directions(directions)
+        if self.goal.objectives is not None:
+            if dirs not in (("maximize",), self.goal.directions):
+                raise ValueError(
+                    f"directions={directions!r} disagree with objectives={objectives!r}: give "
+                    "objectives alone (each metric's direction is part of it)"
+                )
+            dirs = self.goal.directions
+        self.directions = dirs
+
+    def decides_at(self, budget: Budget) -> bool:
+        """Whether a report at ``budget`` meets a decision point (a rung): where a trial that
+        breaks a constraint is pruned. Every report, for schedulers without rungs."""
+        return True
 
     @property
     @abc.abstractmethod
@@ -200,8 +228,10 @@ class RungScheduler(Scheduler):
         eta: int,
         *,
         directions: str | Sequence[str] = "maximize",
+        objectives: Any = None,
+        constraints: Any = None,
     ) -> None:
-        super().__init__(directions=directions)
+        super().__init__(directions=directions, objectives=objectives, constraints=constraints)
         self.budgets = rung_budgets(min_budget, max_budget, eta)
         self.eta = eta
         self.rungs: list[dict[int, Score]] = [{} for _ in self.budgets]
@@ -215,6 +245,9 @@ class RungScheduler(Scheduler):
     @property
     def top_rung(self) -> int:
         return len(self.budgets) - 1
+
+    def decides_at(self, budget: Budget) -> bool:
+        return self.rung_of(budget) is not None
 
     def rung_of(self, budget: Budget) -> int | None:
         """Index of the rung at ``budget``, or None between rungs; refuses budgets past the top."""

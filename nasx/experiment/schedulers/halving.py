@@ -80,7 +80,7 @@ class Hyperband(RungScheduler):
 
     Args:
         min_budget, max_budget, eta: the rungs, as for :class:`~nasx.experiment.schedulers.ASHA`.
-        directions: see :class:`~nasx.experiment.schedulers.Scheduler`.
+        directions, objectives, constraints: see :class:`~nasx.experiment.schedulers.Scheduler`.
     """
 
     def __init__(
@@ -90,8 +90,17 @@ class Hyperband(RungScheduler):
         eta: int = 3,
         *,
         directions: str | Sequence[str] = "maximize",
+        objectives: Any = None,
+        constraints: Any = None,
     ) -> None:
-        super().__init__(min_budget, max_budget, eta, directions=directions)
+        super().__init__(
+            min_budget,
+            max_budget,
+            eta,
+            directions=directions,
+            objectives=objectives,
+            constraints=constraints,
+        )
         s_max = self.top_rung
         self.plan = [
             BracketPlan(s_max - s, math.ceil((s_max + 1) / (s + 1) * eta**s))
@@ -210,8 +219,17 @@ class SuccessiveHalving(Hyperband):
         *,
         n_trials: int | None = None,
         directions: str | Sequence[str] = "maximize",
+        objectives: Any = None,
+        constraints: Any = None,
     ) -> None:
-        super().__init__(min_budget, max_budget, eta, directions=directions)
+        super().__init__(
+            min_budget,
+            max_budget,
+            eta,
+            directions=directions,
+            objectives=objectives,
+            constraints=constraints,
+        )
         size = self.plan[0].size if n_trials is None else n_trials
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise ValueError(f"n_trials must be a positive integer, got {n_trials!r}")
