@@ -137,6 +137,10 @@ class ScheduledRun:
                 self.paused[trial.id] = trial
         self.spent: float = 0  # budget units trained in this run, trials trained again included
         self._starts: dict[int, float] = {}  # trial -> the budget its running job started from
+        # budget reached in this run (each job's budget minus the one it was promoted from, a
+        # restart's repeated epochs left out): what the progress display counts
+        self.reached: float = 0
+        self._from: dict[int, float] = {}  # trial -> the budget its running job was promoted from
         self._said_restart = False
 
     def next_assignment(self, allow_new: bool) -> Assignment | None:
@@ -146,7 +150,7 @@ class ScheduledRun:
     def started(self, trial: int, assignment: Assignment) -> None:
         """``assignment`` became new trial ``trial``."""
         self.scheduler.started(trial, assignment)
-        self._starts[trial] = 0
+        self._starts[trial] = self._from[trial] = 0
         self.save()
 
     def promote(self, assignment: Assignment) -> Trial:
@@ -164,6 +168,7 @@ class ScheduledRun:
             )
             self._said_restart = True
         self._starts[trial.id] = 0
+        self._from[trial.id] = assignment.from_budget
         self.save()
         return trial
 
@@ -196,6 +201,9 @@ class ScheduledRun:
         first time one of its jobs ends, as :func:`~.schedulers.simulate` tells it)."""
         start = self._starts.pop(trial.id, 0)
         self.spent += max(0, (trial.budget or start) - start)
+        below = self._from.pop(trial.id, 0)
+        if trial.status != FAILED:
+            self.reached += max(0, (trial.budget or below) - below)
         if trial.status == FAILED:
             self.scheduler.failed(trial.id)
         elif trial.status == PAUSED:

@@ -102,6 +102,7 @@ class Progress(Protocol):
 
     def trial_started(self) -> None: ...
     def trial_finished(self, trial: Trial) -> None: ...
+    def budget_reached(self, units: float) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -181,6 +182,9 @@ class _Quiet:
         pass
 
     def trial_finished(self, trial: Trial) -> None:
+        pass
+
+    def budget_reached(self, units: float) -> None:
         pass
 
 
@@ -439,8 +443,12 @@ class TrialLoop:
             self.on_finished(trial)
         if trial.status == FAILED:
             _log.warning("trial %d failed: %s", trial.id, (trial.error or "").splitlines()[0])
-        if self.scheduler is not None and not self.scheduler.finished(trial):
-            return trial  # a promoted trial: the strategy and the display heard of it already
+        if self.scheduler is not None:
+            before = self.scheduler.reached
+            first = self.scheduler.finished(trial)
+            self.progress.budget_reached(self.scheduler.reached - before)
+            if not first:
+                return trial  # a promoted trial: the strategy and the display heard of it already
         self.strategy.tell(as_seen(trial))
         self.progress.trial_finished(trial)
         return trial

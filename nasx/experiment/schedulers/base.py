@@ -172,6 +172,19 @@ class Scheduler(abc.ABC):
         breaks a constraint is pruned. Every report, for schedulers without rungs."""
         return True
 
+    def planned_budget(self, n_trials: int) -> float | None:
+        """The budget ``n_trials`` new trials reach in all (each trial's largest budget, summed),
+        promotions included, when it does not depend on the results (and no trial fails or
+        breaks a constraint): what a progress display counts towards. None here: pruning on
+        results (ASHA, median stopping) leaves it open, at most ``n_trials * max_budget``.
+        Successive halving, Hyperband and BOHB plan it exactly.
+
+        >>> from nasx.experiment.schedulers import ASHA, Hyperband
+        >>> ASHA(1, 9, eta=3).planned_budget(27), Hyperband(1, 9, eta=3).planned_budget(9)
+        (None, 21)
+        """
+        return None
+
     @property
     @abc.abstractmethod
     def max_budget(self) -> Budget:
@@ -248,6 +261,16 @@ class RungScheduler(Scheduler):
 
     def decides_at(self, budget: Budget) -> bool:
         return self.rung_of(budget) is not None
+
+    def _reached(self, start_rung: int, size: int, keep: Any) -> float:
+        """The budget ``size`` trials starting at ``start_rung`` reach in all, when
+        ``keep(n)`` of the ``n`` at a rung go on to the next one."""
+        total: float = 0
+        below: Budget = 0
+        for k in range(start_rung, len(self.budgets)):
+            total += size * (self.budgets[k] - below)
+            below, size = self.budgets[k], keep(size)
+        return total
 
     def rung_of(self, budget: Budget) -> int | None:
         """Index of the rung at ``budget``, or None between rungs; refuses budgets past the top."""

@@ -41,6 +41,9 @@ class FullBudget(Scheduler):
     def max_budget(self) -> Budget:
         return self._max_budget
 
+    def planned_budget(self, n_trials: int) -> float:
+        return n_trials * self._max_budget
+
     def assign(self, new_trials: bool = True) -> Assignment | None:
         return Assignment(None, self._max_budget) if new_trials else None
 

@@ -115,6 +115,24 @@ class Hyperband(RungScheduler):
             f"eta={self.eta})"
         )
 
+    def planned_budget(self, n_trials: int) -> float:
+        """Exact: the brackets of the plan filled in turn (the last one with the trials left),
+        each keeping the best ``1/eta`` (at least one) at every rung.
+
+        >>> Hyperband(1, 9, eta=3).planned_budget(9 + 5)  # (9 to 1, 3 to 3, 1 to 9) + (5 to 3, 1 to 9)
+        42
+        """
+        total: float = 0
+        left = n_trials
+        for index in range(n_trials):  # at most one bracket per trial
+            if left <= 0:
+                break
+            plan = self.plan[index % len(self.plan)]
+            size = min(plan.size, left)
+            left -= size
+            total += self._reached(plan.start_rung, size, lambda n: max(1, n // self.eta))
+        return total
+
     def _done(self, b: _Bracket) -> bool:
         return b.rung == self.top_rung and not b.queue and self._rung_filled(b)
 
