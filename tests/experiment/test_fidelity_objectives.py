@@ -189,3 +189,17 @@ def test_several_directions_without_objectives_are_refused_in_an_experiment():
     check_scheduler(
         MedianStopping(1, 4, direction="minimize"), train, one_shot=False, execution="sequential"
     )
+
+
+def test_a_resume_with_other_objectives_is_refused_by_name():
+    first = ASHA(1, 4, eta=2, objectives=["accuracy", "-latency_ms"])
+    first.started(0, first.assign())
+    first.report(0, 1, (0.5, 3.0))
+    state = first.state_dict()
+    ASHA(
+        1, 4, eta=2, objectives={"accuracy": "maximize", "latency_ms": "minimize"}
+    ).load_state_dict(state)
+    for other in (ASHA(1, 4, eta=2), ASHA(1, 4, eta=2, objectives=["accuracy", "latency_ms"])):
+        with pytest.raises(ValueError, match="resume with the same objectives="):
+            other.load_state_dict(state)
+    assert "objectives" not in ASHA(1, 4, eta=2).state_dict()  # states without them unchanged

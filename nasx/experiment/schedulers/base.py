@@ -300,18 +300,27 @@ class RungScheduler(Scheduler):
         self.target.pop(trial, None)
 
     def _base_state(self) -> dict[str, Any]:
-        return {
+        state = {
             "budgets": list(self.budgets),
             "rungs": [[[t, list(s)] for t, s in sorted(r.items())] for r in self.rungs],
             "target": sorted(self.target.items()),
             "dead": sorted(self.dead),
         }
+        if self.goal.objectives is not None:  # the rungs' scores are these metrics
+            state["objectives"] = dict(self.goal.objectives)
+        return state
 
     def _load_base_state(self, state: dict[str, Any]) -> None:
         if list(state["budgets"]) != list(self.budgets):
             raise ValueError(
                 f"the stored scheduler used budgets {state['budgets']}, this one {self.budgets}: "
                 "resume with the same min_budget, max_budget and eta"
+            )
+        if state.get("objectives") != self.goal.objectives:
+            raise ValueError(
+                f"the stored scheduler ranked objectives {state.get('objectives')}, this one "
+                f"{self.goal.objectives}: resume with the same objectives= (the scores in its "
+                "rungs are those metrics)"
             )
         self.rungs = [{int(t): tuple(s) for t, s in rung} for rung in state["rungs"]]
         self.target = {int(t): int(k) for t, k in state["target"]}
