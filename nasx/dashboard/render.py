@@ -7,7 +7,6 @@ in a fraction of a second and weighs tens of kilobytes, not megabytes.
 
     >>> from pathlib import Path
     >>> from nasx.experiment.readonly import ExperimentRecord
-from nasx.trial import PAUSED, PRUNED
     >>> from nasx.trial import Trial
     >>> exp = ExperimentRecord(Path('.'), 'multi-trial', {}, [Trial(0, {'k': 1}, 'succeeded', metric=0.5)])
     >>> chart(exp, 'history', {})[:5]
