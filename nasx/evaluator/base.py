@@ -286,7 +286,14 @@ class CostEvaluator(Evaluator):
         checkpoint: Any = None,
     ) -> dict[str, Any]:
         cost = self.cost(model)
+        if report is not None:  # each report carries the cost too: a scheduler may rank on it
+            outer: Any = report  # Report's type says float; a metrics dict is a report too
+            report = lambda value: outer(self._with_cost(value, cost))  # noqa: E731
         inner = self._inner_call(model, report, arch, budget, checkpoint)
+        return self._with_cost(inner, cost)
+
+    def _with_cost(self, inner: Any, cost: Mapping[str, Any]) -> dict[str, Any]:
+        """The inner evaluator's result (or report) as this one's metrics dict, with ``cost``."""
         _, inner_metrics = normalize_metric(inner)
         metrics: dict[str, Any] = {"default": inner_metrics["default"]}
         metrics[self.accuracy_key] = inner_metrics["default"]

@@ -33,7 +33,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from nasx.evaluator.base import accepts_parameter
@@ -84,6 +84,13 @@ def check_scheduler(
             "declares no `budget` parameter: write evaluate(model, report=None, budget=None) "
             "(nasx's Lightning, Classification and Regression train `budget` epochs) or "
             "fn(model, budget, report)"
+        )
+    if len(scheduler.directions) > 1 and scheduler.goal.objectives is None:
+        raise ValueError(
+            f"scheduler={scheduler!r} ranks {len(scheduler.directions)} objectives "
+            f"(directions={list(scheduler.directions)}) but does not say which metrics: an "
+            "evaluator reports a metrics dict, so name them with objectives=['accuracy', "
+            "'-latency_ms'] (or {'accuracy': 'maximize', 'latency_ms': 'minimize'}) instead"
         )
     if execution != "sequential":
         raise NotImplementedError(
@@ -161,6 +168,10 @@ class ScheduledRun:
         )
         # trial -> (the budget its running job starts from, decided up to, curve before it)
         self._starts: dict[int, tuple[Any, Any, list[float]]] = {}
+        # budget reached in this run (each job's budget minus the one it was promoted from, a
+        # restart's repeated epochs left out): what the progress display counts
+        self.reached: float = 0
+        self._from: dict[int, float] = {}  # trial -> the budget its running job was promoted from
         self._said_restart = False
         # checkpoints nothing will continue, left by a killed run or failed by the resume
         # (an interrupted trial not re-run, one that crashed the process too often)
@@ -177,6 +188,7 @@ class ScheduledRun:
         """``assignment`` became new trial ``trial``."""
         self.scheduler.started(trial, assignment)
         self._starts[trial] = (0, 0, [])
+        self._from[trial] = 0
         self.save()
 
     def promote(self, assignment: Assignment) -> Trial:
@@ -190,6 +202,7 @@ class ScheduledRun:
             self._say_restart(trial.id, start, assignment.budget)
             start = 0
         self._starts[trial.id] = (start, assignment.from_budget, _curve_before(trial, start))
+        self._from[trial.id] = assignment.from_budget
         self.save()
         return trial
 
@@ -199,6 +212,7 @@ class ScheduledRun:
         below = [b for b in self._saved(trial.id) if trial.budget is None or b < trial.budget]
         start = below[-1] if below and self.continues else 0
         self._starts[trial.id] = (start, start, _curve_before(trial, start))
+        self._from[trial.id] = start
 
     def job_fields(self, trial: int, budget: Any) -> dict[str, Any]:
         """The :class:`~nasx.experiment.jobs.Job` fields of ``trial``'s job up to ``budget``:
@@ -220,15 +234,38 @@ class ScheduledRun:
         if before:
             result.intermediates = before + list(result.intermediates)
 
-    def decide(self, trial: int, budget: Any, value: float) -> str:
-        """The scheduler's answer to ``trial`` having reached ``budget`` with ``value``."""
-        return self.scheduler.report(trial, budget, value)
+    def decide(self, trial: int, budget: Any, value: float | Mapping[str, float]) -> str:
+        """The scheduler's answer to ``trial`` having reached ``budget`` with ``value`` (what it
+        reported: a number or a metrics dict).
+
+        The scheduler ranks the entries its ``objectives=`` name (its ``goal``; without them, the
+        value or the dict's ``'default'``). A report that breaks one of its ``constraints=`` at
+        a rung prunes the trial there, before it is ranked: the scheduler takes it out as it
+        takes out a failed trial (never promoted, in no ranking), so it holds no rung's place.
+
+            >>> from nasx.experiment.schedulers import ASHA
+            >>> run = ScheduledRun(ASHA(1, 4, eta=2, objectives=['acc'], constraints={'ms': 5}))
+            >>> run.started(0, run.next_assignment(allow_new=True))
+            >>> run.decide(0, 1, {'default': 0.9, 'acc': 0.9, 'ms': 7.0})
+            'prune'
+        """
+        goal = self.scheduler.goal
+        if goal.constraints and self.scheduler.decides_at(budget):
+            why = goal.violation(value)
+            if why is not None:
+                _log.info("trial %d pruned at budget %s: %s", trial, budget, why)
+                self.scheduler.failed(trial)
+                return "prune"
+        return self.scheduler.report(trial, budget, goal.values(value))
 
     def finished(self, trial: Trial) -> bool:
         """Book the end of ``trial``'s job; whether the strategy should hear of it now (the
         first time one of its jobs ends, as :func:`~.schedulers.simulate` tells it)."""
         start = self._starts.pop(trial.id, (0, 0, []))[0]
         self.spent += max(0, (trial.budget or start) - start)
+        below = self._from.pop(trial.id, 0)
+        if trial.status != FAILED:
+            self.reached += max(0, (trial.budget or below) - below)
         if trial.status == FAILED:
             self.scheduler.failed(trial.id)
         elif trial.status == PAUSED:

@@ -113,6 +113,7 @@ class Progress(Protocol):
 
     def trial_started(self) -> None: ...
     def trial_finished(self, trial: Trial) -> None: ...
+    def budget_reached(self, units: float) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -202,6 +203,9 @@ class _Quiet:
         pass
 
     def trial_finished(self, trial: Trial) -> None:
+        pass
+
+    def budget_reached(self, units: float) -> None:
         pass
 
 
@@ -463,13 +467,17 @@ class TrialLoop:
             self.on_finished(trial)
         if trial.status == FAILED:
             _log.warning("trial %d failed: %s", trial.id, (trial.error or "").splitlines()[0])
-        if self.scheduler is not None and not self.scheduler.finished(trial):
-            # a promoted trial reached a higher budget: the strategy hears its newer result
-            # (the display heard of the trial already)
-            seen, update = as_seen(trial), getattr(self.strategy, "update", None)
-            if update is not None and seen.succeeded:  # a failed promotion: the old one stands
-                update(seen)
-            return trial
+        if self.scheduler is not None:
+            before = self.scheduler.reached
+            first = self.scheduler.finished(trial)
+            self.progress.budget_reached(self.scheduler.reached - before)
+            if not first:
+                # a promoted trial reached a higher budget: the strategy hears its newer result
+                # (the display heard of the trial already)
+                seen, update = as_seen(trial), getattr(self.strategy, "update", None)
+                if update is not None and seen.succeeded:  # a failed promotion: the old one stands
+                    update(seen)
+                return trial
         self.strategy.tell(as_seen(trial))
         self.progress.trial_finished(trial)
         return trial

@@ -188,8 +188,9 @@ class TrialStopped(NasxError, RuntimeError):
         self.decision = decision
 
 
-# Decide = (trial id, budget reached, value) -> 'continue' | 'pause' | 'prune' | 'complete'
-Decide = Callable[[int, Any, float], str]
+# Decide = (trial id, budget reached, value) -> 'continue' | 'pause' | 'prune' | 'complete';
+# value: what the trial reported, a number or (several metrics) a dict of them
+Decide = Callable[[int, Any, Any], str]
 _OUTCOME: dict[str | None, TrialStatus] = {
     None: SUCCEEDED,
     "continue": SUCCEEDED,
@@ -207,7 +208,7 @@ class _Decisions:
         self.last: str | None = None  # the last answer other than 'continue'
         self.stopped = False
 
-    def heard(self, reports: int, metric: float) -> None:
+    def heard(self, reports: int, metric: float | dict[str, float]) -> None:
         """The trial reported ``metric``, its ``reports``-th value of this job."""
         job = self.job
         reached = job.from_budget + reports
@@ -222,7 +223,7 @@ class _Decisions:
             self.stopped = True
             raise TrialStopped(job.id, reached, decision)
 
-    def ended(self, reports: int, metric: float) -> None:
+    def ended(self, reports: int, metric: float | dict[str, float]) -> None:
         """The evaluator returned ``metric``: one that reported less than its budget is
         decided at the budget."""
         job = self.job
@@ -260,7 +261,8 @@ def run_trial(
     numpy and random before the model is built. A dict of the same fields is accepted too.
 
     ``decide`` (a multi-fidelity scheduler's, in the same process): each ``report(value)`` is
-    one budget unit (an epoch), and ``decide(trial, budget reached, value)`` answers it; a
+    one budget unit (an epoch), and ``decide(trial, budget reached, value)`` answers it
+    (``value``: the number reported, or the metrics dict when it holds several); a
     ``'pause'`` or ``'prune'`` before ``job.budget`` stops the trial at once
     (:class:`TrialStopped`), and the result's status says how it ended (``'paused'``,
     ``'pruned'``, else ``'succeeded'``). A promoted trial continuing from its checkpoint at
@@ -291,21 +293,23 @@ def run_trial(
             log.info("trial %s hparams %s", job.id, job.hparams)
 
         decisions = _Decisions(job, decide, log)
+        reported: list[Any] = [None]  # the last report as checked: a number, or a metrics dict
 
         def report(value: Any) -> None:
-            metric, _ = checked_metric(value, job.id)
+            metric, metrics = checked_metric(value, job.id)
             intermediates.append(metric)
+            reported[0] = _as_reported(metric, metrics)
             log.info("intermediate %d: %s", len(intermediates), metric)
-            decisions.heard(len(intermediates), metric)
+            decisions.heard(len(intermediates), reported[0])
 
         result = TrialResult(job.id, FAILED, intermediates=intermediates, start_time=start)
         try:
             try:
                 model, value = _evaluate(builder, evaluator, job, report)
                 result.budget = job.budget
-                decisions.ended(len(intermediates), checked_metric(value, job.id)[0])
+                decisions.ended(len(intermediates), _as_reported(*checked_metric(value, job.id)))
             except TrialStopped:  # stopped mid-training: no trained weights to keep
-                model, value = None, intermediates[-1]
+                model, value = None, reported[0]  # its metrics: all those of its last report
                 result.budget = job.from_budget + len(intermediates)
             result.metric, result.metrics = checked_metric(value, job.id)
             result.status = _OUTCOME[decisions.last]
@@ -321,6 +325,11 @@ def run_trial(
     if buffer is not None:
         result.log = buffer.getvalue()
     return result
+
+
+def _as_reported(metric: float, metrics: dict[str, float]) -> float | dict[str, float]:
+    """What a scheduler hears of one report: the number, or every metric of a dict."""
+    return metrics if len(metrics) > 1 else metric
 
 
 def rerun(builder: Any, evaluator: Any, trial: Any, seed: int | None) -> dict[str, float]:
