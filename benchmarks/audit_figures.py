@@ -8,6 +8,8 @@ Sections (``--sections``, comma-separated; default all):
   ``learning_curves.results.md`` and ``docs/multi_fidelity.md`` (deterministic: a fixed table);
 - ``spinenet``: backbone sizes of ``spinenet_detection.results.md`` (the SpineNet-49 arch and the
   searched arch at the tutorial's tiny widths; deterministic);
+- ``darts``: DARTS-V2's weights with and without the auxiliary head the retraining benchmarks
+  train with (``retrain_step`` / ``train_pretrained`` results; deterministic);
 - ``import``: CPU and wall time of ``import nasx`` in fresh interpreters (README; timing);
 - ``budget``: the cost of one parameter-budget check on README's small space
   (``docs/constraints.md``; timing).
@@ -138,6 +140,22 @@ def spinenet() -> None:
     )
 
 
+def darts() -> None:
+    import torch
+
+    from nasx.hub.pretrained import SEARCHED_MODELS
+    from nasx.space import model_context
+
+    entry = SEARCHED_MODELS["darts-v2"]
+    module_name, cls_name = entry.space.split(":")
+    cls = getattr(__import__(module_name, fromlist=[cls_name]), cls_name)
+    with torch.device("meta"), model_context(entry.arch()):
+        model = cls(**entry.kwargs, auxiliary_loss=True)  # as the retraining benchmarks build it
+    total = sum(p.numel() for p in model.parameters())
+    aux = sum(p.numel() for n, p in model.named_parameters() if n.startswith("auxiliary"))
+    print(f"  darts-v2: {total:,} weights with the auxiliary head, {total - aux:,} without")
+
+
 def import_time(runs: int = 7) -> None:
     code = (
         "import time; c = time.process_time(); w = time.perf_counter(); import nasx; "
@@ -216,7 +234,13 @@ def budget(rounds: int = 5) -> None:
     )
 
 
-SECTIONS = {"curves": curves, "spinenet": spinenet, "import": import_time, "budget": budget}
+SECTIONS = {
+    "curves": curves,
+    "spinenet": spinenet,
+    "darts": darts,
+    "import": import_time,
+    "budget": budget,
+}
 
 
 def main() -> None:
