@@ -114,6 +114,7 @@ class Progress(Protocol):
 
     def trial_started(self) -> None: ...
     def trial_finished(self, trial: Trial) -> None: ...
+    def budget_reached(self, units: float) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -203,6 +204,9 @@ class _Quiet:
         pass
 
     def trial_finished(self, trial: Trial) -> None:
+        pass
+
+    def budget_reached(self, units: float) -> None:
         pass
 
 
@@ -318,10 +322,7 @@ class TrialLoop:
                 if not self._fill_scheduled(elapsed):
                     return
                 continue
-            if queue:
-                self._rerun(queue.pop(0))
-                continue
-            trial = self._propose()
+            trial = self._restart(queue.pop(0)) if queue else self._propose()
             if trial is not None:
                 self._submit(trial, budget=trial.budget)
 
@@ -337,7 +338,7 @@ class TrialLoop:
                     "the strategy has no more archs to propose and the scheduler nothing to promote"
                 )
             return False
-        if assignment.trial is not None:  # a promotion, trained again from scratch
+        if assignment.trial is not None:  # a promotion: continued from its checkpoint, or restarted
             with self._atomic():  # the row and the scheduler's job: both or neither
                 trial = self.scheduler.promote(assignment)
                 self.book.unfinished[trial.id] = trial
@@ -345,7 +346,7 @@ class TrialLoop:
                 trial.start_time, trial.error = time.time(), None
                 trial.budget = assignment.budget  # while it runs: the budget it trains towards
                 self.store.update(trial)
-            self._submit(trial, assignment.budget, decided=assignment.from_budget, promoted=True)
+            self._submit(trial, assignment.budget, promoted=True)
             return True
         sample = assignment.arch if assignment.arch is not None else self.strategy.propose()
         if sample is None:
@@ -355,7 +356,9 @@ class TrialLoop:
             fresh = self._new_trial(sample)
             if fresh is not None:
                 self.scheduler.started(fresh.id, assignment)
-                fresh.budget = assignment.budget  # as above
+                fresh.budget = (
+                    assignment.budget
+                )  # as above; resumed, an interrupted trial reruns it
                 self.store.update(fresh)
         if fresh is not None:
             self._submit(fresh, assignment.budget)
@@ -367,15 +370,10 @@ class TrialLoop:
         atomic = getattr(self.store, "atomic", None)
         return atomic() if atomic is not None else contextlib.nullcontext()
 
-    def _rerun(self, trial: Trial) -> None:
-        """Run an interrupted trial again: at its job's budget, its reports answered as before
-        the interruption (a scheduler's :meth:`~ScheduledRun.rerun`), else at its row's."""
-        job = None if self.scheduler is None else self.scheduler.rerun(trial.id)
-        budget, decided = job if job is not None else (trial.budget, 0)
-        self._submit(self._restart(trial), budget, decided=decided)
-
     def _restart(self, trial: Trial) -> Trial:
         _log.info("re-running interrupted trial %d", trial.id)
+        if self.scheduler is not None:  # from its last checkpoint, if it has one
+            self.scheduler.rerun(trial)
         self.book.set_status(trial, RUNNING)
         trial.start_time, trial.error = time.time(), None
         self.store.update(trial)
@@ -438,11 +436,10 @@ class TrialLoop:
                 f"(patience {self.patience}); last: {error}"
             )
 
-    def _submit(
-        self, trial: Trial, budget: Any = None, decided: Any = 0, promoted: bool = False
-    ) -> None:
+    def _submit(self, trial: Trial, budget: Any = None, promoted: bool = False) -> None:
         """Send ``trial`` to the executor, trained up to ``budget`` (None: the evaluator's own);
-        a scheduler decided its reports up to ``decided`` already (a promoted trial)."""
+        with a scheduler, from where it says (a promoted trial's checkpoint)."""
+        start = {} if self.scheduler is None else self.scheduler.job_fields(trial.id, budget)
         log_path = self.store.log_path(trial.id)
         job = Job(
             trial.id,
@@ -452,7 +449,7 @@ class TrialLoop:
             seed=None if self.seed is None else self.seed + trial.id,
             weights=self._weights_spec(),
             budget=budget,
-            decided_budget=decided,
+            **start,
         )
         self.in_flight.add(trial.id)
         self.executor.submit(job)
@@ -469,10 +466,16 @@ class TrialLoop:
             with open(self.store.log_path(trial.id), "a") as f:
                 f.write(result.log)
         self.book.set_status(trial, result.status)
+        if self.scheduler is not None:  # a continued trial's row keeps its whole curve
+            self.scheduler.whole_curve(result)
         result.apply_to(trial)
+        first, reached = True, 0.0
         with self._atomic():  # the row and the scheduler's bookkeeping of the job's end
             self.store.update(trial)
-            first = self.scheduler is None or self.scheduler.finished(trial)
+            if self.scheduler is not None:
+                before = self.scheduler.reached
+                first = self.scheduler.finished(trial)
+                reached = self.scheduler.reached - before
         # Finished only once stored: a stop before this line stores it as interrupted instead.
         del self.book.unfinished[trial.id]
         self.in_flight.discard(trial.id)
@@ -482,13 +485,15 @@ class TrialLoop:
             self.on_finished(trial)
         if trial.status == FAILED:
             _log.warning("trial %d failed: %s", trial.id, (trial.error or "").splitlines()[0])
-        if not first:
-            # a promoted trial reached a higher budget: the strategy hears its newer result
-            # (the display heard of the trial already)
-            seen, update = as_seen(trial), getattr(self.strategy, "update", None)
-            if update is not None and seen.succeeded:  # a failed promotion: the old one stands
-                update(seen)
-            return trial
+        if self.scheduler is not None:
+            self.progress.budget_reached(reached)
+            if not first:
+                # a promoted trial reached a higher budget: the strategy hears its newer result
+                # (the display heard of the trial already)
+                seen, update = as_seen(trial), getattr(self.strategy, "update", None)
+                if update is not None and seen.succeeded:  # a failed promotion: the old one stands
+                    update(seen)
+                return trial
         self.strategy.tell(as_seen(trial))
         self.progress.trial_finished(trial)
         return trial

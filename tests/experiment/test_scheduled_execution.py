@@ -12,7 +12,7 @@ import json
 import pytest
 
 from nasx.experiment.execution import ProcessPoolExecutor
-from nasx.experiment.fidelity import JOBS_KEY, ScheduledRun, check_scheduler
+from nasx.experiment.fidelity import JOBS_KEY, STATE_KEY, ScheduledRun, check_scheduler
 from nasx.experiment.jobs import Job
 from nasx.experiment.ray_execution import DecisionBox
 from nasx.experiment.runner import no_model
@@ -102,6 +102,10 @@ class _MetaStore:
         self.meta.update(json.loads(json.dumps(meta)))
 
 
+def _stored_state(store):
+    return {"state": store.meta[STATE_KEY], "jobs": store.meta[JOBS_KEY]}
+
+
 def test_a_resumed_run_answers_a_re_run_job_as_before_and_knows_its_budget():
     store = _MetaStore()
     first = ScheduledRun(ASHA(1, 9, eta=3, mode="stopping"), store)
@@ -112,9 +116,13 @@ def test_a_resumed_run_answers_a_re_run_job_as_before_and_knows_its_budget():
     answers = {t: first.decide(t, 1, v) for t, v in enumerate([0.5, 0.9, 0.1])}
     assert answers == {0: "continue", 1: "continue", 2: "prune"}
 
-    running = [Trial(t, {}, "running") for t in range(3)]
-    resumed = ScheduledRun(ASHA(1, 9, eta=3, mode="stopping"), store, running, *store.meta.values())
-    assert resumed.rerun(2) == (9, 0)
+    running = [Trial(t, {}, "running", budget=9) for t in range(3)]
+    resumed = ScheduledRun(
+        ASHA(1, 9, eta=3, mode="stopping"), store, running, **_stored_state(store)
+    )
+    assert resumed.jobs[2] == (9, 0)
+    resumed.rerun(running[2])
+    assert resumed.job_fields(2, 9) == {"from_budget": 0, "decided_budget": 0}
     # the scheduler heard these reports already: asked again it would record them twice
     assert {t: resumed.decide(t, 1, v) for t, v in enumerate([0.5, 0.9, 0.1])} == answers
     assert resumed.scheduler.state_dict() == first.scheduler.state_dict()
@@ -127,7 +135,7 @@ def test_a_job_whose_row_failed_on_resume_counts_as_failed():
     first = ScheduledRun(ASHA(1, 9, eta=3), store)
     first.started(0, first.next_assignment(allow_new=True))
     crashed = Trial(0, {}, "failed", error="Crashed: ...")
-    resumed = ScheduledRun(ASHA(1, 9, eta=3), store, [crashed], *store.meta.values())
+    resumed = ScheduledRun(ASHA(1, 9, eta=3), store, [crashed], **_stored_state(store))
     assert resumed.jobs == {} and resumed.scheduler.dead == {0}
 
 
