@@ -308,8 +308,10 @@ def report(runs: list[dict[str, Any]], args: argparse.Namespace) -> None:
     for r in runs:
         records = [tuple(x) for x in r["records"]]
         final = anytime_history(records, "trained", EPOCHS)
-        agrees = final and r["store_pick"]["test"] is not None and (
-            math.isclose(final[-1][1], r["store_pick"]["test"])
+        agrees = (
+            final
+            and r["store_pick"]["test"] is not None
+            and (math.isclose(final[-1][1], r["store_pick"]["test"]))
         )
         new = EpochLog()
         for rec in records:
@@ -333,9 +335,7 @@ def replication(runs: list[dict[str, Any]], curves: LearningCurves) -> None:
         for arch, epoch, _val, test in r["records"]:
             if epoch == EPOCHS and test is not None:
                 finals.setdefault(arch, test)
-    diffs = [
-        test - curves.test[curves.row(json.loads(arch))][-1] for arch, test in finals.items()
-    ]
+    diffs = [test - curves.test[curves.row(json.loads(arch))][-1] for arch, test in finals.items()]
     if len(diffs) < 2:
         return
     print(
