@@ -66,8 +66,12 @@ def replay(model, arch, budget):
         (None, lambda: RegularizedEvolution(population_size=4, sample_size=2, seed=1)),
         (lambda: ASHA(1, 9, eta=3), lambda: Random(seed=2)),
         (lambda: Hyperband(1, 9, eta=3), lambda: Random(seed=3)),
+        (
+            lambda: ASHA(1, 9, eta=3),
+            lambda: RegularizedEvolution(population_size=4, sample_size=2, seed=4),
+        ),
     ],
-    ids=["full budget + RE", "ASHA + Random", "Hyperband + Random"],
+    ids=["full budget + RE", "ASHA + Random", "Hyperband + Random", "ASHA + RE"],
 )
 def test_real_loop_bookkeeping_matches_the_simulator(bench, tmp_path, scheduler, strategy):
     limit = 90
