@@ -1,7 +1,7 @@
 """Schedulers against full-budget search with real training (no table): does the table's verdict hold?
 
     OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/multi_fidelity_real.py \
-        [--seeds 3 --trainings 16 --jobs 1 --save runs.json] [--load runs.json]
+        [--seeds 3 --first-seed 0 --trainings 16 --jobs 1 --save runs.json] [--load runs.json ...]
 
 Issue 31's bar asks for the comparison of ``benchmarks/multi_fidelity.py`` once more with real
 training: real ``NasExperiment`` runs through the public API, on the space and data recipe of
@@ -30,7 +30,8 @@ the sequential trial loop:
   trained to 9 epochs): the noise that a 3-seed comparison has to beat.
 
 Real runs draw their own training noise (each trial is seeded ``seed + trial id``), so they check
-the table's conclusion on curves it has never seen. ``--load`` prints a saved run again.
+the table's conclusion on curves it has never seen. ``--load`` prints saved runs again (several
+files: runs of other seeds, made by other processes with ``--first-seed``, printed together).
 """
 
 from __future__ import annotations
@@ -117,9 +118,9 @@ def anytime_history(
         >>> recs = [('a', 1, 60.0, None), ('b', 1, 70.0, None), ('b', 1, 70.0, None),
         ...         ('b', 2, 75.0, 74.0)]
         >>> anytime_history(recs, 'trained', 2)
-        [(1, nan), (4, 74.0)]
+        [(1, nan), (2, nan), (4, 74.0)]
         >>> anytime_history(recs, 'new', 2)
-        [(1, nan), (3, 74.0)]
+        [(1, nan), (2, nan), (3, 74.0)]
     """
     if accounting not in ("trained", "new"):
         raise ValueError(f"accounting must be 'trained' or 'new', got {accounting!r}")
@@ -328,6 +329,16 @@ def report(runs: list[dict[str, Any]], args: argparse.Namespace) -> None:
         replication(runs, curves)
 
 
+def ranks(values: Sequence[float]) -> list[float]:
+    """Each value's rank (0 = smallest; ties share their mean rank): Spearman's input.
+
+    >>> ranks([3.0, 1.0, 3.0, 2.0])
+    [2.5, 0.0, 2.5, 1.0]
+    """
+    order = sorted(values)
+    return [order.index(v) + (order.count(v) - 1) / 2 for v in values]
+
+
 def replication(runs: list[dict[str, Any]], curves: LearningCurves) -> None:
     """How far one real training's final test accuracy lands from the table's, same arch."""
     finals: dict[str, float] = {}
@@ -335,13 +346,19 @@ def replication(runs: list[dict[str, Any]], curves: LearningCurves) -> None:
         for arch, epoch, _val, test in r["records"]:
             if epoch == EPOCHS and test is not None:
                 finals.setdefault(arch, test)
-    diffs = [test - curves.test[curves.row(json.loads(arch))][-1] for arch, test in finals.items()]
-    if len(diffs) < 2:
+    real = list(finals.values())
+    table = [curves.test[curves.row(json.loads(arch))][-1] for arch in finals]
+    if len(real) < 3:
         return
+    diffs = [a - b for a, b in zip(real, table)]
     print(
         f"\n== real training vs the table, same arch, test after {EPOCHS} epochs ==\n"
         f"{len(diffs)} archs: real - table = {statistics.mean(diffs):+.2f} on average, "
-        f"sd {statistics.stdev(diffs):.2f} points (one training's noise, both runs together)"
+        f"sd {statistics.stdev(diffs):.2f} points, median |difference| "
+        f"{statistics.median(abs(d) for d in diffs):.2f} (two trainings' noise together); "
+        f"correlation of real and table {statistics.correlation(real, table):.2f}, "
+        f"of their ranks {statistics.correlation(ranks(real), ranks(table)):.2f}; "
+        f"the table's spread over these archs: sd {statistics.stdev(table):.2f}"
     )
 
 
@@ -353,7 +370,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--sim-seeds", type=int, default=100)
     p.add_argument("--table", default=str(HERE / "learning_curves.csv"))
     p.add_argument("--save", default=None, help="write every run's records (JSON) here")
-    p.add_argument("--load", default=None, help="print the runs saved by --save; train nothing")
+    p.add_argument("--first-seed", type=int, default=0, help="seeds first-seed, first-seed + 1...")
+    p.add_argument("--load", nargs="+", help="print the runs saved by --save; train nothing")
     p.add_argument("--data-dir", default=None)
     p.add_argument("--train", type=int, default=4000)
     p.add_argument("--val", type=int, default=2000)
@@ -365,10 +383,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     args = parse_args(argv)
     if args.load:
-        saved = json.loads(Path(args.load).read_text())
-        args = argparse.Namespace(**{**vars(args), **saved["args"], "load": args.load})
-        report(saved["runs"], args)
-        return list(saved["runs"])
+        saved = [json.loads(Path(path).read_text()) for path in args.load]
+        # one run per (scheduler, strategy, seed): a seed two processes both ran counts once
+        unique = {
+            (r["scheduler"], r["strategy"], r["seed"]): r for one in saved for r in one["runs"]
+        }
+        runs = list(unique.values())
+        args = argparse.Namespace(**{**vars(args), **saved[0]["args"], "load": args.load})
+        if {one["args"]["trainings"] for one in saved} != {args.trainings}:
+            raise SystemExit("--load: the files were run with different --trainings")
+        report(runs, args)
+        return runs
     total = args.trainings * EPOCHS
     print(
         f"E = {args.trainings} trainings x {EPOCHS} epochs = {total} epochs per run, "
@@ -382,7 +407,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     jobs = [
         (s, st, seed, total, args)
         for first in (True, False)
-        for seed in range(args.seeds)
+        for seed in range(args.first_seed, args.first_seed + args.seeds)
         for s, st in METHODS
         if (s != "Hyperband") == first
     ]
