@@ -371,6 +371,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--table", default=str(HERE / "learning_curves.csv"))
     p.add_argument("--save", default=None, help="write every run's records (JSON) here")
     p.add_argument("--first-seed", type=int, default=0, help="seeds first-seed, first-seed + 1...")
+    p.add_argument("--only", nargs="+", help="only these schedulers ('full budget', ASHA, ...)")
     p.add_argument("--load", nargs="+", help="print the runs saved by --save; train nothing")
     p.add_argument("--data-dir", default=None)
     p.add_argument("--train", type=int, default=4000)
@@ -409,7 +410,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
         for first in (True, False)
         for seed in range(args.first_seed, args.first_seed + args.seeds)
         for s, st in METHODS
-        if (s != "Hyperband") == first
+        if (s != "Hyperband") == first and (not args.only or s in args.only)
     ]
     start, runs = time.monotonic(), []
     saved_args = {k: v for k, v in vars(args).items() if k not in ("save", "load")}
