@@ -139,9 +139,12 @@ print(f"space: {nasx.search_space(space).size} archs")
 # `Lightning` evaluators do all this already: they train `budget` epochs and report the
 # validation metric after each. Here it is by hand, so you see it all.
 #
-# A promoted trial is trained again by the same evaluator with a larger budget. This one cannot
-# continue from a checkpoint, so it starts over; `EPOCHS_TRAINED` counts every epoch it
-# actually trains, so the comparison below is honest about that.
+# A promoted trial is trained again by the same evaluator with a larger budget. Declaring a
+# `checkpoint` parameter says the evaluator can continue: `checkpoint.load()` gives back what it
+# saved when the trial paused (None for a fresh start), it trains only the epochs after that,
+# and `checkpoint.save(state)` keeps its state at `budget` for a later promotion. Without the
+# parameter nasx trains a promoted trial again from scratch (and says so). `EPOCHS_TRAINED`
+# counts every epoch actually trained, so the comparison below is honest either way.
 
 # %%
 MAX_EPOCHS = 9
@@ -160,11 +163,16 @@ def make_evaluator(name: str):
     """An evaluator that trains ``budget`` epochs (all of them without a scheduler), reports the
     validation accuracy after each, and counts its epochs under ``name``."""
 
-    def train(model, budget=None, report=None):
+    def train(model, budget=None, report=None, checkpoint=None):
+        budget = budget or MAX_EPOCHS  # None: no scheduler, the full training
         opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+        state = checkpoint.load() if checkpoint is not None else None
+        if state is not None:  # a promotion: go on from where the trial paused
+            model.load_state_dict(state["model"])
+            opt.load_state_dict(state["optimizer"])
         x, y = train_xy
         val = 0.0
-        for _epoch in range(budget or MAX_EPOCHS):
+        for _epoch in range(0 if state is None else state["epoch"], budget):
             for idx in torch.randperm(len(x)).split(32):
                 opt.zero_grad()
                 F.cross_entropy(model(x[idx]), y[idx]).backward()
@@ -173,6 +181,10 @@ def make_evaluator(name: str):
             val = accuracy(model, *val_xy)
             if report is not None:
                 report(val)  # the scheduler's turn: it may stop the trial here
+        if checkpoint is not None:
+            checkpoint.save(
+                {"epoch": budget, "model": model.state_dict(), "optimizer": opt.state_dict()}
+            )
         return val
 
     return train
