@@ -274,11 +274,14 @@ def simulated(
 
 
 def mean_sd(values: Sequence[float]) -> str:
-    values = [v for v in values if not math.isnan(v)]
-    if not values:
+    """Mean +- sd of the values that are known; ``(k of n)`` when some are NaN (a pick below
+    the full budget has no test accuracy yet)."""
+    known = [v for v in values if not math.isnan(v)]
+    if not known:
         return "   n/a      "
-    sd = statistics.stdev(values) if len(values) > 1 else math.nan
-    return f"{statistics.mean(values):6.2f} +-{sd:4.2f}"
+    sd = statistics.stdev(known) if len(known) > 1 else math.nan
+    partial = f" ({len(known)} of {len(values)})" if len(known) < len(values) else ""
+    return f"{statistics.mean(known):6.2f} +-{sd:4.2f}{partial}"
 
 
 def report(runs: list[dict[str, Any]], args: argparse.Namespace) -> None:
@@ -287,7 +290,7 @@ def report(runs: list[dict[str, Any]], args: argparse.Namespace) -> None:
     grid = [round(f * total) for f in FRACTIONS]
     table = Path(args.table)
     curves = LearningCurves.from_csv(table) if table.exists() else None
-    header = "  ".join(f"{label:>13s}" for label in ("E/3", "2E/3", "E"))
+    header = "  ".join(f"{label:>20s}" for label in ("E/3", "2E/3", "E"))
     print(f"\n== test accuracy (%) of the pick at epochs; mean +- sd over seeds; E = {total} ==")
     print(f"{'scheduler':12s} {'strategy':21s} {'what':24s} {header}")
     for s_name, st_name in METHODS:
@@ -299,11 +302,11 @@ def report(runs: list[dict[str, Any]], args: argparse.Namespace) -> None:
             lines.append(("real, new epochs", "new"))
         for what, accounting in lines:
             rows = [curve(r, accounting, total) for r in mine]
-            cells = "  ".join(f"{mean_sd([row[e] for row in rows]):>13s}" for e in grid)
+            cells = "  ".join(f"{mean_sd([row[e] for row in rows]):>20s}" for e in grid)
             print(f"{s_name:12s} {st_name:21s} {what + f' ({len(rows)} seeds)':24s} {cells}")
         if curves is not None:
             sim = simulated(curves, s_name, st_name, args.sim_seeds, args.trainings)
-            cells = "  ".join(f"{mean_sd([row[i] for row in sim]):>13s}" for i in range(len(grid)))
+            cells = "  ".join(f"{mean_sd([row[i] for row in sim]):>20s}" for i in range(len(grid)))
             print(f"{'':12s} {'':21s} {f'simulator ({len(sim)} seeds)':24s} {cells}")
     print("\n== each run: epochs trained (store / evaluator / new), trials, pick ==")
     for r in runs:
