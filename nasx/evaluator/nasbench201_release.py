@@ -7,9 +7,13 @@ page (github.com/D-X-Y/NATS-Bench), unpacked into a folder holding ``meta.pickle
 
     python -m nasx.evaluator.nasbench201_release NATS-tss-v1_0-3ffb9-simple
 
-which writes ``nb201/nb201.csv`` under nasx's data cache (``$NASX_CACHE_DIR/data``, see
+The argument may also be the tar itself or a URL of it (``https://...`` or ``file://...``,
+downloaded and checked against ``--sha256`` when given: :mod:`.nasbench201_fetch`). The command
+writes ``nb201/nb201.csv`` under nasx's data cache (``$NASX_CACHE_DIR/data``, see
 ``nasx.datasets.cache_dir``), where :class:`NasBench201Evaluator` finds it; ``--out FILE`` writes
-elsewhere (then set ``NASX_DATA_DIR`` to the folder above ``nb201/``, or pass ``path=``).
+elsewhere (then set ``NASX_DATA_DIR`` to the folder above ``nb201/``, or pass ``path=``). It
+installs the table only when its SHA-256 is :data:`TABLE_SHA256`, the table nasx's figures were
+measured on (``--expect-sha256 any`` installs whatever the release converts to).
 
 Each column is the benchmark's own number, averaged over its seeds as NATS-Bench's
 ``get_more_info`` averages them:
@@ -36,6 +40,7 @@ import bz2
 import collections
 import csv
 import hashlib
+import http.client
 import io
 import os
 import pickle
@@ -44,7 +49,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["COLUMNS", "TABLE_MD5", "convert_release", "release_rows"]
+__all__ = ["COLUMNS", "TABLE_MD5", "TABLE_SHA256", "convert_release", "release_rows"]
 
 # (column, schedule, NATS-Bench dataset, evaluation split): where each column's number is read.
 _SOURCES = (
@@ -62,6 +67,8 @@ COLUMNS = ("index", "arch", *(c for c, *_ in _SOURCES))
 """The table's header, in order."""
 TABLE_MD5 = "a93b42e7d01b3b983b297eb055b743c6"
 """md5 of the full table (15,625 rows) that nasx's tests and benchmarks were measured on."""
+TABLE_SHA256 = "a93db5bb0b063ff228548548976134ff30088d7e6aa0c36996c222c7ca9fd575"
+"""SHA-256 of the same table: what the command checks before it installs a table."""
 NUM_ARCHS = 15_625
 
 
@@ -146,12 +153,20 @@ def release_rows(folder: str | os.PathLike) -> Iterator[list[str]]:
 
 
 def convert_release(
-    folder: str | os.PathLike, out: str | os.PathLike, *, allow_partial: bool = False
+    folder: str | os.PathLike,
+    out: str | os.PathLike,
+    *,
+    allow_partial: bool = False,
+    expected_sha256: str | None = None,
 ) -> Path:
     """Write the table from an unpacked release folder to ``out`` (atomically) and return it.
 
     Refuses a folder without all 15,625 archs unless ``allow_partial`` (for tests and samples).
+    With ``expected_sha256`` (:data:`TABLE_SHA256` for the real release), a table whose digest
+    differs is not written: :class:`~.nasbench201_fetch.ChecksumMismatchError`, ``out`` untouched.
     """
+    from .nasbench201_fetch import ChecksumMismatchError
+
     out = Path(out)
     rows = list(release_rows(folder))
     if len(rows) != NUM_ARCHS and not allow_partial:
@@ -165,6 +180,14 @@ def convert_release(
         writer = csv.writer(f, lineterminator="\n")
         writer.writerow(COLUMNS)
         writer.writerows(rows)
+    digest = hashlib.sha256(tmp.read_bytes()).hexdigest()
+    if expected_sha256 is not None and digest != expected_sha256.lower():
+        tmp.unlink()
+        raise ChecksumMismatchError(
+            f"the table converted from {folder} has SHA-256 {digest}, not {expected_sha256}: "
+            f"not written to {out} (a different release? --expect-sha256 {digest} or any "
+            "installs it anyway)"
+        )
     os.replace(tmp, out)
     return out
 
@@ -178,20 +201,50 @@ def _default_out() -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import tempfile
+
+    from .nasbench201_fetch import release_folder
+
     parser = argparse.ArgumentParser(
         prog="python -m nasx.evaluator.nasbench201_release",
         description="Convert NATS-Bench's topology release (NATS-tss-v1_0-3ffb9-simple) into "
         "nasx's NAS-Bench-201 table.",
     )
-    parser.add_argument("release", help="the unpacked NATS-tss-v1_0-3ffb9-simple folder")
+    parser.add_argument(
+        "release",
+        help="the release: its unpacked folder, its .tar, or an https:// or file:// URL of the "
+        "tar (downloaded)",
+    )
     parser.add_argument(
         "--out", help="the CSV to write (default: nb201/nb201.csv in nasx's data cache)"
     )
+    parser.add_argument(
+        "--sha256", help="the tar's SHA-256: a download or tar that differs is refused unread"
+    )
+    parser.add_argument(
+        "--expect-sha256",
+        default=TABLE_SHA256,
+        help="install the table only if it has this SHA-256 (default: the table nasx was "
+        "measured on; 'any': whatever the release converts to)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds a download may stall (default 60)"
+    )
     args = parser.parse_args(argv)
-    out = convert_release(args.release, args.out or _default_out())
-    digest = hashlib.md5(out.read_bytes()).hexdigest()
-    same = "the table nasx was measured on" if digest == TABLE_MD5 else f"not {TABLE_MD5}"
-    print(f"wrote {out}: {NUM_ARCHS} archs, md5 {digest} ({same})")
+    out = Path(args.out) if args.out else _default_out()
+    expected = None if args.expect_sha256 == "any" else args.expect_sha256
+    try:
+        with tempfile.TemporaryDirectory(prefix="nasx-nb201-") as work:
+            folder = release_folder(args.release, work, sha256=args.sha256, timeout=args.timeout)
+            convert_release(folder, out, expected_sha256=expected)
+    except (OSError, ValueError, pickle.UnpicklingError, http.client.HTTPException) as err:
+        # OSError: a failed download (urllib's URLError) or a missing file; HTTPException: a
+        # download cut short (IncompleteRead)
+        parser.exit(1, f"error: {err}\n")
+    data = out.read_bytes()
+    sha256, md5 = hashlib.sha256(data).hexdigest(), hashlib.md5(data).hexdigest()
+    same = "the table nasx was measured on" if sha256 == TABLE_SHA256 else f"not {TABLE_SHA256}"
+    print(f"wrote {out}: {NUM_ARCHS} archs, SHA-256 {sha256} ({same}), md5 {md5}")
     return 0
 
 

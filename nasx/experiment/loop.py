@@ -44,7 +44,18 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
 from nasx.space import InvalidArchError, SearchSpace
-from nasx.trial import FAILED, REJECTED, RUNNING, WAITING, Trial, TrialStatus, failure
+from nasx.trial import (
+    FAILED,
+    PAUSED,
+    PRUNED,
+    REJECTED,
+    RUNNING,
+    SUCCEEDED,
+    WAITING,
+    Trial,
+    TrialStatus,
+    failure,
+)
 
 from .execution import evaluating_mark
 from .fidelity import ScheduledRun
@@ -150,10 +161,20 @@ class TrialBook:
 
 
 def as_seen(trial: Trial) -> Trial:
-    """The trial as a strategy sees it: its arch is the joint sample (arch and hparams)."""
-    if not trial.hparams:
-        return trial
-    return dataclasses.replace(trial, arch=trial.sample, hparams={})
+    """The trial as a strategy sees it: its arch is the joint sample (arch and hparams), and a
+    trial a multi-fidelity scheduler paused or pruned is a result at the budget it reached
+    (status succeeded, its metric the last value it reported, :attr:`~Trial.budget` that budget):
+    strategies learn from every arch's highest budget, as they do in the scheduler's simulator.
+
+    >>> as_seen(Trial(0, {'op': 1}, 'paused', metric=0.5, budget=3)).status
+    'succeeded'
+    """
+    changes: dict[str, Any] = {}
+    if trial.hparams:
+        changes.update(arch=trial.sample, hparams={})
+    if trial.status in (PAUSED, PRUNED) and trial.metric is not None:
+        changes["status"] = SUCCEEDED
+    return dataclasses.replace(trial, **changes) if changes else trial
 
 
 def label_splitter(
@@ -440,7 +461,12 @@ class TrialLoop:
         if trial.status == FAILED:
             _log.warning("trial %d failed: %s", trial.id, (trial.error or "").splitlines()[0])
         if self.scheduler is not None and not self.scheduler.finished(trial):
-            return trial  # a promoted trial: the strategy and the display heard of it already
+            # a promoted trial reached a higher budget: the strategy hears its newer result
+            # (the display heard of the trial already)
+            seen, update = as_seen(trial), getattr(self.strategy, "update", None)
+            if update is not None and seen.succeeded:  # a failed promotion: the old one stands
+                update(seen)
+            return trial
         self.strategy.tell(as_seen(trial))
         self.progress.trial_finished(trial)
         return trial

@@ -86,6 +86,10 @@ class MultiTrialStrategy(Protocol):
     def tell(self, trial: Trial) -> None:
         """Called once per finished trial (succeeded, failed or rejected), in finishing order."""
 
+    # Optional, not part of the protocol's check: ``update(trial)``, called when a trial told
+    # before has a newer result (a multi-fidelity scheduler promoted it to a higher budget).
+    # A strategy without it keeps what it learned from the trial's first result.
+
 
 class Strategy(abc.ABC):
     """Base class of multi-trial strategies (implements :class:`MultiTrialStrategy`).
@@ -175,6 +179,30 @@ class Strategy(abc.ABC):
             self._count_proposal(trial.arch)
         self._record(trial)
 
+    def update(self, trial: Trial) -> None:
+        """A trial told before has a newer result: a multi-fidelity scheduler promoted it and it
+        reached a higher budget (:attr:`~nasx.trial.Trial.budget`). It replaces the told trial
+        of the same id in :attr:`history` (kept in its place), then :meth:`relearn` sees it.
+
+        A resumed run replays each stored trial once, at the highest budget it reached, which
+        is what the uninterrupted run's strategy holds after its updates.
+
+            >>> from nasx.space import Categorical, SearchSpace
+            >>> from nasx.strategy import RegularizedEvolution
+            >>> s = RegularizedEvolution(population_size=4, sample_size=2, seed=0)
+            >>> s.setup(SearchSpace(x=Categorical([1, 2, 3], label='x')))
+            >>> s.tell(Trial(0, s.propose(), 'succeeded', metric=0.2, budget=1))
+            >>> s.update(Trial(0, s.population()[0].arch, 'succeeded', metric=0.7, budget=3))
+            >>> [(t.metric, t.budget) for t in s.population()]
+            [(0.7, 3)]
+        """
+        if self.keep_history:
+            for i, told in enumerate(self._history):
+                if told.id == trial.id:
+                    self._history[i] = trial
+                    break
+        self.relearn(trial)
+
     @property
     def history(self) -> list[Trial]:
         """The finished trials, in the order they were told (only with ``keep_history``)."""
@@ -201,6 +229,10 @@ class Strategy(abc.ABC):
 
     def learn(self, trial: Trial) -> None:  # noqa: B027 - an optional hook
         """Update learned state with a finished trial (default: nothing to learn)."""
+
+    def relearn(self, trial: Trial) -> None:  # noqa: B027 - an optional hook
+        """Update learned state with a newer result of a trial learned before (:meth:`update`;
+        default: keep what was learned from its first result)."""
 
     # ----------------------------------------------------------------- helpers
     def need_space(self) -> SearchSpace:

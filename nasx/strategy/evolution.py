@@ -114,6 +114,17 @@ class RegularizedEvolution(Strategy):
         if trial.status == SUCCEEDED:
             self._population.append(trial)  # the oldest member dies (deque's maxlen)
 
+    def relearn(self, trial: Trial) -> None:
+        # a living member reached a higher budget: it competes with its newer result, in the
+        # place (age) it had; a member that died stays dead, and a promoted job that failed
+        # leaves the lower budget's result standing
+        if trial.status != SUCCEEDED:
+            return
+        for i, member in enumerate(self._population):
+            if member.id == trial.id:
+                self._population[i] = trial
+                return
+
     def population(self) -> list[Trial]:
         """The living members: the last ``population_size`` succeeded trials, oldest first."""
         return list(self._population)

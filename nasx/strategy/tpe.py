@@ -76,6 +76,7 @@ class TPE(Strategy):
         self._labels = list(space)
         self._study = optuna.create_study(direction=self.direction)
         self._pending: dict[str, list[int]] = {}  # arch key -> asked Optuna trial numbers
+        self._number_of: dict[int, int] = {}  # nasx trial id -> its Optuna trial number
 
     def next_arch(self, rng: random.Random) -> dict[str, Any] | None:
         optuna = self._optuna
@@ -99,15 +100,43 @@ class TPE(Strategy):
         value = trial.metric if ok else None
         pending = self._pending.get(arch_key(trial.arch))
         if pending:
-            self._study.tell(pending.pop(0), value, state=state)
-            return
-        params = {label: _index_of(grid, trial.arch[label]) for label, grid in self._grids.items()}
-        params.update({label: trial.arch[label] for label in self._numerical})
-        self._study.add_trial(
-            optuna.trial.create_trial(
-                params=params, distributions=self._distributions, value=value, state=state
+            number = pending.pop(0)
+            self._study.tell(number, value, state=state)
+        else:
+            params = {k: _index_of(grid, trial.arch[k]) for k, grid in self._grids.items()}
+            params.update({label: trial.arch[label] for label in self._numerical})
+            self._study.add_trial(
+                optuna.trial.create_trial(
+                    params=params, distributions=self._distributions, value=value, state=state
+                )
             )
-        )
+            number = len(self._study.get_trials(deepcopy=False)) - 1
+        self._number_of[trial.id] = number
+
+    def relearn(self, trial: Trial) -> None:
+        # An Optuna trial's value cannot change once told: the study is made again, its told
+        # trials in the same order, this one with its newer value (a resumed run's replay
+        # builds the same study). Asked trials still running are told later as added ones.
+        number = self._number_of.get(trial.id)
+        if number is None or not trial.succeeded:
+            return  # a promoted job that failed: the lower budget's result stands
+        optuna = self._optuna
+        done = [t for t in self._study.get_trials(deepcopy=False) if t.state.is_finished()]
+        self._study = optuna.create_study(direction=self.direction)
+        self._pending.clear()
+        renumber = {}
+        for new_number, told in enumerate(done):
+            renumber[told.number] = new_number
+            value = trial.metric if told.number == number else told.value
+            self._study.add_trial(
+                optuna.trial.create_trial(
+                    params=told.params,
+                    distributions=told.distributions,
+                    value=value if told.state == optuna.trial.TrialState.COMPLETE else None,
+                    state=told.state,
+                )
+            )
+        self._number_of = {i: renumber[n] for i, n in self._number_of.items() if n in renumber}
 
     def _value(self, label: str, param: Any) -> Any:
         if label in self._numerical:

@@ -7,15 +7,23 @@ from __future__ import annotations
 import bz2
 import collections
 import hashlib
+import io
 import os
 import pickle
+import tarfile
 
 import numpy as np
 import pytest
 
 from nasx.evaluator import NasBench201Evaluator
 from nasx.evaluator.nasbench201 import default_table_path
-from nasx.evaluator.nasbench201_release import COLUMNS, TABLE_MD5, convert_release, main
+from nasx.evaluator.nasbench201_fetch import (
+    ChecksumMismatchError,
+    download,
+    release_folder,
+    unpack_release,
+)
+from nasx.evaluator.nasbench201_release import COLUMNS, TABLE_SHA256, convert_release, main
 from nasx.hub.nasbench201 import nb201_string_to_arch
 
 ARCHS = [
@@ -135,18 +143,162 @@ def test_an_arch_that_disagrees_with_the_meta_file_is_refused(tmp_path):
         convert_release(release, tmp_path / "nb201.csv", allow_partial=True)
 
 
-def test_the_command_writes_into_the_cache_where_the_evaluator_finds_it(
-    tmp_path, monkeypatch, capsys
-):
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """nasx's data cache in tmp_path, and a "full release" of two archs (NUM_ARCHS patched)."""
     import nasx.evaluator.nasbench201_release as release_module
 
     monkeypatch.setenv("NASX_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("NASX_DATA_DIR", str(tmp_path / "no-data"))
     monkeypatch.setattr("nasx.datasets.locate._repo_root", lambda: tmp_path / "repo")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(release_module, "NUM_ARCHS", 2)  # a full "release" of two archs
-    assert main([str(write_release(tmp_path / "release"))]) == 0
-    written = tmp_path / "cache" / "data" / "nb201" / "nb201.csv"
-    digest = hashlib.md5(written.read_bytes()).hexdigest()
-    assert f"wrote {written}: 2 archs, md5 {digest} (not {TABLE_MD5})" in capsys.readouterr().out
-    assert default_table_path() == written
+    monkeypatch.setattr(release_module, "NUM_ARCHS", 2)
+    return tmp_path / "cache" / "data" / "nb201" / "nb201.csv"
+
+
+def _small_table_sha256(tmp_path):
+    """The SHA-256 of the two-arch table (converted once aside, as a user would learn it)."""
+    aside = convert_release(
+        write_release(tmp_path / "aside"), tmp_path / "aside.csv", allow_partial=True
+    )
+    return hashlib.sha256(aside.read_bytes()).hexdigest()
+
+
+def test_the_command_installs_only_the_table_it_expects(tmp_path, cache, capsys):
+    release = str(write_release(tmp_path / "release"))
+    # by default only the table nasx was measured on is installed: this one differs
+    with pytest.raises(SystemExit) as stop:
+        main([release])
+    assert stop.value.code == 1
+    err = capsys.readouterr().err
+    assert f"not {TABLE_SHA256}: not written to {cache}" in err
+    assert not cache.exists()
+    # told which table to expect, it installs it where the evaluator finds it
+    digest = _small_table_sha256(tmp_path)
+    assert main([release, "--expect-sha256", digest]) == 0
+    md5 = hashlib.md5(cache.read_bytes()).hexdigest()
+    out = capsys.readouterr().out
+    assert f"wrote {cache}: 2 archs, SHA-256 {digest} (not {TABLE_SHA256}), md5 {md5}" in out
+    assert default_table_path() == cache
+    assert main([release, "--expect-sha256", "any"]) == 0
+
+
+def _tar_of(folder, tar_path, extra=()):
+    """The release folder as NATS-Bench ships it: a tar with one top folder; ``extra``:
+    (TarInfo, bytes or None) members added as they are (hostile ones)."""
+    with tarfile.open(tar_path, "w") as tar:
+        for file in sorted(folder.iterdir()):
+            tar.add(file, arcname=f"NATS-tss-v1_0-3ffb9-simple/{file.name}")
+        for info, data in extra:
+            tar.addfile(info, None if data is None else io.BytesIO(data))
+    return tar_path
+
+
+def test_a_tar_is_read_and_nothing_outside_its_release_files_is_written(tmp_path, cache):
+    folder = write_release(tmp_path / "release")
+    evil = tarfile.TarInfo("../../000009.pickle.pbz2")  # a path out of the folder
+    evil.size = 4
+    link = tarfile.TarInfo("NATS-tss-v1_0-3ffb9-simple/000007.pickle.pbz2")
+    link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"  # a link to read through
+    other = tarfile.TarInfo("NATS-tss-v1_0-3ffb9-simple/run.sh")  # not a release file
+    other.size = 3
+    tar = _tar_of(
+        folder, tmp_path / "release.tar", [(evil, b"evil"), (link, None), (other, b"ls\n")]
+    )
+    unpacked = unpack_release(tar, tmp_path / "unpacked")
+    names = sorted(p.name for p in unpacked.iterdir())
+    # the escaping member lands inside, under its base name; the link and script are skipped
+    assert names == [
+        "000000.pickle.pbz2",
+        "000001.pickle.pbz2",
+        "000009.pickle.pbz2",
+        "meta.pickle.pbz2",
+    ]
+    assert not (tmp_path.parent / "000009.pickle.pbz2").exists()
+    assert not any(p.is_symlink() for p in unpacked.iterdir())
+    # the command takes the tar (a clean one) and, with its SHA-256, checks it first
+    clean = _tar_of(folder, tmp_path / "clean.tar")
+    digest = hashlib.sha256(clean.read_bytes()).hexdigest()
+    table = _small_table_sha256(tmp_path)
+    assert main([str(clean), "--sha256", digest, "--expect-sha256", table]) == 0
+    assert cache.is_file()
+
+
+def test_a_tar_with_another_checksum_is_refused_unread(tmp_path, cache, capsys):
+    clean = _tar_of(write_release(tmp_path / "release"), tmp_path / "clean.tar")
+    with pytest.raises(SystemExit):
+        main([str(clean), "--sha256", "ab" * 32, "--expect-sha256", "any"])
+    assert "has SHA-256" in capsys.readouterr().err and not cache.exists()
+    with pytest.raises(ValueError, match=r"64 hexadecimal digits"):
+        release_folder(str(clean), tmp_path / "w", sha256="abc")
+
+
+def test_something_else_is_named(tmp_path, cache, capsys):
+    not_tar = tmp_path / "notes.txt"
+    not_tar.write_text("hello")
+    with pytest.raises(ValueError, match=r"notes.txt is not a tar archive"):
+        release_folder(str(not_tar), tmp_path / "w")
+    with pytest.raises(FileNotFoundError, match=r"nowhere.tar: no such file or folder"):
+        release_folder(str(tmp_path / "nowhere.tar"), tmp_path / "w")
+    with pytest.raises(ValueError, match=r"only http://, https:// and file://"):
+        release_folder("ftp://example.org/x.tar", tmp_path / "w")
+
+
+class _Server:
+    """A local HTTP server (127.0.0.1, no network) serving ``body`` at every path; with
+    ``claim`` it announces a longer Content-Length than it sends (a download cut short)."""
+
+    def __init__(self, body: bytes, claim: int | None = None):
+        import http.server
+        import threading
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 (http.server's name)
+                self.send_response(200)
+                self.send_header("Content-Length", str(claim or len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_port}/NATS-tss-v1_0-3ffb9-simple.tar"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_a_download_is_checked_before_it_is_read(tmp_path, cache, capsys):
+    tar = _tar_of(write_release(tmp_path / "release"), tmp_path / "served.tar")
+    body = tar.read_bytes()
+    digest = hashlib.sha256(body).hexdigest()
+    table = _small_table_sha256(tmp_path)
+    server = _Server(body)
+    try:
+        # a wrong checksum: refused, and no download left behind to be mistaken for a good one
+        with pytest.raises(ChecksumMismatchError, match=r"is deleted"):
+            download(server.url, tmp_path / "dl" / "release.tar", sha256="0" * 64)
+        assert list((tmp_path / "dl").iterdir()) == []
+        # the right one: downloaded, unpacked, converted, installed
+        assert main([server.url, "--sha256", digest, "--expect-sha256", table]) == 0
+        assert "downloaded 0 of 0 MiB" in capsys.readouterr().out and cache.is_file()
+    finally:
+        server.close()
+    # file:// URLs too
+    cache.unlink()
+    assert main([tar.as_uri(), "--sha256", digest, "--expect-sha256", table]) == 0
+
+
+def test_a_download_cut_short_leaves_nothing_and_says_so(tmp_path, cache, capsys):
+    server = _Server(b"x" * 100, claim=10_000)
+    try:
+        with pytest.raises(SystemExit) as stop:
+            main([server.url, "--expect-sha256", "any", "--timeout", "10"])
+    finally:
+        server.close()
+    assert stop.value.code == 1
+    assert "error:" in capsys.readouterr().err
+    assert not cache.exists()

@@ -225,3 +225,74 @@ def test_the_trial_table_shows_budgets_only_when_a_scheduler_set_them(tmp_path):
     assert lines[2].split()[:4] == ["1", "pruned", "3", "0.5"]
     assert [r["budget"] for r in table.rows()] == [1, 3]
     assert "budget" not in str(TrialTable([Trial(0, {"k": 1}, "succeeded", metric=0.5)]))
+
+
+class Recording(FromList):
+    """FromList that records what it hears: tells, then updates of promoted trials."""
+
+    def __init__(self, n):
+        super().__init__(n)
+        self.heard = []
+
+    def tell(self, trial):
+        self.heard.append(("tell", trial.id, trial.status, trial.budget, trial.metric))
+
+    def update(self, trial):
+        self.heard.append(("update", trial.id, trial.status, trial.budget, trial.metric))
+
+
+def test_the_strategy_hears_each_arch_at_its_highest_budget(tmp_path):
+    # ASHA in promotion mode pauses trials at rungs 1 and 3: the strategy hears a paused trial
+    # as a result at that budget (status succeeded), and each promotion as an update
+    strategy = Recording(20)
+    exp = NasExperiment(
+        Net(),
+        TableEvaluator(),
+        strategy,
+        workdir=tmp_path,
+        build_model=False,
+        progress=False,
+        scheduler=ASHA(1, 9, eta=3),
+        max_trials=20,
+    )
+    exp.run()
+    trials = {t.id: t for t in exp.trials()}
+    tells = [h for h in strategy.heard if h[0] == "tell"]
+    assert sorted(h[1] for h in tells) == sorted(trials)  # each trial told once
+    assert all(h[2] == "succeeded" for h in strategy.heard)
+    assert all(h[3] == 1 for h in tells)  # at the first rung's budget
+    updates = [h for h in strategy.heard if h[0] == "update"]
+    assert updates and all(h[3] in (3, 9) for h in updates)
+    # the last word on each trial is its stored budget and metric
+    last = {h[1]: h[3:] for h in strategy.heard}
+    assert last == {i: (t.budget, t.metric) for i, t in trials.items()}
+    # the simulator tells and updates the same way
+    sim_strategy = Recording(20)
+    simulate(ASHA(1, 9, eta=3), sim_strategy, CURVES, workers=1, max_trials=20)
+    assert [h[:4] for h in sim_strategy.heard] == [h[:4] for h in strategy.heard]
+
+
+def test_regularized_evolution_learns_from_promoted_trials(tmp_path):
+    from nasx.strategy import RegularizedEvolution
+
+    strategy = RegularizedEvolution(population_size=8, sample_size=3, seed=0)
+    exp = NasExperiment(
+        Net(),
+        TableEvaluator(),
+        strategy,
+        workdir=tmp_path,
+        build_model=False,
+        progress=False,
+        scheduler=ASHA(1, 9, eta=3),
+        max_trials=24,
+    )
+    exp.run()
+    stored = {t.id: t for t in exp.trials()}
+    population = strategy.population()
+    # paused trials are members (they were invisible to it before: only 'succeeded' counted)
+    assert len(population) == 8
+    assert any(stored[m.id].status == "paused" for m in population)
+    # members hold their trial's highest budget and its value there
+    assert all(
+        (m.budget, m.metric) == (stored[m.id].budget, stored[m.id].metric) for m in population
+    )

@@ -25,3 +25,30 @@ def test_tpe_beats_random_search_on_a_separable_problem():
     tpe = [best_after(TPE(n_startup_trials=10, seed=s), 40) for s in range(3)]
     rnd = [best_after(Random(seed=s), 40) for s in range(3)]
     assert sum(tpe) > sum(rnd), (tpe, rnd)
+
+
+def test_an_update_gives_the_study_a_replayed_run_would_build():
+    # a multi-fidelity scheduler promoted trial 2: TPE's study holds its newer value, exactly
+    # as a resumed run replaying the stored trials (at their highest budgets) builds it
+    space = SearchSpace(x=Categorical(list(range(10)), label="x"))
+    live = TPE(n_startup_trials=2, seed=0)
+    live.setup(space)
+    told = []
+    for i in range(6):
+        trial = Trial(i, live.propose(), "succeeded", metric=float(i % 3), budget=1)
+        live.tell(trial)
+        told.append(trial)
+    newer = Trial(2, told[2].arch, "succeeded", metric=9.0, budget=3)
+    live.update(newer)
+    live.update(Trial(4, told[4].arch, "failed", budget=3))  # a failed promotion: ignored
+    told[2] = newer
+    replayed = TPE(n_startup_trials=2, seed=0)
+    replayed.setup(space, told)
+
+    def study(s):  # what TPE's sampler reads: the complete trials (FAIL ones are dedup retries)
+        trials = s._study.get_trials(deepcopy=False)
+        return [(t.params, t.value) for t in trials if t.state.name == "COMPLETE"]
+
+    assert study(live) == study(replayed)
+    assert [value for _, value in study(live)][2] == 9.0
+    assert live.propose() == replayed.propose()  # and both go on proposing alike

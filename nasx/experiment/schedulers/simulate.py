@@ -305,11 +305,21 @@ class _Simulation:
             self.start_epoch(worker, trial, finish)
             return
         trial.outcome = decision
+        # the strategy hears each arch's result at its highest budget: told at the first job's
+        # end, updated at each later one (as NasExperiment's loop does)
+        seen = Trial(
+            trial_id,
+            trial.arch,
+            SUCCEEDED,
+            metric=value,
+            metrics={"default": value},
+            budget=trial.budget,
+        )
         if trial_id not in self.told:
             self.told.add(trial_id)
-            self.strategy.tell(
-                Trial(trial_id, trial.arch, SUCCEEDED, metric=value, metrics={"default": value})
-            )
+            self.strategy.tell(seen)
+        elif (update := getattr(self.strategy, "update", None)) is not None:
+            update(seen)
         self.idle.append(worker)
         self.idle.sort()
         self.dispatch(finish)
