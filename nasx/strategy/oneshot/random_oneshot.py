@@ -130,7 +130,15 @@ class RandomOneShot(BaseOneShotStrategy):
 
     def sandwich_paths(self, space: Any, step: int) -> list[dict[str, Any]]:
         """The sandwich rule's paths at search step ``step``: the largest, the smallest, then
-        ``sandwich`` random ones (the same on every rank and on a resumed run)."""
+        ``sandwich`` random ones (the same on every rank and on a resumed run).
+
+        Example:
+            >>> from nasx.space import Categorical, SearchSpace
+            >>> space = SearchSpace({'width': Categorical([16, 32, 64], label='width')})
+            >>> paths = RandomOneShot(sandwich=1).sandwich_paths(space, step=0)
+            >>> paths[:2], len(paths)
+            ([{'width': 64}, {'width': 16}], 3)
+        """
         if self.sandwich is None:
             raise RuntimeError("sandwich_paths: this RandomOneShot has sandwich=None")
         extremes = [largest_arch(space), smallest_arch(space)]
