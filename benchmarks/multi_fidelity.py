@@ -151,7 +151,12 @@ def run_optuna(
         if sampler_name == "Random"
         else optuna.samplers.TPESampler(seed=seed)
     )
-    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=pruner)
+    # HyperbandPruner puts a trial in a bracket by a hash of the study name: an unnamed study
+    # gets a random name, and the run would not reproduce
+    name = f"{pruner_name}-{sampler_name}-{seed}"
+    study = optuna.create_study(
+        study_name=name, direction="maximize", sampler=sampler, pruner=pruner
+    )
     space = curves.search_space()
     sign = 1.0 if curves.direction == "maximize" else -1.0
     history: list[tuple[int, float]] = []

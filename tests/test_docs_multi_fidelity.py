@@ -14,7 +14,7 @@ PAGE = Path(__file__).resolve().parents[1] / "docs" / "multi_fidelity.md"
 def test_multi_fidelity_page_runs(capsys):
     namespace: dict = {"__name__": "docs"}
     blocks = python_blocks(PAGE.read_text())
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     for line, code in blocks:
         try:
             exec(compile(code, f"docs/multi_fidelity.md:{line}", "exec"), namespace)
@@ -28,3 +28,4 @@ def test_multi_fidelity_page_runs(capsys):
     assert bohb.startswith("BOHB(min_budget=1")
     tried = [int(line.split(": ")[1].split()[0]) for line in (full, asha, bohb)]
     assert tried[1] > 3 * tried[0] and tried[2] > 2 * tried[0]  # the same epochs, more archs
+    assert namespace["too_big"] == {next(iter(namespace["too_big"])): ("pruned", 1)}

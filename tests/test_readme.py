@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
 import pytest
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+# what README code blocks print, as their comments say: each must be in the README and the output
+PRINTED = [
+    "76 of 96 archs satisfy the constraints (exact, by enumeration)",  # count_valid()
+    "3887038 311579072",  # arch_cost(MnasNet(), MNASNET_A1, ...): params, MACs
+    "soft MnasNet reward: 0.7438",  # the README's comment; the output is the number
+]
 
 
 def python_blocks(text: str) -> list[tuple[int, str]]:
@@ -39,3 +46,13 @@ def test_readme_python_blocks_run_in_order(tmp_path, monkeypatch, capsys):
     assert "torch.Size([2, 10])" in out  # the space block's printed shape
     assert isinstance(namespace["best_arch"], dict)  # the multi-trial block's export
     assert "normal/op_2_0" in namespace["probs"]  # the one-shot block's DARTS probabilities
+    for claim in PRINTED:
+        assert claim in README.read_text(), f"README.md no longer says {claim!r}"
+        assert claim.rpartition(": ")[2] in out, (
+            f"README.md says {claim!r}; the block printed\n{out}"
+        )
+    # the space block's comment gives the arch that space.sample(seed=0) returns
+    comment = re.search(r"arch = space\.sample\(\s*seed=0\s*\)\s*# (\{.*\})", README.read_text())
+    assert comment, "README.md's space block no longer shows the sampled arch"
+    space = namespace["search_space"](namespace["Net"]())
+    assert space.sample(seed=0) == ast.literal_eval(comment.group(1))

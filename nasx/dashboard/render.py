@@ -21,6 +21,7 @@ from typing import Any
 
 from nasx._optional import optional_import
 from nasx.experiment.readonly import ExperimentRecord
+from nasx.trial import PAUSED, PRUNED
 
 CHART_PARAMS = ("metric", "x", "y", "trial", "cell")
 # Above this many trials a chart draws summaries rather than one mark per trial: a scatter
@@ -135,7 +136,10 @@ def _trial_curve_figure(exp: ExperimentRecord, params: dict[str, str], large: bo
     plt.close(fig)
     if trial.intermediates:
         ax.plot(range(1, len(trial.intermediates) + 1), trial.intermediates, marker="o")
-    ax.set_title(f"trial {trial.id}: intermediate metrics")
+    stopped = (
+        f" ({trial.status} at budget {trial.budget})" if trial.status in (PRUNED, PAUSED) else ""
+    )
+    ax.set_title(f"trial {trial.id}: intermediate metrics{stopped}")
     ax.set_xlabel("report")
     ax.grid(alpha=0.3)
     return fig
@@ -300,30 +304,42 @@ def _pareto_summary(exp: ExperimentRecord, x: str, y: str) -> Any:
 
 
 def _curves_summary(exp: ExperimentRecord, top_k: int = 10) -> Any:
-    """The best ``top_k`` learning curves, and the spread of all the others as bands per report."""
-    from nasx.plot.charts import _axes
+    """The best ``top_k`` learning curves, and the spread of all the others as bands per report;
+    a scheduler's pruned and paused trials are among the others, with a mark where each stopped
+    (:func:`nasx.plot.charts.draw_stopped`), never among the best."""
+    from nasx.plot.charts import STOPPED_STYLES, _axes, draw_stopped, legend_best_first
 
     from .aggregate import step_quantiles
 
     trials = [t for t in exp.trials if t.intermediates]
     sign = -1 if exp.direction == "maximize" else 1
-    ranked = sorted(trials, key=lambda t: (t.metric is None, sign * (t.metric or 0.0), t.id))
-    best = ranked[:top_k]
-    others = step_quantiles([t.intermediates for t in ranked[top_k:]])
+    ranked = sorted(
+        trials,
+        key=lambda t: (
+            t.status in STOPPED_STYLES,
+            t.metric is None,
+            sign * (t.metric or 0.0),
+            t.id,
+        ),
+    )
+    best = [t for t in ranked[:top_k] if t.status not in STOPPED_STYLES]
+    others = step_quantiles([t.intermediates for t in ranked[len(best) :]])
     fig, ax = _axes(None)
     if others.center.size:
         grey = "#999999"
         _fill_quantiles(ax, others, grey, ("others: min to max", "others: 10th-90th pct"))
         ax.plot(others.center, others.median, color=grey, lw=1.2, label="others: median")
+    stopped = draw_stopped(ax, trials, curves=False)  # their curves are in the bands
     for t in best:
         steps = range(1, len(t.intermediates) + 1)
         ax.plot(steps, t.intermediates, lw=1.6, marker="o", markersize=3, label=f"#{t.id}")
     ax.set_xlabel("report (epoch)")
     ax.set_ylabel("intermediate metric")
-    ax.set_title(f"learning curves ({len(trials)} trials)")
+    counts = "".join(f", {n} {status}" for status, n in stopped.items() if n)
+    ax.set_title(f"learning curves ({len(trials)} trials{counts})")
     ax.grid(alpha=0.3)
     if trials:
-        ax.legend(fontsize=7, ncol=2, loc="best", title=f"best {len(best)}")
+        legend_best_first(ax, f"best {len(best)}")
     return _fixed_margins(fig)
 
 

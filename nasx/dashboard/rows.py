@@ -24,7 +24,7 @@ from typing import Any
 
 from nasx.trial import STATUSES, Trial
 
-COLUMNS = ("id", "status", "metric", "duration", "arch", "error")
+COLUMNS = ("id", "status", "metric", "budget", "duration", "arch", "error")
 MAX_LIMIT = 1000  # rows in one answer: a screenful is about 20
 
 

@@ -254,6 +254,7 @@ def summary(
         "updated": max(ends) if ends else None,
         "now": time.time(),
         "has_curves": any(t.intermediates for t in exp.trials),
+        "has_budget": any(t.budget is not None for t in exp.trials),  # a scheduler's run
         "has_arch_weights": has_arch_weights(exp.directory),
     }
 
@@ -264,6 +265,7 @@ def trial_row(t) -> dict[str, Any]:
         "status": t.status,
         "metric": t.metric,
         "metrics": t.metrics,
+        "budget": t.budget,
         "duration": t.duration,
         "start_time": t.start_time,
         "arch": t.arch,

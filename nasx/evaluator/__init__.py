@@ -24,6 +24,7 @@ _LAZY_NAMES = {
     "LightningModule": "nasx.evaluator.lightning",
     "Lightning": "nasx.evaluator.lightning",
     "CudaGraphTraining": "nasx.evaluator.cuda_graphs",
+    "Checkpoint": "nasx.evaluator.checkpoint",  # a trial's state between budgets
     "SupervisedLearningModule": "nasx.evaluator.supervised",
     "ClassificationModule": "nasx.evaluator.supervised",
     "RegressionModule": "nasx.evaluator.supervised",
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from nasx.evaluator.augment import Cutout as Cutout
     from nasx.evaluator.augment import RandomCropFlip as RandomCropFlip
     from nasx.evaluator.augment import darts_train_transform as darts_train_transform
+    from nasx.evaluator.checkpoint import Checkpoint as Checkpoint
     from nasx.evaluator.cuda_graphs import CudaGraphTraining as CudaGraphTraining
     from nasx.evaluator.detection import Detection as Detection
     from nasx.evaluator.detection import DetectionModule as DetectionModule

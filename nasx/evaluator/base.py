@@ -6,6 +6,9 @@ Intermediate metrics, such as per-epoch validation accuracy, go to the ``report`
 An evaluator that declares an ``arch`` parameter (``evaluate(self, model, report=None, arch=None)``,
 or a plain function ``fn(model, arch)``) also receives the trial's arch dict; one that sets
 ``needs_model = False`` lets the experiment skip building the model (it then gets ``None``).
+With a multi-fidelity scheduler, one that declares ``budget`` trains that much (epochs by
+default), and one that declares ``checkpoint`` continues a promoted trial from the state it
+saved (:class:`~nasx.evaluator.checkpoint.Checkpoint`) instead of starting over.
 """
 
 from __future__ import annotations
@@ -280,9 +283,17 @@ class CostEvaluator(Evaluator):
         report: Report | None = None,
         arch: dict[str, Any] | None = None,
         budget: int | float | None = None,
+        checkpoint: Any = None,
     ) -> dict[str, Any]:
         cost = self.cost(model)
-        inner = self._inner_call(model, report, arch, budget)
+        if report is not None:  # each report carries the cost too: a scheduler may rank on it
+            outer: Any = report  # Report's type says float; a metrics dict is a report too
+            report = lambda value: outer(self._with_cost(value, cost))  # noqa: E731
+        inner = self._inner_call(model, report, arch, budget, checkpoint)
+        return self._with_cost(inner, cost)
+
+    def _with_cost(self, inner: Any, cost: Mapping[str, Any]) -> dict[str, Any]:
+        """The inner evaluator's result (or report) as this one's metrics dict, with ``cost``."""
         _, inner_metrics = normalize_metric(inner)
         metrics: dict[str, Any] = {"default": inner_metrics["default"]}
         metrics[self.accuracy_key] = inner_metrics["default"]
@@ -293,7 +304,12 @@ class CostEvaluator(Evaluator):
         return metrics
 
     def _inner_call(
-        self, model: nn.Module, report: Report | None, arch: Any, budget: int | float | None
+        self,
+        model: nn.Module,
+        report: Report | None,
+        arch: Any,
+        budget: int | float | None,
+        checkpoint: Any = None,
     ) -> Any:
         fn = getattr(self.evaluator, "evaluate", self.evaluator)
         kwargs: dict[str, Any] = {}
@@ -306,5 +322,12 @@ class CostEvaluator(Evaluator):
         elif budget is not None:  # the inner evaluator would train its full length
             raise TypeError(
                 f"{self.evaluator!r} was given budget={budget!r} but declares no `budget` parameter"
+            )
+        if accepts_parameter(fn, "checkpoint"):  # a Checkpoint: the inner one continues
+            kwargs["checkpoint"] = checkpoint
+        elif checkpoint is not None and checkpoint.from_budget:
+            raise TypeError(
+                f"{self.evaluator!r} was asked to continue from budget {checkpoint.from_budget} "
+                "but declares no `checkpoint` parameter"
             )
         return fn(model, **kwargs)

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .base import Evaluator, Metric, Report, accepts_parameter
+from .checkpoint import Checkpoint
 from .hparams import searchable
 from .nni_report import reporting
 
@@ -20,6 +21,9 @@ class FunctionalEvaluator(Evaluator):
     When ``fn`` has an ``arch`` parameter it receives ``arch=`` (the trial's arch dict, e.g.
     ``{'cell/0_1': 'conv_3x3', ...}``), so a function can look the arch up instead of reading it
     back out of the model; ``needs_model=False`` then lets the experiment skip building the model.
+    With a multi-fidelity scheduler, ``fn`` receives ``budget=`` (how much to train) and
+    ``checkpoint=`` (a :class:`~nasx.evaluator.checkpoint.Checkpoint`: continue a promoted
+    trial from the state saved at ``checkpoint.from_budget``) when it declares them.
     The evaluator pickles whenever ``fn`` and ``kwargs`` do; functions defined in ``__main__`` or
     as lambdas travel by value (cloudpickle). Porting from NNI: ``nni.report_final_result(x)``
     is ``return x`` and ``nni.report_intermediate_result(x)`` is ``report(x)``; NNI's calls work
@@ -54,7 +58,7 @@ class FunctionalEvaluator(Evaluator):
     def __init__(self, fn: Callable[..., Any], *, needs_model: bool = True, **kwargs: Any) -> None:
         if not callable(fn):
             raise TypeError(f"FunctionalEvaluator needs a callable fn(model, **kwargs), got {fn!r}")
-        for reserved in ("report", "arch", "budget"):
+        for reserved in ("report", "arch", "budget", "checkpoint"):
             if reserved in kwargs:
                 raise TypeError(
                     f"{reserved!r} is reserved: FunctionalEvaluator passes it itself when "
@@ -70,9 +74,12 @@ class FunctionalEvaluator(Evaluator):
         report: Report | None = None,
         arch: Mapping[str, Any] | None = None,
         budget: int | float | None = None,
+        checkpoint: Checkpoint | None = None,
     ) -> Metric:
-        """Return ``fn(model, **kwargs)``, plus ``report=``, ``arch=`` and ``budget=`` when fn
-        declares them (``budget``: how much to train, None for fn's own full training)."""
+        """Return ``fn(model, **kwargs)``, plus ``report=``, ``arch=``, ``budget=`` and
+        ``checkpoint=`` when fn declares them (``budget``: how much to train, None for fn's own
+        full training; ``checkpoint``: a :class:`~nasx.evaluator.checkpoint.Checkpoint` to
+        continue from and save to, see its module)."""
         kwargs = dict(self.kwargs)
         if accepts_parameter(self.fn, "report"):
             kwargs["report"] = report if report is not None else _ignore
@@ -88,6 +95,13 @@ class FunctionalEvaluator(Evaluator):
         elif budget is not None:
             raise TypeError(
                 f"{self!r} was given budget={budget!r} but fn declares no `budget` parameter"
+            )
+        if accepts_parameter(self.fn, "checkpoint"):
+            kwargs["checkpoint"] = checkpoint
+        elif checkpoint is not None and checkpoint.from_budget:
+            raise TypeError(
+                f"{self!r} was asked to continue from budget {checkpoint.from_budget} but fn "
+                "declares no `checkpoint` parameter"
             )
         # NNI ports call nasx.report_intermediate_result / report_final_result inside fn
         with reporting(report) as channel:

@@ -21,6 +21,7 @@ import torch.nn as nn
 
 from .._third_party import quiet_lightning_logs, quiet_third_party_warnings
 from .base import Direction, Evaluator, Report
+from .checkpoint import Checkpoint, restore_rng_state, rng_state
 from .cuda_graphs import CudaGraphTraining
 from .hparams import searchable
 from .nni_args import translate_trainer_kwargs
@@ -170,6 +171,31 @@ class _ReportValidationMetric(pl.Callback):
             self.report(float(value))
 
 
+class _Continuation(pl.Callback):
+    """What a trial's checkpoint needs beyond Lightning's own.
+
+    The random generators' state (Lightning saves and loads a callback's ``state_dict``):
+    restored before the continued training's first epoch, the data order and dropout masks are
+    those of an uninterrupted training. And no hyperparameters: they serve only
+    ``load_from_checkpoint`` (the continued job builds its module from the evaluator), and
+    arbitrary objects among them (a loss class) would keep ``torch.load(...,
+    weights_only=True)`` from reading the checkpoint back.
+    """
+
+    def state_dict(self) -> dict[str, Any]:
+        return rng_state()
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        restore_rng_state(state_dict)
+
+    def on_save_checkpoint(
+        self, trainer: pl.Trainer, pl_module: pl.LightningModule, checkpoint: dict[str, Any]
+    ) -> None:
+        for owner in (pl.LightningModule, pl.LightningDataModule):
+            for key in ("NAME", "KEY", "TYPE"):
+                checkpoint.pop(getattr(owner, f"CHECKPOINT_HYPER_PARAMS_{key}"), None)
+
+
 def _has_val_dataloader(datamodule: pl.LightningDataModule | None) -> bool:
     """True when the datamodule defines ``val_dataloader`` (by subclassing or from_datasets)."""
     if datamodule is None:
@@ -232,7 +258,10 @@ class Lightning(Evaluator):
             fast as an eager loop (``benchmarks/retrain_step.py``); on a CPU it changes nothing.
 
     ``evaluate(model, report)`` returns the metric's value after the last validation run and sends
-    each validation run's value (one per epoch by default) to ``report``.
+    each validation run's value (one per epoch by default) to ``report``. With a multi-fidelity
+    scheduler (``NasExperiment(..., scheduler=ASHA(...))``) it trains ``budget`` epochs, and a
+    promoted trial continues from its Lightning checkpoint (``checkpoint``): only the epochs
+    after the budget it paused at are trained and reported (see :meth:`evaluate`).
 
     Example:
         >>> import torch, torch.nn.functional as F
@@ -343,19 +372,38 @@ class Lightning(Evaluator):
         return settings
 
     def evaluate(
-        self, model: nn.Module, report: Report | None = None, budget: int | None = None
+        self,
+        model: nn.Module,
+        report: Report | None = None,
+        budget: int | None = None,
+        checkpoint: Checkpoint | None = None,
     ) -> float:
         """Fit a copy of ``self.module`` holding ``model``; return the last validation metric.
 
         ``budget``: train this many epochs instead of the trainer's ``max_epochs`` (a
         multi-fidelity scheduler sets it; None: the trainer's own).
+
+        ``checkpoint`` (a :class:`~nasx.evaluator.checkpoint.Checkpoint`; a scheduler's
+        experiment passes it): continue from the Lightning checkpoint saved at
+        ``checkpoint.from_budget`` epochs (model, optimizers, LR schedulers, epoch and step
+        counters, callbacks' state, random generators), so only epochs ``from_budget + 1`` to
+        ``budget`` are trained and reported; once ``budget`` epochs are trained, save the
+        checkpoint there (atomically) for the next promotion.
         """
         if self.val_dataloaders is None and not _has_val_dataloader(self.datamodule):
             raise ValueError(
                 f"{type(self).__name__} needs validation data to compute the metric "
                 f"{self.metric!r}: pass val_dataloaders=..., or a datamodule with val_dataloader()"
             )
-        return self._final_metric(self._fit(model, report, _epochs(budget)))
+        epochs = _epochs(budget)
+        if checkpoint is not None and checkpoint.from_budget:
+            start = _epochs(checkpoint.from_budget)
+            if epochs is not None and start is not None and start >= epochs:
+                raise ValueError(
+                    f"cannot continue from {start} epochs to a budget of {epochs}: the budget "
+                    "must be larger than the one the checkpoint was saved at"
+                )
+        return self._final_metric(self._fit(model, report, epochs, checkpoint))
 
     def fit(self, model: nn.Module) -> float | None:
         """NNI's ``evaluator.fit(model)``: train ``model`` (in place) as :meth:`evaluate` does.
@@ -370,7 +418,11 @@ class Lightning(Evaluator):
         return None if value is None else float(value)
 
     def _fit(
-        self, model: nn.Module, report: Report | None, epochs: int | None = None
+        self,
+        model: nn.Module,
+        report: Report | None,
+        epochs: int | None = None,
+        checkpoint: Checkpoint | None = None,
     ) -> pl.Trainer:
         # copy the module without any model set on it earlier (memo maps it to None): cheap
         previous = self.module._modules.get("model")
@@ -381,6 +433,11 @@ class Lightning(Evaluator):
         callbacks: list[pl.Callback] = [CudaGraphTraining(self.cuda_graphs)]
         if report is not None:
             callbacks.append(_ReportValidationMetric(self.metric, report))
+        fit_kwargs = dict(self.fit_kwargs)
+        if checkpoint is not None:
+            callbacks.append(_Continuation())  # saved and restored with the checkpoint
+            if checkpoint.resume_path is not None:  # a promotion: the epochs after it only
+                fit_kwargs.update(ckpt_path=checkpoint.resume_path, weights_only=True)
         with (
             quiet_lightning_logs(),
             _keyboard_interrupt_passes_through(),
@@ -392,14 +449,18 @@ class Lightning(Evaluator):
                 callbacks=self.trainer.fresh_callbacks() + callbacks, **budget
             )
             if self.datamodule is not None:
-                trainer.fit(module, datamodule=self.datamodule, **self.fit_kwargs)
+                trainer.fit(module, datamodule=self.datamodule, **fit_kwargs)
             else:
                 trainer.fit(
                     module,
                     train_dataloaders=self.train_dataloaders,
                     val_dataloaders=self.val_dataloaders,
-                    **self.fit_kwargs,
+                    **fit_kwargs,
                 )
+            # Only a training that reached its budget is a state at that budget (an early
+            # stop is not): without one, a promotion trains the trial again from scratch.
+            if checkpoint is not None and trainer.current_epoch == epochs:
+                checkpoint.write(lambda path: trainer.save_checkpoint(path, weights_only=False))
         return trainer
 
     def _final_metric(self, trainer: pl.Trainer) -> float:

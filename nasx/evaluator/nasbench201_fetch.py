@@ -40,6 +40,8 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
+from nasx._errors import NasxError
+
 __all__ = ["ChecksumMismatchError", "download", "release_folder", "unpack_release"]
 
 #: the base names of the release's files; nothing else is taken out of an archive
@@ -49,7 +51,7 @@ MAX_MEMBER_BYTES = 256 * 2**20
 _CHUNK = 2**20
 
 
-class ChecksumMismatchError(ValueError):
+class ChecksumMismatchError(NasxError, ValueError):
     """A downloaded or given file's SHA-256 is not the one asked for (the file is not kept)."""
 
 
@@ -140,7 +142,12 @@ def unpack_release(archive: str | os.PathLike, into: str | os.PathLike) -> Path:
 
 
 def release_folder(
-    source: str, work: str | os.PathLike, *, sha256: str | None = None, timeout: float = 60.0
+    source: str,
+    work: str | os.PathLike,
+    *,
+    sha256: str | None = None,
+    timeout: float = 60.0,
+    progress: Callable[[int, int | None], None] | None = None,
 ) -> Path:
     """A folder holding the unpacked release, from ``source``: a folder, a tar or a URL of one.
 
@@ -151,15 +158,15 @@ def release_folder(
         sha256: the tar's expected SHA-256 (a download or a local tar): a different file is
             refused before it is read.
         timeout: seconds a download may stall before it is given up.
+        progress: called as a download goes (:func:`download`'s ``progress``).
     """
     work = Path(work)
     if "://" in source:
         if not source.startswith(("http://", "https://", "file://")):
             raise ValueError(f"{source!r}: only http://, https:// and file:// URLs are fetched")
         archive = download(
-            source, work / "release.tar", sha256=sha256, timeout=timeout, progress=_say_progress
+            source, work / "release.tar", sha256=sha256, timeout=timeout, progress=progress
         )
-        print()
         return unpack_release(archive, work / "release")
     path = Path(source)
     if path.is_dir():
@@ -196,8 +203,3 @@ def _file_sha256(path: Path) -> str:
         while chunk := f.read(_CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-def _say_progress(done: int, total: int | None) -> None:
-    size = f" of {total / 2**20:.0f}" if total else ""
-    print(f"\rdownloaded {done / 2**20:.0f}{size} MiB", end="", flush=True)

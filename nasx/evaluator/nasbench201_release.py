@@ -235,17 +235,26 @@ def main(argv: list[str] | None = None) -> int:
     expected = None if args.expect_sha256 == "any" else args.expect_sha256
     try:
         with tempfile.TemporaryDirectory(prefix="nasx-nb201-") as work:
-            folder = release_folder(args.release, work, sha256=args.sha256, timeout=args.timeout)
+            folder = release_folder(
+                args.release, work, sha256=args.sha256, timeout=args.timeout, progress=_progress
+            )
             convert_release(folder, out, expected_sha256=expected)
     except (OSError, ValueError, pickle.UnpicklingError, http.client.HTTPException) as err:
         # OSError: a failed download (urllib's URLError) or a missing file; HTTPException: a
         # download cut short (IncompleteRead)
         parser.exit(1, f"error: {err}\n")
+    if "://" in args.release:
+        print()  # ends the download's progress line
     data = out.read_bytes()
     sha256, md5 = hashlib.sha256(data).hexdigest(), hashlib.md5(data).hexdigest()
     same = "the table nasx was measured on" if sha256 == TABLE_SHA256 else f"not {TABLE_SHA256}"
     print(f"wrote {out}: {NUM_ARCHS} archs, SHA-256 {sha256} ({same}), md5 {md5}")
     return 0
+
+
+def _progress(done: int, total: int | None) -> None:
+    size = f" of {total / 2**20:.0f}" if total else ""
+    print(f"\rdownloaded {done / 2**20:.0f}{size} MiB", end="", flush=True)
 
 
 if __name__ == "__main__":

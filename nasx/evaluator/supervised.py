@@ -229,7 +229,9 @@ class Classification(Lightning):
     Extra keyword arguments are ``pytorch_lightning.Trainer`` arguments (``max_epochs=1``, ...).
     ``cuda_graphs`` is :class:`~nasx.evaluator.Lightning`'s (training steps replayed from a CUDA
     graph on a GPU where the run allows it). The model maps a batch of inputs to logits
-    (B, num_classes); labels are integers.
+    (B, num_classes); labels are integers. With a multi-fidelity scheduler it trains ``budget``
+    epochs, and a promoted trial continues from its checkpoint (optimizer state included)
+    instead of starting over: :meth:`Lightning.evaluate`.
 
     Example:
         >>> import torch
@@ -275,6 +277,7 @@ class Regression(Lightning):
     """Train a regressor with MSE; the metric is validation MSE (``val_mse``), minimized.
 
     Extra keyword arguments are ``pytorch_lightning.Trainer`` arguments (``max_epochs=1``, ...).
+    Budgets and continuing from a checkpoint: as :class:`Classification`.
 
     Example:
         >>> import torch

@@ -287,7 +287,7 @@ class NasExperiment(NniControls):
             progress=progress,
             seed=self.seed,
             on_finished=TrialWriter(self.workdir).write if self.tensorboard else None,
-            scheduler=scheduled_run(self.scheduler, store),
+            scheduler=scheduled_run(self.scheduler, store, self.evaluator),
         )
         try:
             self.stop_reason = run_until_stopped(loop, rerun, self.workdir)

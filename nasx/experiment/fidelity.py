@@ -10,10 +10,15 @@ trial promoted to a larger one. Each ``report(value)`` of a running trial goes t
 After each assignment and each finished job the scheduler's ``state_dict`` is written to the
 store's meta under :data:`STATE_KEY`, so a resumed run continues its rungs.
 
-A promoted trial is trained again from scratch up to its new budget (nasx's evaluators cannot
-yet continue from a checkpoint); its reports below the budget it was promoted from are not
-asked again, so the scheduler decides exactly as if it had continued, and the run says once
-that it restarts them.
+A promoted trial continues from the checkpoint it left at the budget it paused at, when the
+evaluator declares a ``checkpoint`` parameter (:mod:`nasx.evaluator.checkpoint`; nasx's
+``Lightning``, ``Classification`` and ``Regression`` do): its job trains from ``b`` to ``B``
+only, and :attr:`ScheduledRun.spent` counts ``B - b``. The checkpoints live in the trial's
+folder (``trials/<id>/checkpoint``); the one at the budget a paused trial reached is kept, the
+others go once its job is stored, and all go when it is pruned, fails or completes. An
+evaluator that cannot continue (or a trial without a checkpoint there) is trained again from
+scratch up to its new budget, its reports below ``b`` not asked again, so the scheduler
+decides exactly as if it had continued; the run says once which evaluator restarts them.
 
     >>> from nasx.experiment.schedulers import ASHA
     >>> run = ScheduledRun(ASHA(1, 4, eta=2))
@@ -26,17 +31,20 @@ that it restarts them.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+import os
+import shutil
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from nasx.evaluator.base import accepts_parameter
+from nasx.evaluator.checkpoint import Checkpoint, saved_budgets
 from nasx.trial import FAILED, PAUSED, Trial
 
 from .schedulers.base import Assignment, Scheduler
 
 _log = logging.getLogger("nasx.experiment")
 
-__all__ = ["STATE_KEY", "ScheduledRun", "check_scheduler", "scheduled_run"]
+__all__ = ["STATE_KEY", "ScheduledRun", "can_continue", "check_scheduler", "scheduled_run"]
 
 #: the meta key of ``nasx.db`` that holds the scheduler's ``state_dict`` (JSON)
 STATE_KEY = "scheduler_state"
@@ -77,6 +85,13 @@ def check_scheduler(
             "(nasx's Lightning, Classification and Regression train `budget` epochs) or "
             "fn(model, budget, report)"
         )
+    if len(scheduler.directions) > 1 and scheduler.goal.objectives is None:
+        raise ValueError(
+            f"scheduler={scheduler!r} ranks {len(scheduler.directions)} objectives "
+            f"(directions={list(scheduler.directions)}) but does not say which metrics: an "
+            "evaluator reports a metrics dict, so name them with objectives=['accuracy', "
+            "'-latency_ms'] (or {'accuracy': 'maximize', 'latency_ms': 'minimize'}) instead"
+        )
     if execution != "sequential":
         raise NotImplementedError(
             f"scheduler= runs with execution='sequential' (one trial at a time) for now, not "
@@ -84,6 +99,16 @@ def check_scheduler(
             "back into a running trial (docs/multi_fidelity.md)"
         )
     return scheduler
+
+
+def can_continue(evaluator: Any) -> bool:
+    """Whether ``evaluator`` continues a promoted trial from its checkpoint: it (or the function
+    a wrapper calls) declares a ``checkpoint`` parameter.
+
+    >>> can_continue(lambda model, budget, checkpoint: 1.0), can_continue(lambda model, budget: 1.0)
+    (True, False)
+    """
+    return accepts_parameter(_budget_taker(evaluator), "checkpoint")
 
 
 def _budget_taker(evaluator: Any) -> Any:
@@ -101,14 +126,18 @@ def _budget_taker(evaluator: Any) -> Any:
 
 class ScheduledRun:
     """The loop's side of a scheduler for one ``run()``: paused trials, the budget spent, which
-    trials the strategy has heard of, and the state written to the store.
+    trials the strategy has heard of, where each job starts from (its checkpoint), and the state
+    written to the store.
 
     Args:
         scheduler: the :class:`~nasx.experiment.schedulers.Scheduler`.
-        store: where :meth:`save` writes the state (``set_meta``); None: nowhere.
+        store: where :meth:`save` writes the state (``set_meta``) and whose trial folders hold
+            the checkpoints (``trial_dir``); None: nowhere, and no checkpoints.
         stored: the trials stored before this run (a resume): paused ones may be promoted,
             finished ones were told to the strategy already (it replays them in ``setup``).
         state: the scheduler's stored ``state_dict`` (a resume), loaded into it.
+        evaluator: the experiment's evaluator: one that declares a ``checkpoint`` parameter
+            (:func:`can_continue`) continues promoted trials; any other is restarted.
     """
 
     def __init__(
@@ -117,20 +146,39 @@ class ScheduledRun:
         store: Any = None,
         stored: Iterable[Trial] = (),
         state: dict[str, Any] | None = None,
+        evaluator: Any = None,
     ) -> None:
         self.scheduler, self.store = scheduler, store
         if state is not None:
             scheduler.load_state_dict(state)
         self.paused: dict[int, Trial] = {}
         self.told: set[int] = set()
+        failed: list[int] = []
         for trial in stored:
             if trial.finished:
                 self.told.add(trial.id)
             if trial.status == PAUSED:
                 self.paused[trial.id] = trial
+            elif trial.status == FAILED:
+                failed.append(trial.id)
         self.spent: float = 0  # budget units trained in this run, trials trained again included
-        self._starts: dict[int, float] = {}  # trial -> the budget its running job started from
+        self.evaluator = evaluator
+        self.continues = (
+            evaluator is not None and can_continue(evaluator) and hasattr(store, "trial_dir")
+        )
+        # trial -> (the budget its running job starts from, decided up to, curve before it)
+        self._starts: dict[int, tuple[Any, Any, list[float]]] = {}
+        # budget reached in this run (each job's budget minus the one it was promoted from, a
+        # restart's repeated epochs left out): what the progress display counts
+        self.reached: float = 0
+        self._from: dict[int, float] = {}  # trial -> the budget its running job was promoted from
         self._said_restart = False
+        # checkpoints nothing will continue, left by a killed run or failed by the resume
+        # (an interrupted trial not re-run, one that crashed the process too often)
+        self._drop_unpromotable()
+        if hasattr(store, "trial_dir"):
+            for trial_id in failed:
+                shutil.rmtree(self._folder(trial_id), ignore_errors=True)
 
     def next_assignment(self, allow_new: bool) -> Assignment | None:
         """The scheduler's next assignment (:meth:`Scheduler.assign`)."""
@@ -139,41 +187,92 @@ class ScheduledRun:
     def started(self, trial: int, assignment: Assignment) -> None:
         """``assignment`` became new trial ``trial``."""
         self.scheduler.started(trial, assignment)
-        self._starts[trial] = 0
+        self._starts[trial] = (0, 0, [])
+        self._from[trial] = 0
         self.save()
 
     def promote(self, assignment: Assignment) -> Trial:
-        """The paused trial ``assignment`` promotes (it is trained again from scratch)."""
+        """The paused trial ``assignment`` promotes: it continues from its checkpoint at
+        ``assignment.from_budget`` when there is one and the evaluator can, else it is trained
+        again from scratch (its reports up to there are not asked again)."""
         assert assignment.trial is not None
         trial = self.paused.pop(assignment.trial)
-        if not self._said_restart:
-            _log.warning(
-                "promoted trials are trained again from scratch up to their new budget (trial "
-                "%d: 0 -> %s, not %s -> %s): the evaluator cannot continue from a checkpoint",
-                trial.id,
-                assignment.budget,
-                assignment.from_budget,
-                assignment.budget,
-            )
-            self._said_restart = True
-        self._starts[trial.id] = 0
+        start = assignment.from_budget
+        if not self._continuable(trial.id, start):
+            self._say_restart(trial.id, start, assignment.budget)
+            start = 0
+        self._starts[trial.id] = (start, assignment.from_budget, _curve_before(trial, start))
+        self._from[trial.id] = assignment.from_budget
         self.save()
         return trial
 
-    def decide(self, trial: int, budget: Any, value: float) -> str:
-        """The scheduler's answer to ``trial`` having reached ``budget`` with ``value``."""
-        return self.scheduler.report(trial, budget, value)
+    def rerun(self, trial: Trial) -> None:
+        """``trial`` was interrupted in flight (a stopped or killed run, resumed): its job goes
+        on from its last checkpoint below the budget it trained towards, or from scratch."""
+        below = [b for b in self._saved(trial.id) if trial.budget is None or b < trial.budget]
+        start = below[-1] if below and self.continues else 0
+        self._starts[trial.id] = (start, start, _curve_before(trial, start))
+        self._from[trial.id] = start
+
+    def job_fields(self, trial: int, budget: Any) -> dict[str, Any]:
+        """The :class:`~nasx.experiment.jobs.Job` fields of ``trial``'s job up to ``budget``:
+        where it starts (``from_budget``), up to where it was decided (``decided_budget``) and
+        its :class:`~nasx.evaluator.checkpoint.Checkpoint` (None when the evaluator cannot
+        continue)."""
+        start, decided, _ = self._starts.get(trial, (0, 0, []))
+        fields: dict[str, Any] = {"from_budget": start, "decided_budget": decided}
+        if self.continues:
+            keep = budget is None or budget < self.scheduler.max_budget  # else none continues
+            fields["checkpoint"] = Checkpoint(str(self._folder(trial)), start, budget, keep)
+        return fields
+
+    def whole_curve(self, result: Any) -> None:
+        """Put the values a continued trial reported before its job started in front of the
+        job's own (a :class:`~nasx.experiment.jobs.TrialResult`): its row keeps the whole
+        curve."""
+        _, _, before = self._starts.get(result.id, (0, 0, []))
+        if before:
+            result.intermediates = before + list(result.intermediates)
+
+    def decide(self, trial: int, budget: Any, value: float | Mapping[str, float]) -> str:
+        """The scheduler's answer to ``trial`` having reached ``budget`` with ``value`` (what it
+        reported: a number or a metrics dict).
+
+        The scheduler ranks the entries its ``objectives=`` name (its ``goal``; without them, the
+        value or the dict's ``'default'``). A report that breaks one of its ``constraints=`` at
+        a rung prunes the trial there, before it is ranked: the scheduler takes it out as it
+        takes out a failed trial (never promoted, in no ranking), so it holds no rung's place.
+
+            >>> from nasx.experiment.schedulers import ASHA
+            >>> run = ScheduledRun(ASHA(1, 4, eta=2, objectives=['acc'], constraints={'ms': 5}))
+            >>> run.started(0, run.next_assignment(allow_new=True))
+            >>> run.decide(0, 1, {'default': 0.9, 'acc': 0.9, 'ms': 7.0})
+            'prune'
+        """
+        goal = self.scheduler.goal
+        if goal.constraints and self.scheduler.decides_at(budget):
+            why = goal.violation(value)
+            if why is not None:
+                _log.info("trial %d pruned at budget %s: %s", trial, budget, why)
+                self.scheduler.failed(trial)
+                return "prune"
+        return self.scheduler.report(trial, budget, goal.values(value))
 
     def finished(self, trial: Trial) -> bool:
         """Book the end of ``trial``'s job; whether the strategy should hear of it now (the
         first time one of its jobs ends, as :func:`~.schedulers.simulate` tells it)."""
-        start = self._starts.pop(trial.id, 0)
+        start = self._starts.pop(trial.id, (0, 0, []))[0]
         self.spent += max(0, (trial.budget or start) - start)
+        below = self._from.pop(trial.id, 0)
+        if trial.status != FAILED:
+            self.reached += max(0, (trial.budget or below) - below)
         if trial.status == FAILED:
             self.scheduler.failed(trial.id)
         elif trial.status == PAUSED:
             self.paused[trial.id] = trial
         self.save()
+        self._tidy(trial)
+        self._drop_unpromotable()
         first = trial.id not in self.told
         self.told.add(trial.id)
         return first
@@ -183,12 +282,93 @@ class ScheduledRun:
         if self.store is not None:
             self.store.set_meta(STATE_KEY, self.scheduler.state_dict())
 
+    # ----------------------------------------------------------------- checkpoints
+    def _folder(self, trial: int) -> Any:
+        return self.store.trial_dir(trial) / "checkpoint"
 
-def scheduled_run(scheduler: Scheduler | None, store: Any) -> ScheduledRun | None:
+    def _saved(self, trial: int) -> list[int | float]:
+        return saved_budgets(self._folder(trial)) if hasattr(self.store, "trial_dir") else []
+
+    def _continuable(self, trial: int, budget: Any) -> bool:
+        if not self.continues:
+            return False
+        if budget in self._saved(trial):
+            return True
+        _log.warning(
+            "trial %d has no checkpoint at budget %s (its evaluator did not save one there): "
+            "it is trained again from scratch",
+            trial,
+            budget,
+        )
+        return False
+
+    def _say_restart(self, trial: int, start: Any, budget: Any) -> None:
+        if self._said_restart or self.continues:
+            return
+        self._said_restart = True
+        name = _name(_budget_taker(self.evaluator)) if self.evaluator is not None else "?"
+        _log.warning(
+            "promoted trials are trained again from scratch up to their new budget (trial %d: "
+            "0 -> %s, not %s -> %s): the evaluator %s cannot continue from a checkpoint (it "
+            "declares no `checkpoint` parameter, docs/multi_fidelity.md)",
+            trial,
+            budget,
+            start,
+            budget,
+            name,
+        )
+
+    def _drop_unpromotable(self) -> None:
+        """The paused trials the scheduler will never promote (a synchronous rung promoted
+        others) lose their checkpoints, and leave :attr:`paused`."""
+        if type(self.scheduler).promotable is Scheduler.promotable:
+            return  # the default: any paused trial may be promoted (ASHA)
+        for trial in list(self.paused.values()):
+            if trial.budget is not None and not self.scheduler.promotable(trial.id, trial.budget):
+                del self.paused[trial.id]
+                if hasattr(self.store, "trial_dir"):
+                    shutil.rmtree(self._folder(trial.id), ignore_errors=True)
+
+    def _tidy(self, trial: Trial) -> None:
+        """After ``trial``'s job is stored: a paused trial keeps the checkpoint at the budget it
+        reached (the older ones go, and so would a newer one its job wrote before a pause);
+        one pruned, failed or complete keeps none, as nothing will continue it."""
+        if not hasattr(self.store, "trial_dir"):
+            return
+        folder = self._folder(trial.id)
+        if trial.status != PAUSED:
+            shutil.rmtree(folder, ignore_errors=True)
+            return
+        if not os.path.isdir(folder):
+            return
+        kept = Checkpoint(str(folder), budget=trial.budget).save_path
+        for name in os.listdir(folder):  # old states and temporary files of a killed write
+            path = os.path.join(folder, name)
+            if path == kept:
+                continue
+            if os.path.isdir(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.unlink(path)
+
+
+def _curve_before(trial: Trial, start: Any) -> list[float]:
+    """The values ``trial`` reported before a job that starts at ``start`` (none from 0)."""
+    return list(trial.intermediates) if start else []
+
+
+def _name(fn: Any) -> str:
+    return str(getattr(fn, "__qualname__", None) or type(fn).__name__)
+
+
+def scheduled_run(
+    scheduler: Scheduler | None, store: Any, evaluator: Any = None
+) -> ScheduledRun | None:
     """The loop's :class:`ScheduledRun` for one ``run()`` on ``store`` (a
     :class:`~nasx.experiment.storage.TrialStore`): the stored state and paused trials of an
-    earlier run loaded (a resume), or None without a scheduler."""
+    earlier run loaded (a resume), or None without a scheduler. ``evaluator``: the
+    experiment's (whether promoted trials continue from checkpoints: :func:`can_continue`)."""
     if scheduler is None:
         return None
     state = store.meta().get(STATE_KEY)
-    return ScheduledRun(scheduler, store, store.trials(), state)
+    return ScheduledRun(scheduler, store, store.trials(), state, evaluator)

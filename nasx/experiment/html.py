@@ -104,16 +104,27 @@ def progress_html(
     best: float | None,
     elapsed: str,
     left: str | None,
+    budget: tuple[float, float | None, str] | None = None,
 ) -> str:
-    """The notebook progress display: an HTML ``<progress>`` bar and one line of numbers."""
-    value = f'value="{done}" max="{total}"' if total else ""
+    """The notebook progress display: an HTML ``<progress>`` bar and one line of numbers.
+
+    ``budget`` (with a scheduler): ``(reached, planned total or None, its text)``; the bar then
+    fills with budget, and the line starts with it.
+
+    >>> html = progress_html(3, 9, 1, 0, 0.5, '2.0 s', None, budget=(7, 21, 'budget 7/21'))
+    >>> 'value="7" max="21"' in html, 'budget 7/21 &middot; trials 3/9' in html
+    (True, True)
+    """
+    bar_done, bar_total = (budget[0], budget[1]) if budget is not None else (done, total)
+    value = f'value="{bar_done:g}" max="{bar_total:g}"' if bar_total else ""
     count = f"{done}/{total}" if total else f"{done}"
     best_s = f"{best:.4f}" if best is not None else "-"
     eta = f" &middot; about {_e(left)} left" if left else ""
+    spent = f"{_e(budget[2])} &middot; " if budget is not None else ""
     return (
         f'<div style="font-size:13px"><progress {value} style="width:240px;vertical-align:middle"></progress> '
-        f"trials {count} &middot; best {best_s} &middot; running {running} &middot; failed {failed} "
-        f"&middot; {_e(elapsed)}{eta}</div>"
+        f"{spent}trials {count} &middot; best {best_s} &middot; running {running} &middot; "
+        f"failed {failed} &middot; {_e(elapsed)}{eta}</div>"
     )
 
 

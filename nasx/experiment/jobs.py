@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from nasx.evaluator.checkpoint import Checkpoint
 from nasx.trial import FAILED, TrialStatus
 
 __all__ = ["Job", "TrialResult", "TrialStarted", "WeightsSpec", "WorkerSetupFailed"]
@@ -54,8 +55,12 @@ class Job:
     then is the trial's crash); ``budget``: train up to this budget (epochs by default; None:
     the evaluator's own full training), passed to evaluators that declare a ``budget``
     parameter; ``from_budget``: the budget the trial's training starts from (0: a fresh
-    start); ``decided_budget``: the budget up to which a scheduler decided already (a promoted
-    trial trained again from scratch: its reports up to there are not asked again).
+    start, or a promoted trial continuing from its checkpoint there); ``decided_budget``: the
+    budget up to which a scheduler decided already (a promoted trial trained again from
+    scratch: its reports up to there are not asked again); ``checkpoint``: where the trial
+    keeps its training state between budgets (a
+    :class:`~nasx.evaluator.checkpoint.Checkpoint`, passed to evaluators that declare a
+    ``checkpoint`` parameter; None: no continuation).
     """
 
     id: int
@@ -68,6 +73,7 @@ class Job:
     budget: int | float | None = None
     from_budget: int | float = 0
     decided_budget: int | float = 0
+    checkpoint: Checkpoint | None = None
 
     @classmethod
     def of(cls, job: Job | Mapping[str, Any]) -> Job:

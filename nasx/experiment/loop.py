@@ -113,6 +113,7 @@ class Progress(Protocol):
 
     def trial_started(self) -> None: ...
     def trial_finished(self, trial: Trial) -> None: ...
+    def budget_reached(self, units: float) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -202,6 +203,9 @@ class _Quiet:
         pass
 
     def trial_finished(self, trial: Trial) -> None:
+        pass
+
+    def budget_reached(self, units: float) -> None:
         pass
 
 
@@ -333,14 +337,14 @@ class TrialLoop:
                     "the strategy has no more archs to propose and the scheduler nothing to promote"
                 )
             return False
-        if assignment.trial is not None:  # a promotion, trained again from scratch
+        if assignment.trial is not None:  # a promotion: continued from its checkpoint, or restarted
             trial = self.scheduler.promote(assignment)
             self.book.unfinished[trial.id] = trial
             self.book.set_status(trial, RUNNING)
             trial.start_time, trial.error = time.time(), None
             trial.budget = assignment.budget  # while it runs: the budget it trains towards
             self.store.update(trial)
-            self._submit(trial, assignment.budget, decided=assignment.from_budget, promoted=True)
+            self._submit(trial, assignment.budget, promoted=True)
             return True
         sample = assignment.arch if assignment.arch is not None else self.strategy.propose()
         if sample is None:
@@ -356,6 +360,8 @@ class TrialLoop:
 
     def _restart(self, trial: Trial) -> Trial:
         _log.info("re-running interrupted trial %d", trial.id)
+        if self.scheduler is not None:  # from its last checkpoint, if it has one
+            self.scheduler.rerun(trial)
         self.book.set_status(trial, RUNNING)
         trial.start_time, trial.error = time.time(), None
         self.store.update(trial)
@@ -418,11 +424,10 @@ class TrialLoop:
                 f"(patience {self.patience}); last: {error}"
             )
 
-    def _submit(
-        self, trial: Trial, budget: Any = None, decided: Any = 0, promoted: bool = False
-    ) -> None:
+    def _submit(self, trial: Trial, budget: Any = None, promoted: bool = False) -> None:
         """Send ``trial`` to the executor, trained up to ``budget`` (None: the evaluator's own);
-        a scheduler decided its reports up to ``decided`` already (a promoted trial)."""
+        with a scheduler, from where it says (a promoted trial's checkpoint)."""
+        start = {} if self.scheduler is None else self.scheduler.job_fields(trial.id, budget)
         log_path = self.store.log_path(trial.id)
         job = Job(
             trial.id,
@@ -432,7 +437,7 @@ class TrialLoop:
             seed=None if self.seed is None else self.seed + trial.id,
             weights=self._weights_spec(),
             budget=budget,
-            decided_budget=decided,
+            **start,
         )
         self.in_flight.add(trial.id)
         self.executor.submit(job)
@@ -449,6 +454,8 @@ class TrialLoop:
             with open(self.store.log_path(trial.id), "a") as f:
                 f.write(result.log)
         self.book.set_status(trial, result.status)
+        if self.scheduler is not None:  # a continued trial's row keeps its whole curve
+            self.scheduler.whole_curve(result)
         result.apply_to(trial)
         self.store.update(trial)
         # Finished only once stored: a stop before this line stores it as interrupted instead.
@@ -460,13 +467,17 @@ class TrialLoop:
             self.on_finished(trial)
         if trial.status == FAILED:
             _log.warning("trial %d failed: %s", trial.id, (trial.error or "").splitlines()[0])
-        if self.scheduler is not None and not self.scheduler.finished(trial):
-            # a promoted trial reached a higher budget: the strategy hears its newer result
-            # (the display heard of the trial already)
-            seen, update = as_seen(trial), getattr(self.strategy, "update", None)
-            if update is not None and seen.succeeded:  # a failed promotion: the old one stands
-                update(seen)
-            return trial
+        if self.scheduler is not None:
+            before = self.scheduler.reached
+            first = self.scheduler.finished(trial)
+            self.progress.budget_reached(self.scheduler.reached - before)
+            if not first:
+                # a promoted trial reached a higher budget: the strategy hears its newer result
+                # (the display heard of the trial already)
+                seen, update = as_seen(trial), getattr(self.strategy, "update", None)
+                if update is not None and seen.succeeded:  # a failed promotion: the old one stands
+                    update(seen)
+                return trial
         self.strategy.tell(as_seen(trial))
         self.progress.trial_finished(trial)
         return trial

@@ -85,12 +85,21 @@ class NotebookProgress(Progress):
             self.best,
             format_seconds(time.monotonic() - self.started),
             format_seconds(left) if left is not None else None,
+            budget=None if self.budget is None else self._budget_shown(),
         )
         if self.last:
             out += '<div style="font-size:12px;color:#555">' + "<br>".join(self.last) + "</div>"
         if self.reason:
             out += f'<div style="font-size:12px">stopped: {html.escape(self.reason)}</div>'
         return out
+
+    def _budget_shown(self) -> tuple[float, float | None, str]:
+        assert self.budget is not None
+        return self.budget.done, self.budget.total, self.budget.text()
+
+    def budget_reached(self, units: float) -> None:
+        super().budget_reached(units)
+        self._draw()
 
     def _draw(self, force: bool = False) -> None:
         now = time.monotonic()
@@ -106,6 +115,8 @@ class NotebookProgress(Progress):
         what = f"trial {trial.id} {trial.status}"
         if trial.metric is not None:
             what += f": {trial.metric:.4f}"
+            if trial.budget is not None:  # a scheduler's trial: the budget it reached
+                what += f" at budget {trial.budget}"
         elif trial.error:
             what += f": {trial.error.splitlines()[0][:100]}"
         self.last = (self.last + [html.escape(what)])[-LAST_TRIALS:]

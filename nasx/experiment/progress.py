@@ -4,6 +4,12 @@ In a terminal (stderr is a TTY) a tqdm bar counts finished trials and shows the 
 far, running and failed trials, elapsed time and the time left; when output goes to a file or a
 pipe (CI, ``nohup``, a notebook's captured log) each finished trial prints one plain line instead.
 tqdm comes with pytorch-lightning, so this adds no dependency.
+
+With a multi-fidelity scheduler a trial's first job is a small part of its cost (it may be
+promoted later), so the display counts **budget** (epochs by default; :class:`BudgetCount`):
+the bar fills towards the budget the scheduler plans for ``max_trials`` trials when it is known
+(successive halving, Hyperband, BOHB, full budget), and counts without an end, saying the most it
+can be, when it depends on the results (ASHA, median stopping); trials are counted beside it.
 """
 
 from __future__ import annotations
@@ -11,11 +17,12 @@ from __future__ import annotations
 import io
 import sys
 import time
+from dataclasses import dataclass
 from typing import IO, Any
 
-from nasx.trial import FAILED, REJECTED, SUCCEEDED, Trial
+from nasx.trial import FAILED, PAUSED, PRUNED, REJECTED, SUCCEEDED, Trial
 
-__all__ = ["Progress", "announce", "format_seconds"]
+__all__ = ["BudgetCount", "Progress", "announce", "format_seconds"]
 
 
 class Discard(io.TextIOBase):
@@ -50,6 +57,31 @@ def format_seconds(seconds: float) -> str:
     return f"{hours} h {minutes:02d} min"
 
 
+@dataclass
+class BudgetCount:
+    """Budget reached so far (each trial's largest budget, summed) and where it ends.
+
+    Args:
+        done: reached so far (by earlier runs too, on resume).
+        total: what the scheduler plans in all, when it is known; else None.
+        at_most: when ``total`` is unknown, the most it can be (``max_trials * max_budget``).
+
+    >>> BudgetCount(12, 81).text(), BudgetCount(12, at_most=243).text(), BudgetCount(12).text()
+    ('budget 12/81', 'budget 12 (at most 243)', 'budget 12')
+    """
+
+    done: float = 0
+    total: float | None = None
+    at_most: float | None = None
+
+    def text(self) -> str:
+        if self.total is not None:
+            return f"budget {self.done:g}/{self.total:g}"
+        if self.at_most is not None:
+            return f"budget {self.done:g} (at most {self.at_most:g})"
+        return f"budget {self.done:g}"
+
+
 class Progress:
     """Reports an experiment's trials as they finish (see the module docstring).
 
@@ -59,6 +91,8 @@ class Progress:
         done: trials that finished in earlier runs (a resumed experiment starts the bar there).
         best: the best metric among them.
         stream: where to write (default ``sys.stderr``); ``bar`` forces the bar on or off.
+        budget: with a scheduler, the budget to count (:class:`BudgetCount`): the bar and the
+            time left follow it, trials are counted beside it.
 
     Example (plain lines, as in a log file):
         >>> import io
@@ -70,6 +104,14 @@ class Progress:
         >>> print(out.getvalue().strip())
         trial 0 succeeded: metric 0.5000 (best 0.5000) in 1.5 s | 1 done
         trial 1 succeeded: metric 0.2500 (best 0.5000) in 12 s | 2 done
+
+    With a scheduler, each line ends with the budget reached so far:
+        >>> out = io.StringIO()
+        >>> p = Progress(2, stream=out, bar=False, budget=BudgetCount(0, total=5))
+        >>> p.budget_reached(1)
+        >>> p.trial_finished(Trial(0, {'w': 8}, 'paused', metric=0.5, budget=1))
+        >>> print(out.getvalue().strip())  # doctest: +ELLIPSIS
+        trial 0 paused: metric 0.5000 at budget 1 | 1/2 done, about ... left | budget 1/5
     """
 
     def __init__(
@@ -82,8 +124,11 @@ class Progress:
         running: int = 0,
         stream: IO[str] | None = None,
         bar: bool | None = None,
+        budget: BudgetCount | None = None,
     ):
         self.total = total
+        self.budget = budget
+        self.budget_at_start = budget.done if budget is not None else 0
         self.direction = direction
         self.done = done
         self.done_at_start = done
@@ -115,10 +160,20 @@ class Progress:
         if trial.status == SUCCEEDED and trial.metric is not None and self._better(trial.metric):
             self.best = trial.metric
         if self._bar is not None:
-            self._bar.update(1)
+            if self.budget is None:  # with a scheduler the bar counts budget_reached instead
+                self._bar.update(1)
             self._refresh()
         elif not self._silent:
             self._line(trial)
+
+    def budget_reached(self, units: float) -> None:
+        """A job of a scheduled trial ended having taken it ``units`` further (epochs)."""
+        if self.budget is None or not units:
+            return
+        self.budget.done += units
+        if self._bar is not None:
+            self._bar.update(units)
+            self._refresh()
 
     def close(self, reason: str | None = None) -> None:
         """End the display; ``reason``: why the search stopped (said on one last line). A search
@@ -134,7 +189,12 @@ class Progress:
         if reason:
             elapsed = format_seconds(time.monotonic() - self.started)
             best = f"; best metric {self.best:.4f}" if self.best is not None else ""
-            print(f"search stopped after {elapsed}: {reason}{best}", file=self.stream, flush=True)
+            spent = f"; {self.budget.text()}" if self.budget is not None else ""
+            print(
+                f"search stopped after {elapsed}: {reason}{best}{spent}",
+                file=self.stream,
+                flush=True,
+            )
 
     # ------------------------------------------------------------------ helpers
     def _better(self, metric: float) -> bool:
@@ -143,13 +203,17 @@ class Progress:
         return metric > self.best if self.direction == "maximize" else metric < self.best
 
     def time_left(self) -> float | None:
-        """Seconds until ``total`` trials are done, from this run's pace (None: unknown yet, or
-        the search has stopped: nothing is left then, whatever ``total`` said)."""
-        finished_now = self.done - self.done_at_start
-        if self.total is None or finished_now == 0 or self.stopped:
+        """Seconds until ``total`` trials are done (with a scheduler: until the planned budget
+        is reached), from this run's pace (None: unknown yet, or the search has stopped: nothing
+        is left then, whatever ``total`` said)."""
+        if self.budget is not None:
+            done, total, start = self.budget.done, self.budget.total, self.budget_at_start
+        else:
+            done, total, start = self.done, self.total, self.done_at_start
+        if total is None or done == start or self.stopped:
             return None
-        pace = (time.monotonic() - self.started) / finished_now
-        return max(0, self.total - self.done) * pace
+        pace = (time.monotonic() - self.started) / (done - start)
+        return max(0, total - done) * pace
 
     def _line(self, trial: Trial) -> None:
         what = f"trial {trial.id} {trial.status}"
@@ -158,21 +222,28 @@ class Progress:
             what += f": metric {trial.metric:.4f}{best}"
         elif trial.error:
             what += f": {trial.error.splitlines()[0][:120]}"
+        elif trial.status in (PAUSED, PRUNED) and trial.metric is not None:  # a scheduler's
+            what += f": metric {trial.metric:.4f} at budget {trial.budget}"
         if trial.duration is not None:
             what += f" in {format_seconds(trial.duration)}"
         count = f"{self.done}/{self.total}" if self.total is not None else f"{self.done}"
         left = self.time_left()
         eta = f", about {format_seconds(left)} left" if left else ""
-        print(f"{what} | {count} done{eta}", file=self.stream, flush=True)
+        spent = f" | {self.budget.text()}" if self.budget is not None else ""
+        print(f"{what} | {count} done{eta}{spent}", file=self.stream, flush=True)
 
     def _make_bar(self) -> Any:
         from tqdm.auto import tqdm
 
+        if self.budget is not None:  # a scheduler runs: the bar counts budget (epochs)
+            total, initial, desc = self.budget.total, self.budget.done, "budget"
+        else:
+            total, initial, desc = self.total, self.done, "trials"
         return tqdm(
-            total=self.total,
-            initial=self.done,
-            desc="trials",
-            unit="trial",
+            total=total,
+            initial=initial,
+            desc=desc,
+            unit=desc.rstrip("s"),
             file=self.stream,
             dynamic_ncols=True,
             mininterval=self.REDRAW_INTERVAL,
@@ -192,8 +263,13 @@ class Progress:
             return
         self._drawn = now
         best = f"{self.best:.4f}" if self.best is not None else "-"
+        trials = ""
+        if self.budget is not None:  # the bar counts budget; trials (and the bound) beside it
+            bound = self.budget.at_most if self.budget.total is None else None
+            trials = f"at most {bound:g}, " if bound is not None else ""
+            trials += f"trials {self.done}" + (f"/{self.total}" if self.total else "") + ", "
         self._bar.set_postfix_str(
-            f"best {best}, running {self.running}, failed {self.failed}", refresh=True
+            f"{trials}best {best}, running {self.running}, failed {self.failed}", refresh=True
         )
 
 

@@ -36,6 +36,7 @@ import torch.nn as nn
 
 from nasx._errors import NasxError
 from nasx.evaluator.base import ModelEvaluator, accepts_parameter, normalize_metric
+from nasx.evaluator.checkpoint import Checkpoint
 from nasx.evaluator.hparams import freeze_evaluator
 from nasx.evaluator.nni_report import reporting
 from nasx.trial import FAILED, PAUSED, PRUNED, SUCCEEDED, TrialStatus
@@ -82,13 +83,17 @@ def call_evaluator(
     report: Callable[[Any], None],
     arch: dict[str, Any] | None = None,
     budget: int | float | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> Any:
     """``evaluator.evaluate(model, report=...)``, or ``evaluator(model[, report=...])`` for a function.
 
-    ``arch=`` is passed too when the method or function declares an ``arch`` parameter, and
+    ``arch=`` is passed too when the method or function declares an ``arch`` parameter,
     ``budget=`` (how much to train: epochs by default; None: the evaluator's own full training)
-    when it declares a ``budget`` parameter. A budget given to an evaluator that declares none
-    is an error: it would train its full length and the scheduler's decisions would be wrong.
+    when it declares a ``budget`` parameter, and ``checkpoint=`` (a
+    :class:`~nasx.evaluator.checkpoint.Checkpoint`: continue from the state saved there, save
+    the state at ``budget``) when it declares a ``checkpoint`` parameter. A budget given to an
+    evaluator that declares none is an error: it would train its full length and the
+    scheduler's decisions would be wrong; so is a checkpoint to continue from.
 
     >>> call_evaluator(lambda model, arch: len(arch), None, print, arch={'a': 1, 'b': 2})
     2
@@ -113,6 +118,15 @@ def call_evaluator(
             f"the evaluator {evaluator!r} was given budget={budget!r} but declares no `budget` "
             "parameter; add one (evaluate(model, report=None, budget=None), or fn(model, budget)) "
             "to train that much"
+        )
+    if _declares(fn, "checkpoint"):
+        kwargs["checkpoint"] = checkpoint
+    elif checkpoint is not None and checkpoint.from_budget:
+        raise TypeError(
+            f"the evaluator {evaluator!r} was asked to continue from budget "
+            f"{checkpoint.from_budget} but declares no `checkpoint` parameter; add one "
+            "(evaluate(model, report=None, budget=None, checkpoint=None), or fn(model, budget, "
+            "checkpoint)) to continue from a checkpoint"
         )
     # any evaluator may use NNI's report functions (nasx.report_final_result ...) while it runs
     with reporting(report) as channel:
@@ -174,8 +188,9 @@ class TrialStopped(NasxError, RuntimeError):
         self.decision = decision
 
 
-# Decide = (trial id, budget reached, value) -> 'continue' | 'pause' | 'prune' | 'complete'
-Decide = Callable[[int, Any, float], str]
+# Decide = (trial id, budget reached, value) -> 'continue' | 'pause' | 'prune' | 'complete';
+# value: what the trial reported, a number or (several metrics) a dict of them
+Decide = Callable[[int, Any, Any], str]
 _OUTCOME: dict[str | None, TrialStatus] = {
     None: SUCCEEDED,
     "continue": SUCCEEDED,
@@ -193,7 +208,7 @@ class _Decisions:
         self.last: str | None = None  # the last answer other than 'continue'
         self.stopped = False
 
-    def heard(self, reports: int, metric: float) -> None:
+    def heard(self, reports: int, metric: float | dict[str, float]) -> None:
         """The trial reported ``metric``, its ``reports``-th value of this job."""
         job = self.job
         reached = job.from_budget + reports
@@ -208,7 +223,7 @@ class _Decisions:
             self.stopped = True
             raise TrialStopped(job.id, reached, decision)
 
-    def ended(self, reports: int, metric: float) -> None:
+    def ended(self, reports: int, metric: float | dict[str, float]) -> None:
         """The evaluator returned ``metric``: one that reported less than its budget is
         decided at the budget."""
         job = self.job
@@ -228,7 +243,7 @@ def _evaluate(
     with _evaluating(job.evaluating_mark):  # a death in here is the trial's crash
         model = builder(job.arch)
         trial_evaluator = freeze_evaluator(evaluator, job.hparams) if job.hparams else evaluator
-        value = call_evaluator(trial_evaluator, model, report, arch=job.arch, budget=job.budget)
+        value = call_evaluator(trial_evaluator, model, report, job.arch, job.budget, job.checkpoint)
     return model, value
 
 
@@ -246,12 +261,15 @@ def run_trial(
     numpy and random before the model is built. A dict of the same fields is accepted too.
 
     ``decide`` (a multi-fidelity scheduler's, in the same process): each ``report(value)`` is
-    one budget unit (an epoch), and ``decide(trial, budget reached, value)`` answers it; a
+    one budget unit (an epoch), and ``decide(trial, budget reached, value)`` answers it
+    (``value``: the number reported, or the metrics dict when it holds several); a
     ``'pause'`` or ``'prune'`` before ``job.budget`` stops the trial at once
     (:class:`TrialStopped`), and the result's status says how it ended (``'paused'``,
-    ``'pruned'``, else ``'succeeded'``). Units at or below ``job.decided_budget`` (a promoted
-    trial trained again from scratch) were decided before and are not asked again. An
-    evaluator that reported nothing is decided once, at ``job.budget``, with its metric.
+    ``'pruned'``, else ``'succeeded'``). A promoted trial continuing from its checkpoint at
+    ``job.from_budget`` reports only the units after it; one trained again from scratch
+    reports them all, and those at or below ``job.decided_budget`` were decided before and
+    are not asked again. An evaluator that reported nothing is decided once, at
+    ``job.budget``, with its metric.
 
         >>> def fn(model, budget, report):
         ...     for epoch in range(budget): report(0.1 * (epoch + 1))
@@ -275,21 +293,23 @@ def run_trial(
             log.info("trial %s hparams %s", job.id, job.hparams)
 
         decisions = _Decisions(job, decide, log)
+        reported: list[Any] = [None]  # the last report as checked: a number, or a metrics dict
 
         def report(value: Any) -> None:
-            metric, _ = checked_metric(value, job.id)
+            metric, metrics = checked_metric(value, job.id)
             intermediates.append(metric)
+            reported[0] = _as_reported(metric, metrics)
             log.info("intermediate %d: %s", len(intermediates), metric)
-            decisions.heard(len(intermediates), metric)
+            decisions.heard(len(intermediates), reported[0])
 
         result = TrialResult(job.id, FAILED, intermediates=intermediates, start_time=start)
         try:
             try:
                 model, value = _evaluate(builder, evaluator, job, report)
                 result.budget = job.budget
-                decisions.ended(len(intermediates), checked_metric(value, job.id)[0])
+                decisions.ended(len(intermediates), _as_reported(*checked_metric(value, job.id)))
             except TrialStopped:  # stopped mid-training: no trained weights to keep
-                model, value = None, intermediates[-1]
+                model, value = None, reported[0]  # its metrics: all those of its last report
                 result.budget = job.from_budget + len(intermediates)
             result.metric, result.metrics = checked_metric(value, job.id)
             result.status = _OUTCOME[decisions.last]
@@ -305,6 +325,11 @@ def run_trial(
     if buffer is not None:
         result.log = buffer.getvalue()
     return result
+
+
+def _as_reported(metric: float, metrics: dict[str, float]) -> float | dict[str, float]:
+    """What a scheduler hears of one report: the number, or every metric of a dict."""
+    return metrics if len(metrics) > 1 else metric
 
 
 def rerun(builder: Any, evaluator: Any, trial: Any, seed: int | None) -> dict[str, float]:

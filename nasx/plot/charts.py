@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from nasx._optional import optional_import
-from nasx.trial import FAILED, SUCCEEDED, Trial
+from nasx.trial import FAILED, PAUSED, PRUNED, SUCCEEDED, Trial
 
 from .cells import plain
 
@@ -309,36 +309,91 @@ def plot_learning_curves(
     """Each trial's intermediate metrics (one point per report, e.g. per epoch).
 
     With ``top_k`` only the curves of the best ``top_k`` finished trials are coloured and labelled;
-    the others are drawn thin and grey, so early stopping decisions can be checked by eye.
+    the others are drawn thin and grey, so early stopping decisions can be checked by eye. With a
+    multi-fidelity scheduler, the trials it **pruned** are greyed (light grey, a cross where they
+    stopped) and the **paused** ones (waiting at a rung for a promotion that may come) dashed
+    grey-blue with an open circle: neither is ever among the coloured best, whose curves are
+    complete (:func:`draw_stopped`).
 
     Example:
         >>> trials = [Trial(i, {}, 'succeeded', metric=m, intermediates=[m / 2, m])
         ...           for i, m in enumerate([0.5, 0.9, 0.7])]
         >>> [t.get_text() for t in plot_learning_curves(trials, top_k=2).axes[0].get_legend().get_texts()]
         ['#1', '#2']
+        >>> trials.append(Trial(3, {}, 'pruned', metric=0.95, intermediates=[0.95]))
+        >>> [t.get_text() for t in plot_learning_curves(trials, top_k=2).axes[0].get_legend().get_texts()]
+        ['#1', '#2', 'pruned (1)']
     """
     _check_direction(direction)
     trials = [t for t in trials_of(source) if t.intermediates]
     fig, ax = _axes(ax)
     sign = -1 if direction == "maximize" else 1
-    ranked = sorted(trials, key=lambda t: (t.metric is None, sign * (t.metric or 0.0), t.id))
+    complete = [t for t in trials if t.status not in STOPPED_STYLES]
+    ranked = sorted(complete, key=lambda t: (t.metric is None, sign * (t.metric or 0.0), t.id))
     best = ranked if top_k is None else ranked[:top_k]
     shown = {t.id for t in best}
-    for t in trials:  # the others first, thin and grey, under the coloured ones
+    for t in complete:  # the others first, thin and grey, under the coloured ones
         if t.id not in shown:
             ax.plot(range(1, len(t.intermediates) + 1), t.intermediates, lw=0.8, color="#bbbbbb")
+    stopped = draw_stopped(ax, trials)
     for t in best:  # the legend lists the best first
         steps = range(1, len(t.intermediates) + 1)
         ax.plot(steps, t.intermediates, lw=1.6, marker="o", markersize=3, label=f"#{t.id}")
     ax.set_xlabel("report (epoch)")
     ax.set_ylabel("intermediate metric")
-    ax.set_title(f"learning curves ({len(trials)} trials)")
+    counts = "".join(f", {n} {status}" for status, n in stopped.items() if n)
+    ax.set_title(f"learning curves ({len(trials)} trials{counts})")
     ax.grid(alpha=0.3)
-    if shown:
-        ax.legend(
-            fontsize=7, ncol=2, loc="best", title=None if top_k is None else f"best {len(shown)}"
-        )
+    if shown or any(stopped.values()):
+        legend_best_first(ax, None if top_k is None or not shown else f"best {len(shown)}")
     return fig
+
+
+def legend_best_first(ax: Any, title: str | None) -> None:
+    """The legend of a learning-curve chart: the best trials (``#id``) first, under ``title``,
+    then the rest (a scheduler's stopped trials, bands)."""
+    handles, labels = ax.get_legend_handles_labels()
+    order = sorted(range(len(labels)), key=lambda i: not labels[i].startswith("#"))
+    ax.legend(
+        [handles[i] for i in order],
+        [labels[i] for i in order],
+        fontsize=7,
+        ncol=2,
+        loc="best",
+        title=title,
+    )
+
+
+# How a scheduler's stopped trials look: (colour, line style, end marker); the dashboard's too.
+STOPPED_STYLES = {PRUNED: ("#aaaaaa", "-", "x"), PAUSED: ("#7f9cbf", "--", "o")}
+
+
+def draw_stopped(ax: Any, trials: Sequence[Trial], curves: bool = True) -> dict[str, int]:
+    """Draw the trials a scheduler pruned or paused (see :func:`plot_learning_curves`): their
+    curves (unless ``curves=False``: a summary draws them as bands) and a mark where each one
+    stopped, labelled once per status with its count. Returns ``{status: count}``.
+
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots(); plt.close(fig)
+    >>> draw_stopped(ax, [Trial(0, {}, 'paused', intermediates=[0.1]), Trial(1, {}, 'succeeded')])
+    {'pruned': 0, 'paused': 1}
+    """
+    counts = {}
+    for status, (color, style, mark) in STOPPED_STYLES.items():
+        group = [t for t in trials if t.status == status and t.intermediates]
+        counts[status] = len(group)
+        if not group:
+            continue
+        if curves:
+            for t in group:
+                steps = range(1, len(t.intermediates) + 1)
+                ax.plot(steps, t.intermediates, lw=0.8, ls=style, color=color, zorder=1)
+        ends = ([len(t.intermediates) for t in group], [t.intermediates[-1] for t in group])
+        # an open circle (paused) is drawn by its edge; a cross (pruned) has only a face colour
+        colors = {"facecolors": "none", "edgecolors": color} if mark == "o" else {"c": color}
+        label = f"{status} ({len(group)})"
+        ax.scatter(*ends, s=22, marker=mark, linewidths=1.0, label=label, zorder=2, **colors)
+    return counts
 
 
 # ----------------------------------------------------------------------------- one-shot

@@ -97,7 +97,8 @@ def test_rows_filter_by_status(server):
     [
         (
             "sort=nope",
-            "sort must be one of ['id', 'status', 'metric', 'duration', 'arch', 'error', 'm:latency_ms']",
+            "sort must be one of ['id', 'status', 'metric', 'budget', 'duration', 'arch', 'error', "
+            "'m:latency_ms']",
         ),
         ("sort=m:loss", "sort must be one of"),
         ("desc=yes", "desc must be 0 or 1, got 'yes'"),

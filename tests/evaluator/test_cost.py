@@ -28,7 +28,8 @@ def test_metrics_dict_keeps_inner_metrics_and_direction():
     assert ev.direction == "minimize"  # no objective: the inner evaluator's
     m = ev.evaluate(nn.Linear(3, 2), report=reports.append, arch={"w": 7})
     assert m == {"default": 7.0, "accuracy": 7.0, "loss": 0.25, "params": 8, "macs": 6, "flops": 12}
-    assert reports == [1.0]
+    # each report carries the cost too, so a scheduler can rank or limit on it (issue 31)
+    assert reports == [{"default": 1.0, "accuracy": 1.0, "params": 8, "macs": 6, "flops": 12}]
 
 
 def test_measured_and_predicted_latency():

@@ -112,6 +112,8 @@ function columns(d) {
     { key: "status", label: "status", get: (t) => t.status },
     { key: "metric", label: "metric", get: (t) => t.metric },
     ...extra.map((m) => ({ key: "m:" + m, label: m, get: (t) => (t.metrics || {})[m] })),
+    // a scheduler's run: the largest budget each trial reached (epochs by default)
+    ...(d.has_budget ? [{ key: "budget", label: "budget", get: (t) => t.budget }] : []),
     { key: "duration", label: "duration (s)", get: (t) => t.duration },
     { key: "arch", label: "arch", get: (t) => archText(t.arch) },
     { key: "error", label: "error", get: (t) => t.error },

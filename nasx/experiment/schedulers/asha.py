@@ -51,7 +51,7 @@ class ASHA(RungScheduler):
         eta: each rung keeps (promotes) its best ``1/eta``; an integer >= 2.
         mode: ``'promotion'`` (pause at each rung, promote later) or ``'stopping'`` (run on
             unless worse than the rung's top ``1/eta`` so far).
-        directions: see :class:`~nasx.experiment.schedulers.Scheduler`.
+        directions, objectives, constraints: see :class:`~nasx.experiment.schedulers.Scheduler`.
     """
 
     def __init__(
@@ -62,8 +62,17 @@ class ASHA(RungScheduler):
         *,
         mode: Literal["promotion", "stopping"] = "promotion",
         directions: str | Sequence[str] = "maximize",
+        objectives: Any = None,
+        constraints: Any = None,
     ) -> None:
-        super().__init__(min_budget, max_budget, eta, directions=directions)
+        super().__init__(
+            min_budget,
+            max_budget,
+            eta,
+            directions=directions,
+            objectives=objectives,
+            constraints=constraints,
+        )
         if mode not in ("promotion", "stopping"):
             raise ValueError(f"mode must be 'promotion' or 'stopping', got {mode!r}")
         self.mode = mode

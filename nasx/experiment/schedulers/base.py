@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from .objectives import MetricGoal
 from .pareto import Score, best_first, to_score
 
 __all__ = [
@@ -139,10 +140,50 @@ class Scheduler(abc.ABC):
     Args:
         directions: ``'maximize'``/``'minimize'``, or one per objective when ``report`` gets
             several values (accuracy and latency): then rungs rank by non-dominated fronts.
+        objectives: in an experiment, the entries of the evaluator's metrics dict to rank, with
+            their directions: ``['accuracy', '-latency_ms']`` or ``{'accuracy': 'maximize',
+            'latency_ms': 'minimize'}`` (as ``NasExperiment.pareto_front`` takes them); they set
+            ``directions``. None: the reported value, or its ``'default'``.
+        constraints: in an experiment, limits on reported metrics (``{'params': (None, 1e6),
+            'latency_ms': 5.0}``, :class:`~nasx.experiment.filters.CostFilter`'s forms): a trial
+            breaking one is pruned at the first rung that shows it (:mod:`.objectives`).
     """
 
-    def __init__(self, *, directions: str | Sequence[str] = "maximize") -> None:
-        self.directions = _directions(directions)
+    def __init__(
+        self,
+        *,
+        directions: str | Sequence[str] = "maximize",
+        objectives: Any = None,
+        constraints: Any = None,
+    ) -> None:
+        self.goal = MetricGoal.parse(objectives, constraints)
+        dirs = _directions(directions)
+        if self.goal.objectives is not None:
+            if dirs not in (("maximize",), self.goal.directions):
+                raise ValueError(
+                    f"directions={directions!r} disagree with objectives={objectives!r}: give "
+                    "objectives alone (each metric's direction is part of it)"
+                )
+            dirs = self.goal.directions
+        self.directions = dirs
+
+    def decides_at(self, budget: Budget) -> bool:
+        """Whether a report at ``budget`` meets a decision point (a rung): where a trial that
+        breaks a constraint is pruned. Every report, for schedulers without rungs."""
+        return True
+
+    def planned_budget(self, n_trials: int) -> float | None:
+        """The budget ``n_trials`` new trials reach in all (each trial's largest budget, summed),
+        promotions included, when it does not depend on the results (and no trial fails or
+        breaks a constraint): what a progress display counts towards. None here: pruning on
+        results (ASHA, median stopping) leaves it open, at most ``n_trials * max_budget``.
+        Successive halving, Hyperband and BOHB plan it exactly.
+
+        >>> from nasx.experiment.schedulers import ASHA, Hyperband
+        >>> ASHA(1, 9, eta=3).planned_budget(27), Hyperband(1, 9, eta=3).planned_budget(9)
+        (None, 21)
+        """
+        return None
 
     @property
     @abc.abstractmethod
@@ -188,6 +229,13 @@ class Scheduler(abc.ABC):
         """``value`` as a tuple where larger is better (see :func:`~.pareto.to_score`)."""
         return to_score(value, self.directions)
 
+    def promotable(self, trial: int, budget: Budget) -> bool:
+        """Whether ``trial``, paused at ``budget``, may still be promoted. True unless the
+        scheduler knows it never will be (a synchronous rung that promoted others): the
+        experiment then deletes the trial's checkpoint. An asynchronous scheduler (ASHA) may
+        promote any paused trial later, so it keeps the default."""
+        return True
+
 
 class RungScheduler(Scheduler):
     """Shared machinery of rung-based schedulers (ASHA, successive halving, Hyperband): the rung
@@ -200,8 +248,10 @@ class RungScheduler(Scheduler):
         eta: int,
         *,
         directions: str | Sequence[str] = "maximize",
+        objectives: Any = None,
+        constraints: Any = None,
     ) -> None:
-        super().__init__(directions=directions)
+        super().__init__(directions=directions, objectives=objectives, constraints=constraints)
         self.budgets = rung_budgets(min_budget, max_budget, eta)
         self.eta = eta
         self.rungs: list[dict[int, Score]] = [{} for _ in self.budgets]
@@ -215,6 +265,19 @@ class RungScheduler(Scheduler):
     @property
     def top_rung(self) -> int:
         return len(self.budgets) - 1
+
+    def decides_at(self, budget: Budget) -> bool:
+        return self.rung_of(budget) is not None
+
+    def _reached(self, start_rung: int, size: int, keep: Any) -> float:
+        """The budget ``size`` trials starting at ``start_rung`` reach in all, when
+        ``keep(n)`` of the ``n`` at a rung go on to the next one."""
+        total: float = 0
+        below: Budget = 0
+        for k in range(start_rung, len(self.budgets)):
+            total += size * (self.budgets[k] - below)
+            below, size = self.budgets[k], keep(size)
+        return total
 
     def rung_of(self, budget: Budget) -> int | None:
         """Index of the rung at ``budget``, or None between rungs; refuses budgets past the top."""
@@ -244,18 +307,27 @@ class RungScheduler(Scheduler):
         self.target.pop(trial, None)
 
     def _base_state(self) -> dict[str, Any]:
-        return {
+        state = {
             "budgets": list(self.budgets),
             "rungs": [[[t, list(s)] for t, s in sorted(r.items())] for r in self.rungs],
             "target": sorted(self.target.items()),
             "dead": sorted(self.dead),
         }
+        if self.goal.objectives is not None:  # the rungs' scores are these metrics
+            state["objectives"] = dict(self.goal.objectives)
+        return state
 
     def _load_base_state(self, state: dict[str, Any]) -> None:
         if list(state["budgets"]) != list(self.budgets):
             raise ValueError(
                 f"the stored scheduler used budgets {state['budgets']}, this one {self.budgets}: "
                 "resume with the same min_budget, max_budget and eta"
+            )
+        if state.get("objectives") != self.goal.objectives:
+            raise ValueError(
+                f"the stored scheduler ranked objectives {state.get('objectives')}, this one "
+                f"{self.goal.objectives}: resume with the same objectives= (the scores in its "
+                "rungs are those metrics)"
             )
         self.rungs = [{int(t): tuple(s) for t, s in rung} for rung in state["rungs"]]
         self.target = {int(t): int(k) for t, k in state["target"]}

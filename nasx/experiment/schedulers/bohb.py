@@ -61,7 +61,7 @@ class BOHB(Hyperband):
         random_fraction: the share of proposals drawn at random, in [0, 1].
         bandwidth_factor: how much wider the sampling kernels are than the fitted ones (>= 1).
         min_bandwidth: the smallest kernel bandwidth, in (0, 1), so no value is ruled out.
-        directions: see :class:`~nasx.experiment.schedulers.Scheduler`.
+        directions, objectives, constraints: see :class:`~nasx.experiment.schedulers.Scheduler`.
 
     The architectures are searched over finite choices (``Categorical``, ``InputChoice``,
     ``Repeat`` depths, quantised ``Numerical``); a continuous ``Numerical`` is refused by
@@ -82,8 +82,17 @@ class BOHB(Hyperband):
         bandwidth_factor: float = 3.0,
         min_bandwidth: float = 1e-3,
         directions: str | Sequence[str] = "maximize",
+        objectives: Any = None,
+        constraints: Any = None,
     ) -> None:
-        super().__init__(min_budget, max_budget, eta, directions=directions)
+        super().__init__(
+            min_budget,
+            max_budget,
+            eta,
+            directions=directions,
+            objectives=objectives,
+            constraints=constraints,
+        )
         self._adopt_seed = seed is None  # a resumed state brings its own
         if seed is None:
             seed = random.SystemRandom().randrange(2**32)  # kept in state_dict

@@ -19,8 +19,15 @@ __all__ = ["FullBudget"]
 class FullBudget(Scheduler):
     """Every trial trains ``max_budget``; nothing is paused or pruned."""
 
-    def __init__(self, max_budget: Budget, *, directions: str | Sequence[str] = "maximize") -> None:
-        super().__init__(directions=directions)
+    def __init__(
+        self,
+        max_budget: Budget,
+        *,
+        directions: str | Sequence[str] = "maximize",
+        objectives: Any = None,
+        constraints: Any = None,
+    ) -> None:
+        super().__init__(directions=directions, objectives=objectives, constraints=constraints)
         if isinstance(max_budget, bool) or not isinstance(max_budget, int | float):
             raise ValueError(f"max_budget must be a positive number, got {max_budget!r}")
         if not max_budget > 0:
@@ -33,6 +40,9 @@ class FullBudget(Scheduler):
     @property
     def max_budget(self) -> Budget:
         return self._max_budget
+
+    def planned_budget(self, n_trials: int) -> float:
+        return n_trials * self._max_budget
 
     def assign(self, new_trials: bool = True) -> Assignment | None:
         return Assignment(None, self._max_budget) if new_trials else None

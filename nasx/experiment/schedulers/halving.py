@@ -80,7 +80,7 @@ class Hyperband(RungScheduler):
 
     Args:
         min_budget, max_budget, eta: the rungs, as for :class:`~nasx.experiment.schedulers.ASHA`.
-        directions: see :class:`~nasx.experiment.schedulers.Scheduler`.
+        directions, objectives, constraints: see :class:`~nasx.experiment.schedulers.Scheduler`.
     """
 
     def __init__(
@@ -90,8 +90,17 @@ class Hyperband(RungScheduler):
         eta: int = 3,
         *,
         directions: str | Sequence[str] = "maximize",
+        objectives: Any = None,
+        constraints: Any = None,
     ) -> None:
-        super().__init__(min_budget, max_budget, eta, directions=directions)
+        super().__init__(
+            min_budget,
+            max_budget,
+            eta,
+            directions=directions,
+            objectives=objectives,
+            constraints=constraints,
+        )
         s_max = self.top_rung
         self.plan = [
             BracketPlan(s_max - s, math.ceil((s_max + 1) / (s + 1) * eta**s))
@@ -105,6 +114,24 @@ class Hyperband(RungScheduler):
             f"{type(self).__name__}(min_budget={self.budgets[0]}, max_budget={self.max_budget}, "
             f"eta={self.eta})"
         )
+
+    def planned_budget(self, n_trials: int) -> float:
+        """Exact: the brackets of the plan filled in turn (the last one with the trials left),
+        each keeping the best ``1/eta`` (at least one) at every rung.
+
+        >>> Hyperband(1, 9, eta=3).planned_budget(9 + 5)  # (9 to 1, 3 to 3, 1 to 9) + (5 to 3, 1 to 9)
+        42
+        """
+        total: float = 0
+        left = n_trials
+        for index in range(n_trials):  # at most one bracket per trial
+            if left <= 0:
+                break
+            plan = self.plan[index % len(self.plan)]
+            size = min(plan.size, left)
+            left -= size
+            total += self._reached(plan.start_rung, size, lambda n: max(1, n // self.eta))
+        return total
 
     def _done(self, b: _Bracket) -> bool:
         return b.rung == self.top_rung and not b.queue and self._rung_filled(b)
@@ -175,6 +202,16 @@ class Hyperband(RungScheduler):
         b.members[b.rung] = list(keep)
         b.queue.extend(keep)
 
+    def promotable(self, trial: int, budget: Budget) -> bool:
+        """False once the bracket's rung at ``budget`` promoted others, not ``trial``."""
+        index, k = self.bracket_of.get(trial), self.rung_of(budget)
+        if trial in self.dead or k == self.top_rung:
+            return False
+        if index is None or k is None:  # not a trial of ours at a rung: cannot tell
+            return True
+        b = self.brackets[index]
+        return b.rung <= k or trial in b.members.get(k + 1, ())
+
     def state_dict(self) -> dict[str, Any]:
         return {
             "kind": type(self).__name__,
@@ -210,8 +247,17 @@ class SuccessiveHalving(Hyperband):
         *,
         n_trials: int | None = None,
         directions: str | Sequence[str] = "maximize",
+        objectives: Any = None,
+        constraints: Any = None,
     ) -> None:
-        super().__init__(min_budget, max_budget, eta, directions=directions)
+        super().__init__(
+            min_budget,
+            max_budget,
+            eta,
+            directions=directions,
+            objectives=objectives,
+            constraints=constraints,
+        )
         size = self.plan[0].size if n_trials is None else n_trials
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise ValueError(f"n_trials must be a positive integer, got {n_trials!r}")

@@ -66,3 +66,23 @@ def test_state_round_trips_and_bad_arguments():
         SuccessiveHalving(1, 9, eta=3).load_state_dict(hb.state_dict())
     with pytest.raises(ValueError, match="n_trials must be a positive integer"):
         SuccessiveHalving(1, 9, n_trials=0)
+
+
+def test_a_trial_its_filled_rung_did_not_keep_is_never_promotable():
+    from nasx.experiment.schedulers import ASHA
+
+    sh = SuccessiveHalving(1, 9, eta=3)  # 9 trials at 1, the best 3 go on to 3
+    for trial in range(9):
+        sh.started(trial, sh.assign())
+    for trial in range(8):
+        sh.report(trial, 1, trial / 10)
+    assert all(sh.promotable(t, 1) for t in range(8))  # the rung still waits for trial 8
+    sh.report(8, 1, 0.0)
+    assert [t for t in range(9) if sh.promotable(t, 1)] == [5, 6, 7]  # kept, to be promoted
+    sh.failed(7)
+    assert not sh.promotable(7, 1)
+    assert not sh.promotable(6, 9)  # the top rung: nothing is beyond it
+    asha = ASHA(1, 9, eta=3)  # asynchronous: any paused trial may be promoted later
+    asha.started(0, asha.assign())
+    asha.report(0, 1, 0.1)
+    assert asha.promotable(0, 1)
