@@ -87,6 +87,12 @@ def schedulers(epochs: int, variants: bool = False) -> dict[str, Callable[[int],
     }
 
 
+def population_for(reference_trials: int) -> int:
+    """Regularized evolution's population for a search of ``reference_trials`` full trainings
+    (a third of them, between 4 and 20)."""
+    return max(4, min(20, reference_trials // 3))
+
+
 def strategies(population: int) -> dict[str, Callable[[int], Any]]:
     return {
         "Random": lambda seed: Random(seed=seed),
@@ -345,7 +351,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     )
     found: dict[str, Any] = {"reference": {}, "nasx": {}, "optuna": {}, "utilisation": {}}
     found["variants"] = args.variants
-    population = max(4, min(20, args.reference_trials // 3))
+    population = population_for(args.reference_trials)
     for workers in [int(w) for w in args.workers.split(",")]:
         compare_nasx(curves, workers, seeds, ref_epochs, population, found)
     no_optuna = args.no_optuna or args.variants or not optuna_available()

@@ -112,12 +112,13 @@ class CausalSelfAttention(nn.Module):
 
     def heads(self, x: torch.Tensor) -> torch.Tensor:
         """The heads' outputs before the projection: ``[B, T, E] -> [B, H, T, head_dim]``."""
-        b, t = x.shape[0], x.shape[1]
-        q, k, v = (
-            lin(x).reshape(b, t, -1, self.head_dim).transpose(1, 2)  # [B, H, T, D]
-            for lin in (self.q, self.k, self.v)
-        )
+        q, k, v = self._split(self.q(x)), self._split(self.k(x)), self._split(self.v(x))
         return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    def _split(self, x: torch.Tensor) -> torch.Tensor:
+        """One projection into heads: ``[B, T, H * D] -> [B, H, T, D]`` (written out, not as a
+        loop over the three projections, so that TorchScript compiles it)."""
+        return x.reshape(x.shape[0], x.shape[1], -1, self.head_dim).transpose(1, 2)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = self.heads(x)  # [B, H, T, D]

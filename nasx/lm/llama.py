@@ -59,6 +59,8 @@ _LLAMA_MODULES = {
     "LlamaModel",
     "LlamaDecoderLayer",
     "LlamaAttention",
+    "LlamaSdpaAttention",  # transformers < 4.48: the attention's kernels were subclasses
+    "LlamaFlashAttention2",
     "LlamaMLP",
     "LlamaRMSNorm",
     "LlamaRotaryEmbedding",

@@ -35,7 +35,7 @@ class PipelineError(NasxError, ValueError):
 def _hub_spaces() -> tuple[str, ...]:
     from nasx.hub.registry import list_spaces
 
-    return tuple(list_spaces())
+    return tuple(list_spaces("image"))  # its evaluator classifies images
 
 
 def _range() -> tuple[str, Any, Any]:

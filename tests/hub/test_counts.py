@@ -1,6 +1,6 @@
 """Cost counters over every hub model: nasx.profiler (torch's FlopCounterMode) against an
 independent count (forward hooks on conv and linear modules, exact for these all-CNN models, plus
-AutoFormer's attention products) and
+AutoFormer's and GPT's attention products) and
 against the papers' published figures where they exist.
 
 Spaces are counted at their small registry configuration; pre-searched models at their published
@@ -18,11 +18,12 @@ import torch.nn as nn
 
 from nasx.hub import available_models, list_spaces, load_searched_model, space_entry
 from nasx.hub.autoformer import RelativePositionSelfAttention
+from nasx.hub.gpt import CausalSelfAttention
 from nasx.hub.pretrained import SEARCHED_MODELS
 from nasx.profiler import count_macs, count_parameters
 
 
-def hook_macs(model: nn.Module, input_shape: tuple[int, ...]) -> int:
+def hook_macs(model: nn.Module, input_shape: tuple[int, ...], x: torch.Tensor | None = None) -> int:
     """MACs of conv and linear modules from forward hooks (the counter nasx used before)."""
     total = 0
 
@@ -40,6 +41,11 @@ def hook_macs(model: nn.Module, input_shape: tuple[int, ...]) -> int:
         n, inner = output.shape[1], module.q.out_features
         total += output.shape[0] * n * n * inner * (4 if module.rpe else 2)
 
+    def causal_attention(module, inputs, output):
+        nonlocal total  # q k^T and attention @ v over every (query, key) pair: the mask saves none
+        n, inner = output.shape[1], module.q.out_features
+        total += output.shape[0] * n * n * inner * 2
+
     handles = [
         m.register_forward_hook(conv if isinstance(m, nn.modules.conv._ConvNd) else linear)
         for m in model.modules()
@@ -50,10 +56,15 @@ def hook_macs(model: nn.Module, input_shape: tuple[int, ...]) -> int:
         for m in model.modules()
         if isinstance(m, RelativePositionSelfAttention)
     ]
+    handles += [
+        m.register_forward_hook(causal_attention)
+        for m in model.modules()
+        if isinstance(m, CausalSelfAttention)
+    ]
     device = next(model.parameters()).device
     try:
         with torch.no_grad():
-            model.eval()(torch.zeros(1, *input_shape, device=device))
+            model.eval()(torch.zeros(1, *input_shape, device=device) if x is None else x)
     finally:
         for h in handles:
             h.remove()
@@ -65,8 +76,9 @@ def test_every_hub_space_agrees_with_the_module_count(name):
     entry = space_entry(name)
     torch.manual_seed(0)
     model = entry.cls(**entry.small)
-    macs = count_macs(model, entry.input_size)
-    assert macs > 0 and macs == hook_macs(model, entry.input_size)
+    x = entry.example_input(1)
+    macs = count_macs(model, inputs=x)
+    assert macs > 0 and macs == hook_macs(model, entry.input_size, x)
 
 
 # name -> (input shape, our parameters, our MACs). Pinned: a change is a change of the model.

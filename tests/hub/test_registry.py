@@ -28,7 +28,7 @@ def test_every_hub_space_builds_counts_and_runs(name):
     model = space.freeze(ss.default())
     assert search_space(model) == {} and 0 < _count(model) <= _count(space)
     with torch.no_grad():
-        out = model.eval()(torch.randn(2, *entry.input_size))
+        out = model.eval()(entry.example_input(2))
     assert all(s[0] == 2 for s in _shapes(out))
 
 
@@ -45,3 +45,35 @@ def test_every_searched_model_builds_counts_and_runs(name):
 def test_unknown_space_lists_the_known_ones():
     with pytest.raises(ValueError, match="available: amoebanet, autoformer, darts"):
         space_entry("dart")
+
+
+def test_the_language_model_row_takes_token_ids():
+    entry = space_entry("gpt")
+    x = entry.example_input(3, seed=1)
+    assert entry.input_kind == "tokens" and x.dtype == torch.long and x.shape == (3, 16)
+    assert 0 <= int(x.min()) and int(x.max()) < entry.small["vocab_size"]
+    model = entry.cls(**entry.small).freeze(search_space(entry.cls(**entry.small)).default())
+    assert model(x).shape == (3, 16, entry.small["vocab_size"])  # [B, T, vocab] logits
+    image = space_entry("darts").example_input(2)
+    assert image.dtype == torch.float32 and image.shape == (2, 3, 16, 16)
+
+
+def test_spaces_are_listed_by_input_kind():
+    assert list_spaces("tokens") == ["gpt"]
+    assert set(list_spaces("image")) == set(list_spaces()) - {"gpt"}
+    with pytest.raises(
+        ValueError, match="input_kind must be None, 'image' or 'tokens', got 'text'"
+    ):
+        list_spaces("text")
+
+
+def test_nasx_run_classifies_images_so_it_lists_image_spaces_only():
+    from nasx.pipeline import PipelineError, validate
+
+    search = {"workdir": "w", "space": {"name": "gpt"}, "data": {"name": "random"}}
+    with pytest.raises(PipelineError, match="'gpt' is not allowed; allowed: amoebanet, autoformer"):
+        validate({"pipeline": ["search"], "search": search})
+    search["space"]["name"] = "mnasnet"
+    assert (
+        validate({"pipeline": ["search"], "search": search})["search"]["space"]["name"] == "mnasnet"
+    )

@@ -38,7 +38,7 @@ def test_every_rebuilt_hub_space_scripts(name):
     arch = search_space(entry.cls(**entry.small)).sample(random.Random(0))
     with model_context(arch):
         model = entry.cls(**entry.small)
-    _assert_scripts_and_matches(model, torch.randn(2, *entry.input_size))
+    _assert_scripts_and_matches(model, entry.example_input(2))
 
 
 @pytest.mark.parametrize(

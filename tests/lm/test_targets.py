@@ -52,10 +52,14 @@ def test_the_kv_cache_is_what_transformers_keeps():
     )  # fmt: skip
     model = transformers.LlamaForCausalLM(config)
     out = model(input_ids=torch.zeros(3, 10, dtype=torch.long), use_cache=True)
-    kept = sum(
-        t.numel() * t.element_size() for layer in out.past_key_values.layers
-        for t in (layer.keys, layer.values)
-    )  # fmt: skip
+    cache = out.past_key_values  # its form depends on the version (nasx[lm]'s floor: 4.45)
+    if hasattr(cache, "layers"):  # a cache layer per decoder layer (4.54 and newer)
+        pairs = [(layer.keys, layer.values) for layer in cache.layers]
+    elif hasattr(cache, "key_cache"):  # the keys and the values in two lists
+        pairs = list(zip(cache.key_cache, cache.value_cache, strict=True))
+    else:  # the legacy form: a (keys, values) tuple per layer (before 4.48)
+        pairs = [tuple(layer) for layer in cache]
+    kept = sum(t.numel() * t.element_size() for pair in pairs for t in pair)
     assert kv_cache_bytes([2 * 4] * 3, context=10, batch_size=3, bytes_per_value=4) == kept
     assert memory_bytes(_params(model), [8] * 3, 10, 3, 4) == _params(model) * 4 + kept
 

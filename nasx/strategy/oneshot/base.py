@@ -10,6 +10,7 @@ import copy
 import logging
 import os
 import pathlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import torch
@@ -143,7 +144,8 @@ class BaseOneShotStrategy(abc.ABC):
           every training batch (a search step):
             graph_key()                          on a GPU: the Python values a CUDA graph freezes
             arch_step(module, train, val, opt)   after the warm-up epochs
-            before_weight_step(module)           then the weight step
+            before_weight_step(module)           then the weight step:
+            weight_losses(module, batch, i, log)   its losses, one per path trained (one step)
             export_probs()                       every log_arch_every steps
           every validation batch:
             before_validation(module)
@@ -288,6 +290,17 @@ class BaseOneShotStrategy(abc.ABC):
         """Called at every search step before the weight step: set the supernet's mode for it
         (mixture, or a sampled path)."""
         return None  # by default, nothing
+
+    def weight_losses(
+        self, module: OneShotModule, train_batch: Any, batch_idx: int, log: bool
+    ) -> Iterator[torch.Tensor]:
+        """Called at every search step after :meth:`before_weight_step`: the weight step's losses
+        on ``train_batch``, one per path trained. The module back-propagates each loss as it is
+        yielded (so one path's graph is freed before the next path runs), sums the gradients and
+        steps the weight optimizer once; the first loss is the step's reported loss. By default,
+        the one loss of the supernet as :meth:`before_weight_step` set it (the evaluator's
+        ``training_step``, logged when ``log``); RandomOneShot's sandwich rule yields several."""
+        yield module.loss(train_batch, batch_idx, log=log)
 
     def export_probs(self) -> dict[str, dict[Any, float]]:
         """Called every ``log_arch_every`` steps (logged) and by users: ``{label: {value: p}}``."""

@@ -52,6 +52,9 @@ class SearchHooks(Protocol):
         arch_optimizer: torch.optim.Optimizer | None,
     ) -> None: ...
     def before_weight_step(self, module: OneShotModule) -> None: ...
+    def weight_losses(
+        self, module: OneShotModule, train_batch: Any, batch_idx: int, log: bool
+    ) -> Iterator[torch.Tensor]: ...
     def export_probs(self) -> dict[str, dict[Any, float]]: ...
     def before_validation(self, module: OneShotModule) -> None: ...
     def on_epoch_end(self, module: OneShotModule) -> None: ...
@@ -316,14 +319,23 @@ class OneShotModule(pl.LightningModule):
         self.strategy.before_weight_step(self)
         w_opt = opts[0]
         w_opt.zero_grad()
-        loss = self.loss(train_batch, batch_idx, log=log)
         params = self.weight_params()
-        self.run_backward(loss, inputs=params)
+        loss: torch.Tensor | None = None
+        # One loss per path the strategy trains on this batch (one, or the sandwich rule's
+        # several): each backward adds to the same gradients, then one optimizer step.
+        for path_loss in self.strategy.weight_losses(self, train_batch, batch_idx, log):
+            self.run_backward(path_loss, inputs=params)
+            loss = path_loss.detach() if loss is None else loss
+        if loss is None:
+            raise RuntimeError(
+                f"{type(self.strategy).__name__}.weight_losses yielded no loss: a weight step "
+                "trains at least one path"
+            )
         average_across_ranks([p.grad for p in params])
         if self.strategy.gradient_clip_val:
             nn.utils.clip_grad_norm_(params, self.strategy.gradient_clip_val)
         w_opt.step()
-        return loss.detach()
+        return loss
 
     @property
     def step_index(self) -> int:

@@ -1,10 +1,13 @@
-"""RandomOneShot (SPOS, Guo et al. 2020): train the supernet on uniformly sampled paths, then
+"""RandomOneShot (SPOS, Guo et al. 2020): train the supernet on uniformly sampled paths (or with
+the sandwich rule of BigNAS and OFA: the largest, the smallest and n random paths per step), then
 search it: score archs with inherited weights on validation data, optionally proposed by any
 multi-trial strategy (``Random``, ``RegularizedEvolution``, ...)."""
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -21,6 +24,8 @@ from .sampling import (
     split_scored_batch,
     step_rng,
 )
+from .sandwich import DistillLoss, largest_arch, smallest_arch, soft_target_loss
+from .supernet import Supernet
 from .supernet.mixed_value import MixedBatchNorm2d
 from .topk import prob_key
 
@@ -44,11 +49,24 @@ class RandomOneShot(BaseOneShotStrategy):
         filter: NNI's ``filter``: ``arch -> bool``; paths it refuses are never trained or scored
             (training resamples, up to 100 times per step); e.g.
             :class:`~nasx.strategy.oneshot.cost.ArchCostRange` for a FLOPs or latency range.
+        sandwich: the sandwich rule (BigNAS, OFA; AttentiveNAS's ``sandwich_rule`` with
+            ``num_arch_training = sandwich + 2``): every weight step trains the largest path, the
+            smallest and ``sandwich`` random ones on the same batch, sums their gradients and
+            steps once. None (the default): one uniformly random path per step (SPOS). Needs
+            choices with ordered values (numbers: the largest path takes every max, the smallest
+            every min; see :mod:`~nasx.strategy.oneshot.sandwich`); both extremes must pass the
+            space's constraints and ``filter``.
+        inplace_distill: with ``sandwich``, in-place distillation (BigNAS): the largest path
+            learns the labels (the evaluator's loss) and the other paths its detached outputs, by
+            :func:`~nasx.strategy.oneshot.sandwich.soft_target_loss` (KL of class or token
+            distributions) or by a given ``(output, largest_output) -> loss``.
 
     Example:
         >>> from nasx.strategy import RandomOneShot
         >>> RandomOneShot(num_samples=50).is_one_shot
         True
+        >>> RandomOneShot(sandwich=2, inplace_distill=True).sandwich
+        2
     """
 
     supernet_mode = "path"
@@ -62,9 +80,25 @@ class RandomOneShot(BaseOneShotStrategy):
         bn_recalibration_batches: int = 0,
         reward_fn: Any = None,
         filter: Any = None,  # noqa: A002 - NNI's name
+        sandwich: int | None = None,
+        inplace_distill: bool | DistillLoss = False,
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
+        if sandwich is not None:  # None: off (one path per step)
+            check_int("sandwich", sandwich, minimum=0, allow_none=False)
+        self.sandwich = sandwich
+        if not (isinstance(inplace_distill, bool) or callable(inplace_distill)):
+            raise TypeError(
+                "inplace_distill must be True, False or a function (output, largest_output) -> "
+                f"loss, got {inplace_distill!r}"
+            )
+        if inplace_distill is not False and sandwich is None:
+            raise ValueError(
+                "inplace_distill distils the largest path into the others of a sandwich step: "
+                "give sandwich= too (the number of random paths besides the largest and smallest)"
+            )
+        self.inplace_distill = inplace_distill
         if filter is not None and not callable(filter):
             raise TypeError(f"filter must be a function arch -> bool, got {filter!r}")
         self.filter = filter
@@ -80,11 +114,64 @@ class RandomOneShot(BaseOneShotStrategy):
         )
         self.results: list[tuple[float, dict[str, Any]]] = []
 
+    def build_supernet(self, model_space: nn.Module) -> Supernet:
+        supernet = super().build_supernet(model_space)
+        if self.sandwich is not None:  # a choice without order is refused before training
+            largest_arch(supernet.search_space)
+        return supernet
+
     def before_weight_step(self, module: OneShotModule) -> None:
+        if self.sandwich is not None:
+            return  # weight_losses sets each of the step's paths
         step = module.step_index
         module.supernet.use_arch(
             self._sample(module.supernet.search_space, step_rng(self.seed, step))
         )
+
+    def sandwich_paths(self, space: Any, step: int) -> list[dict[str, Any]]:
+        """The sandwich rule's paths at search step ``step``: the largest, the smallest, then
+        ``sandwich`` random ones (the same on every rank and on a resumed run).
+
+        Example:
+            >>> from nasx.space import Categorical, SearchSpace
+            >>> space = SearchSpace({'width': Categorical([16, 32, 64], label='width')})
+            >>> paths = RandomOneShot(sandwich=1).sandwich_paths(space, step=0)
+            >>> paths[:2], len(paths)
+            ([{'width': 64}, {'width': 16}], 3)
+        """
+        if self.sandwich is None:
+            raise RuntimeError("sandwich_paths: this RandomOneShot has sandwich=None")
+        extremes = [largest_arch(space), smallest_arch(space)]
+        for name, arch in zip(("largest", "smallest"), extremes, strict=True):
+            if not self._allowed(arch):
+                raise ValueError(
+                    f"the sandwich rule trains the {name} path, but the space's constraints or "
+                    f"the filter refuse it: {arch}; loosen them or leave sandwich=None"
+                )
+        rng = step_rng(self.seed, step)
+        return extremes + [self._sample(space, rng) for _ in range(self.sandwich)]
+
+    def weight_losses(
+        self, module: OneShotModule, train_batch: Any, batch_idx: int, log: bool
+    ) -> Iterator[torch.Tensor]:
+        if self.sandwich is None:
+            yield from super().weight_losses(module, train_batch, batch_idx, log)
+            return
+        supernet = module.supernet
+        model = scoring_model(supernet, module.inner)  # the head included, as rewards see it
+        largest_output: torch.Tensor | None = None
+        for i, arch in enumerate(self.sandwich_paths(supernet.search_space, module.step_index)):
+            supernet.use_arch(arch)
+            if i > 0 and self.inplace_distill is not False:
+                assert largest_output is not None
+                loss_fn = soft_target_loss if self.inplace_distill is True else self.inplace_distill
+                yield loss_fn(model(split_batch(train_batch)[0]), largest_output)
+                continue
+            with _last_output(model, keep=i == 0 and self.inplace_distill is not False) as seen:
+                loss = module.loss(train_batch, batch_idx, log=log and i == 0)
+            if seen:
+                largest_output = seen[-1].detach()
+            yield loss
 
     def before_validation(self, module: OneShotModule) -> None:
         # A fixed random path per validation run (same on every rank).
@@ -221,6 +308,22 @@ class RandomOneShot(BaseOneShotStrategy):
         supernet (its probability is uniform: RandomOneShot learns no distribution)."""
         scored = {repr(arch): metric for metric, arch in self.results}
         return [{"supernet_score": scored[repr(a)]} if repr(a) in scored else {} for a in archs]
+
+
+@contextlib.contextmanager
+def _last_output(model: nn.Module, keep: bool) -> Iterator[list[Any]]:
+    """The outputs ``model`` returns inside the block (when ``keep``): the largest path's outputs,
+    caught as the evaluator's ``training_step`` computes its loss, so in-place distillation costs
+    no extra forward pass."""
+    seen: list[Any] = []
+    if not keep:
+        yield seen
+        return
+    handle = model.register_forward_hook(lambda _m, _args, out: seen.append(out))
+    try:
+        yield seen
+    finally:
+        handle.remove()
 
 
 def _to(batch: Any, device: torch.device) -> Any:

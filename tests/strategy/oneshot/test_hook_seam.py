@@ -19,6 +19,7 @@ HOOKS = [
     "graph_key",
     "arch_step",
     "before_weight_step",
+    "weight_losses",
     "export_probs",
     "before_validation",
     "on_epoch_end",
