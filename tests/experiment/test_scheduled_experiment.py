@@ -232,10 +232,8 @@ class Recording(FromList):
         self.heard.append(("update", trial.id, trial.status, trial.budget, trial.metric))
 
 
-def test_the_strategy_hears_each_arch_at_its_highest_budget(tmp_path):
-    # ASHA in promotion mode pauses trials at rungs 1 and 3: the strategy hears a paused trial
-    # as a result at that budget (status succeeded), and each promotion as an update
-    strategy = Recording(20)
+def _asha_run(tmp_path, strategy, n):
+    """A finished search of ``n`` trials by ``strategy`` under ASHA(1, 9, eta=3) (promotion)."""
     exp = NasExperiment(
         Net(),
         TableEvaluator(),
@@ -244,9 +242,17 @@ def test_the_strategy_hears_each_arch_at_its_highest_budget(tmp_path):
         build_model=False,
         progress=False,
         scheduler=ASHA(1, 9, eta=3),
-        max_trials=20,
+        max_trials=n,
     )
     exp.run()
+    return exp
+
+
+def test_the_strategy_hears_each_arch_at_its_highest_budget(tmp_path):
+    # ASHA in promotion mode pauses trials at rungs 1 and 3: the strategy hears a paused trial
+    # as a result at that budget (status succeeded), and each promotion as an update
+    strategy = Recording(20)
+    exp = _asha_run(tmp_path, strategy, 20)
     trials = {t.id: t for t in exp.trials()}
     tells = [h for h in strategy.heard if h[0] == "tell"]
     assert sorted(h[1] for h in tells) == sorted(trials)  # each trial told once
@@ -267,17 +273,7 @@ def test_regularized_evolution_learns_from_promoted_trials(tmp_path):
     from nasx.strategy import RegularizedEvolution
 
     strategy = RegularizedEvolution(population_size=8, sample_size=3, seed=0)
-    exp = NasExperiment(
-        Net(),
-        TableEvaluator(),
-        strategy,
-        workdir=tmp_path,
-        build_model=False,
-        progress=False,
-        scheduler=ASHA(1, 9, eta=3),
-        max_trials=24,
-    )
-    exp.run()
+    exp = _asha_run(tmp_path, strategy, 24)
     stored = {t.id: t for t in exp.trials()}
     population = strategy.population()
     # paused trials are members (they were invisible to it before: only 'succeeded' counted)
