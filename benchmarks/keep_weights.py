@@ -26,12 +26,14 @@ import torch
 import torch.nn as nn
 
 from nasx.experiment import NasExperiment, load_model
+from nasx.experiment.jobs import Job, TrialResult, WeightsSpec
 from nasx.experiment.weights import save_in_trial, space_reference
 from nasx.hub import DARTS as DartsSpace
 from nasx.hub.genotypes import genotype_to_arch
 from nasx.hub.searched_archs import DARTS_V2
 from nasx.space import ModelSpace, choice
 from nasx.strategy import GridSearch
+from nasx.trial import SUCCEEDED
 
 
 class Mlp(ModelSpace):
@@ -56,17 +58,9 @@ def bench(name: str, space: ModelSpace, arch: dict, repeats: int) -> None:
     params = sum(p.numel() for p in model.parameters())
     with tempfile.TemporaryDirectory() as d:
         ref_path = Path(d) / "ref.pt"
-        job = {
-            "id": 0,
-            "arch": arch,
-            "weights": {
-                "dir": d,
-                "threshold": None,
-                "direction": "maximize",
-                "space": space_reference(type(space), (), {}),
-            },
-        }
-        keep = _median(lambda: save_in_trial(model, job, 1.0), repeats)
+        job = Job(0, arch, weights=WeightsSpec(d, space=space_reference(type(space), (), {})))
+        result = TrialResult(0, SUCCEEDED, metric=1.0)
+        keep = _median(lambda: save_in_trial(model, job, result), repeats)
         ref = _median(lambda: torch.save(model.state_dict(), ref_path), repeats)
         size = (Path(d) / "weights" / "0.pt").stat().st_size / 2**20
         print(f"{name}: {params / 1e6:.2f} M params, {size:.1f} MiB file")
