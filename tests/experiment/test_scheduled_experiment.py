@@ -5,51 +5,19 @@ restarts of promoted trials (trained again from scratch), computed by hand."""
 
 from __future__ import annotations
 
-import random
-
 import pytest
-import torch.nn as nn
 
 from nasx.evaluator import FunctionalEvaluator
 from nasx.experiment import NasExperiment
 from nasx.experiment.fidelity import STATE_KEY
-from nasx.experiment.schedulers import ASHA, LearningCurves, simulate
+from nasx.experiment.schedulers import ASHA, simulate
 from nasx.experiment.storage import TrialStore
-from nasx.space import ModelSpace, choice
 from nasx.strategy import DARTS, Random
 
 from .helpers import SmallNet
+from .scheduled_helpers import CURVES, FromList, Net
 
-WIDTHS = list(range(1, 9))
-ARCHS = [{"w": w, "d": d} for w in WIDTHS for d in WIDTHS]
-CURVES = LearningCurves.synthetic(ARCHS, epochs=9, seed=0)
 OUTCOME = {"pause": "paused", "prune": "pruned", "complete": "succeeded"}
-
-
-class Net(ModelSpace):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(choice("w", WIDTHS), choice("d", WIDTHS))
-
-
-class FromList:
-    """A strategy proposing a fixed shuffled list of archs (the same in the run and the
-    simulation), so the comparison does not depend on how each orders the space."""
-
-    def __init__(self, n):
-        self.archs = random.Random(1).sample(ARCHS, n + 5)  # more than the run's max_trials
-
-    def setup(self, search_space, trials=(), direction="maximize"):
-        self.next = len(list(trials))
-
-    def propose(self):
-        if self.next >= len(self.archs):
-            return None
-        self.next += 1
-        return dict(self.archs[self.next - 1])
-
-    def tell(self, trial):
-        pass
 
 
 class _Count:
