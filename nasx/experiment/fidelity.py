@@ -198,7 +198,6 @@ class ScheduledRun:
         # budget reached in this run (each job's budget minus the one it was promoted from, a
         # restart's repeated epochs left out): what the progress display counts
         self.reached: float = 0
-        self._from: dict[int, float] = {}  # trial -> the budget its running job was promoted from
         # trial -> (budget, from_budget) of its job in flight, and the answers its reports got
         self.jobs: dict[int, tuple[Any, Any]] = {}
         self.answers: dict[int, dict[Any, str]] = {}
@@ -249,7 +248,6 @@ class ScheduledRun:
         """``assignment`` became new trial ``trial``."""
         self.scheduler.started(trial, assignment)
         self._starts[trial] = (0, 0, [])
-        self._from[trial] = 0
         self._job(trial, assignment.budget, 0)
 
     def promote(self, assignment: Assignment) -> Trial:
@@ -263,7 +261,6 @@ class ScheduledRun:
             self._say_restart(trial.id, start, assignment.budget)
             start = 0
         self._starts[trial.id] = (start, assignment.from_budget, _curve_before(trial, start))
-        self._from[trial.id] = assignment.from_budget
         self._job(trial.id, assignment.budget, assignment.from_budget)
         return trial
 
@@ -281,7 +278,6 @@ class ScheduledRun:
         # its reports up to the budget its job was promoted from were decided by earlier jobs
         decided = max(start, self.jobs.get(trial.id, (None, 0))[1])
         self._starts[trial.id] = (start, decided, _curve_before(trial, start))
-        self._from[trial.id] = start
 
     def job_fields(self, trial: int, budget: Any) -> dict[str, Any]:
         """The :class:`~nasx.experiment.jobs.Job` fields of ``trial``'s job up to ``budget``:
@@ -333,11 +329,12 @@ class ScheduledRun:
     def finished(self, trial: Trial) -> bool:
         """Book the end of ``trial``'s job; whether the strategy should hear of it now (the
         first time one of its jobs ends, as :func:`~.schedulers.simulate` tells it)."""
-        start = self._starts.pop(trial.id, (0, 0, []))[0]
+        # start: the budget the job trained from; below: the one it was promoted from (what the
+        # trial had reached before: a restart's repeated epochs are spent, not reached)
+        start, below, _ = self._starts.pop(trial.id, (0, 0, []))
         self.jobs.pop(trial.id, None)
         self.answers.pop(trial.id, None)
         self.spent += max(0, (trial.budget or start) - start)
-        below = self._from.pop(trial.id, 0)
         if trial.status != FAILED:
             self.reached += max(0, (trial.budget or below) - below)
         if trial.status == FAILED:
