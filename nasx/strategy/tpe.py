@@ -77,6 +77,7 @@ class TPE(Strategy):
         self._study = optuna.create_study(direction=self.direction)
         self._pending: dict[str, list[int]] = {}  # arch key -> asked Optuna trial numbers
         self._number_of: dict[int, int] = {}  # nasx trial id -> its Optuna trial number
+        self._size = 0  # trials in the study (asked or added): the next one's number
 
     def next_arch(self, rng: random.Random) -> dict[str, Any] | None:
         optuna = self._optuna
@@ -86,6 +87,7 @@ class TPE(Strategy):
         retry = self.dedup or bool(self.need_space().constraints)
         for _ in range(20 if retry else 1):
             asked = self._study.ask(self._distributions)
+            self._size += 1
             arch = {label: self._value(label, asked.params[label]) for label in self._labels}
             if self.acceptable(arch):  # new, and within the constraints
                 self._pending.setdefault(arch_key(arch), []).append(asked.number)
@@ -110,7 +112,7 @@ class TPE(Strategy):
                     params=params, distributions=self._distributions, value=value, state=state
                 )
             )
-            number = len(self._study.get_trials(deepcopy=False)) - 1
+            number, self._size = self._size, self._size + 1
         self._number_of[trial.id] = number
 
     def relearn(self, trial: Trial) -> None:
@@ -137,6 +139,7 @@ class TPE(Strategy):
                 )
             )
         self._number_of = {i: renumber[n] for i, n in self._number_of.items() if n in renumber}
+        self._size = len(done)
 
     def _value(self, label: str, param: Any) -> Any:
         if label in self._numerical:
