@@ -19,7 +19,7 @@ import torch
 
 from .._errors import NasxError
 from .arrays import ArrayImageDataset
-from .files import _cache_paths, _check_split, _file_sha256, _save_npy_atomic, download_file
+from .files import _cache_paths, _check_split, _save_npy_atomic, download_file, file_sha256
 from .locate import DataNotFoundError, _data_dir_candidates, cache_dir
 
 __all__ = ["CIFAR10_CLASSES", "CIFAR10_MEAN", "CIFAR10_STD", "cifar10"]
@@ -202,7 +202,7 @@ def _latin1_bytes(text: str, encoding: str = "latin1") -> bytes:
 def _verify_cifar10_tarball(tarball: Path) -> None:
     """Refuse ``tarball`` unless its SHA-256 is the published archive's: its batches are pickles,
     and unpickling a file anyone with write access to the cache put there would run their code."""
-    actual = _file_sha256(tarball)
+    actual = file_sha256(tarball)
     if actual != CIFAR10_SHA256:
         raise ValueError(
             f"{tarball}: sha256 {actual} is not that of the CIFAR-10 archive ({CIFAR10_SHA256}); "

@@ -6,12 +6,15 @@ import hashlib
 import logging
 import os
 import tempfile
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["download_file"]
+from nasx._errors import NasxError
+
+__all__ = ["ChecksumMismatchError", "download_file", "file_sha256"]
 
 _SPLITS = ("train", "test")
 log = logging.getLogger("nasx.datasets")  # one logger for the package, as before the split
@@ -35,8 +38,25 @@ def _save_npy_atomic(path: Path, array: np.ndarray) -> None:
         raise
 
 
-def download_file(url: str, dest: Path, md5: str | None = None) -> Path:
-    """Fetch ``url`` to ``dest`` (temporary file + rename), checking ``md5`` when given.
+class ChecksumMismatchError(NasxError, ValueError):
+    """A downloaded or given file's digest is not the one asked for (the file is not kept)."""
+
+
+def download_file(
+    url: str,
+    dest: Path,
+    md5: str | None = None,
+    *,
+    sha256: str | None = None,
+    timeout: float = 60.0,
+    progress: Callable[[int, int | None], None] | None = None,
+) -> Path:
+    """Fetch ``url`` to ``dest`` (temporary file + rename), checking ``md5`` or ``sha256``.
+
+    The bytes are hashed as they arrive; ``dest`` appears only once the whole file is there and
+    its digest is right, so an interrupted or wrong download never looks like a finished one
+    (:class:`ChecksumMismatchError` otherwise). ``progress(bytes_so_far, total_or_None)`` is
+    called after each MiB.
 
     Example:
         >>> import tempfile, pathlib
@@ -52,13 +72,25 @@ def download_file(url: str, dest: Path, md5: str | None = None) -> Path:
     log.warning("downloading %s to %s", url, dest)
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=dest.name + ".", suffix=".tmp")
     try:
-        digest = hashlib.md5()
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=60) as response:
+        digests = {"md5": hashlib.md5(), "sha256": hashlib.sha256()}
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as response:
+            length = response.headers.get("Content-Length")
+            total = int(length) if length and length.isdigit() else None
+            done = 0
             for block in iter(lambda: response.read(1 << 20), b""):
-                digest.update(block)
+                for digest in digests.values():
+                    digest.update(block)
                 out.write(block)
-        if md5 is not None and digest.hexdigest() != md5:
-            raise ValueError(f"{url}: md5 {digest.hexdigest()} differs from the expected {md5}")
+                done += len(block)
+                if progress is not None:
+                    progress(done, total)
+        for name, want in (("md5", md5), ("sha256", sha256)):
+            got = digests[name].hexdigest()
+            if want is not None and got != want.lower():
+                raise ChecksumMismatchError(
+                    f"{url} has {name} {got}, not the {want} asked for: the download is deleted "
+                    "(a different or damaged file; check the URL and the checksum)"
+                )
         os.replace(tmp, dest)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -66,7 +98,7 @@ def download_file(url: str, dest: Path, md5: str | None = None) -> Path:
     return dest
 
 
-def _file_sha256(path: Path) -> str:
+def file_sha256(path: str | os.PathLike[str]) -> str:
     """The SHA-256 of a file, read in 1 MiB blocks."""
     h = hashlib.sha256()
     with open(path, "rb") as f:

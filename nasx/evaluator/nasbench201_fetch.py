@@ -8,7 +8,7 @@ NAS-Bench-201 table. This module gives it that folder from whatever the user has
   only the release's own files are taken out of it (``meta.pickle.pbz2`` and
   ``NNNNNN.pickle.pbz2``, by their base name), never a path the archive names, so a crafted tar
   cannot write outside the folder (no ``..``, no absolute path, no link);
-- an ``http(s)://`` or ``file://`` URL of that tar: streamed to disk through a ``.part`` file
+- an ``http(s)://`` or ``file://`` URL of that tar: streamed to disk through a temporary file
   and hashed on the way; with ``sha256=`` a download whose digest differs is deleted and refused
   before anything reads it.
 
@@ -31,16 +31,14 @@ types, so even an unchecked download cannot run code.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
 import tarfile
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
-from nasx._errors import NasxError
+from nasx.datasets.files import ChecksumMismatchError, download_file, file_sha256
 
 __all__ = ["ChecksumMismatchError", "download", "release_folder", "unpack_release"]
 
@@ -51,10 +49,6 @@ MAX_MEMBER_BYTES = 256 * 2**20
 _CHUNK = 2**20
 
 
-class ChecksumMismatchError(NasxError, ValueError):
-    """A downloaded or given file's SHA-256 is not the one asked for (the file is not kept)."""
-
-
 def download(
     url: str,
     dest: str | os.PathLike,
@@ -63,12 +57,9 @@ def download(
     timeout: float = 60.0,
     progress: Callable[[int, int | None], None] | None = None,
 ) -> Path:
-    """Stream ``url`` to ``dest`` and return it; with ``sha256``, refuse a different file.
-
-    The bytes go to ``dest.part`` first and are hashed as they arrive; ``dest`` appears only once
-    the whole file is there and its digest is right (``os.replace``), so an interrupted or wrong
-    download never looks like a finished one. ``progress(bytes_so_far, total_or_None)`` is called
-    after each MiB.
+    """Stream ``url`` to ``dest`` and return it; with ``sha256``, refuse a different file
+    (:func:`nasx.datasets.files.download_file`: a temporary file renamed only once complete and
+    checked, so an interrupted or wrong download never looks like a finished one).
 
         >>> import pathlib, tempfile
         >>> src = pathlib.Path(tempfile.mkdtemp()) / 'a.bin'
@@ -78,34 +69,10 @@ def download(
         >>> download(src.as_uri(), src.with_name('c.bin'), sha256='0' * 64)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        nasx.evaluator.nasbench201_fetch.ChecksumMismatchError: file:///.../a.bin has SHA-256 ...
+        nasx.datasets.files.ChecksumMismatchError: file:///.../a.bin has sha256 ...
     """
     want = _checked_digest(sha256)
-    dest = Path(dest)
-    part = dest.with_name(dest.name + ".part")
-    digest = hashlib.sha256()
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as response, open(part, "wb") as out:
-            length = response.headers.get("Content-Length")
-            total = int(length) if length and length.isdigit() else None
-            done = 0
-            while chunk := response.read(_CHUNK):
-                out.write(chunk)
-                digest.update(chunk)
-                done += len(chunk)
-                if progress is not None:
-                    progress(done, total)
-        got = digest.hexdigest()
-        if want is not None and got != want:
-            raise ChecksumMismatchError(
-                f"{url} has SHA-256 {got}, not the {want} asked for: the download is deleted "
-                "(a different or damaged file; check the URL and the checksum)"
-            )
-        os.replace(part, dest)
-    finally:
-        part.unlink(missing_ok=True)
-    return dest
+    return download_file(url, Path(dest), sha256=want, timeout=timeout, progress=progress)
 
 
 def unpack_release(archive: str | os.PathLike, into: str | os.PathLike) -> Path:
@@ -182,7 +149,7 @@ def release_folder(
         )
     want = _checked_digest(sha256)
     if want is not None:
-        got = _file_sha256(path)
+        got = file_sha256(path)
         if got != want:
             raise ChecksumMismatchError(f"{path} has SHA-256 {got}, not the {want} asked for")
     return unpack_release(path, work / "release")
@@ -195,11 +162,3 @@ def _checked_digest(sha256: str | None) -> str | None:
     if not re.fullmatch(r"[0-9a-f]{64}", digest):
         raise ValueError(f"sha256 must be 64 hexadecimal digits, got {sha256!r}")
     return digest
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
