@@ -32,19 +32,15 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+import audit_figures  # noqa: E402
 import learning_curves  # noqa: E402
 
 SEEDS = (0, 1000)
 
 
 def spearman(a: np.ndarray, b: np.ndarray) -> float:
-    """Spearman's rank correlation (ties ranked by position: rare among these accuracies).
-
-    >>> spearman(np.array([1.0, 2.0, 3.0]), np.array([10.0, 30.0, 20.0]))
-    0.5
-    """
-    ranks_a, ranks_b = np.argsort(np.argsort(a)), np.argsort(np.argsort(b))
-    return float(np.corrcoef(ranks_a, ranks_b)[0, 1])
+    """Spearman's rank correlation of two arrays (``audit_figures.spearman``'s ties rule)."""
+    return audit_figures.spearman(a.tolist(), b.tolist())
 
 
 def main(argv: list[str] | None = None) -> None:
