@@ -252,7 +252,9 @@ nasx_cli(["show", str(root / "asha")])
 # `SuccessiveHalvingPruner`: every trial aims at `max_budget` and is **pruned** at a rung when it
 # is not in the top third of what that rung has seen so far. Hyperband runs brackets of
 # synchronous successive halving that start at different rungs (some trials start at 3 or 9
-# epochs, a hedge against early epochs that mislead).
+# epochs, a hedge against early epochs that mislead). Its trials pause at a rung until the rung
+# has filled; the ones a rung did not promote will never be, so they end **pruned** at the
+# budget they reached (with ASHA, any paused trial may still be promoted by a later run).
 
 # %%
 stopping = experiment("asha_stopping", ASHA(1, MAX_EPOCHS, eta=3, mode="stopping"))
