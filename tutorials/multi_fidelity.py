@@ -231,7 +231,9 @@ print(asha.trial_table())
 # %% [markdown]
 # The `budget` column is how far each trial got. **paused** trials stopped at a rung and were not
 # promoted: they are the ones early stopping saved the epochs of. Only trials that reached
-# `max_budget` are **succeeded**, and only they are ranked by `export_top_models`.
+# `max_budget` are **succeeded**, and only they are ranked by `export_top_models` (a run where
+# none did says so, and `export_top_models(include_partial=True)` then ranks the trials by the
+# budget they reached, best first at the highest).
 
 # %%
 (asha_best,) = asha.export_top_models(top_k=1)
