@@ -117,7 +117,7 @@ class NotebookProgress(Progress):
             what += f": {trial.metric:.4f}"
             if trial.budget is not None:  # a scheduler's trial: the budget it reached
                 what += f" at budget {trial.budget}"
-            if trial.error:  # why a scheduler pruned it (a broken constraint)
+            if trial.error:  # why a scheduler pruned it (a broken constraint, not promoted)
                 what += f" ({trial.error.splitlines()[0][:100]})"
         elif trial.error:
             what += f": {trial.error.splitlines()[0][:100]}"

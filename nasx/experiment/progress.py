@@ -222,7 +222,7 @@ class Progress:
             what += f": metric {trial.metric:.4f}{best}"
         elif trial.status in (PAUSED, PRUNED) and trial.metric is not None:  # a scheduler's
             what += f": metric {trial.metric:.4f} at budget {trial.budget}"
-            if trial.error:  # why it was pruned (a broken constraint)
+            if trial.error:  # why it was pruned (a broken constraint, a rung that promoted others)
                 what += f" ({trial.error.splitlines()[0][:120]})"
         elif trial.error:
             what += f": {trial.error.splitlines()[0][:120]}"
