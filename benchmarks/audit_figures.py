@@ -10,6 +10,9 @@ Sections (``--sections``, comma-separated; default all):
   searched arch at the tutorial's tiny widths; deterministic);
 - ``darts``: DARTS-V2's weights with and without the auxiliary head the retraining benchmarks
   train with (``retrain_step`` / ``train_pretrained`` results; deterministic);
+- ``weights``: the shipped DARTS-V2 weights' accuracy on all 10,000 CIFAR-10 test images
+  (README, ``train_pretrained.results.md``; deterministic; several CPU-minutes, so not in the
+  default run: name it);
 - ``import``: CPU and wall time of ``import nasx`` in fresh interpreters (README; timing);
 - ``budget``: the cost of one parameter-budget check on README's small space
   (``docs/constraints.md``; timing).
@@ -156,6 +159,25 @@ def darts() -> None:
     print(f"  darts-v2: {total:,} weights with the auxiliary head, {total - aux:,} without")
 
 
+def weights(batch: int = 100) -> None:
+    import torch
+
+    from nasx.datasets import cifar10
+    from nasx.hub import load_searched_model
+
+    test = cifar10("test")
+    model = load_searched_model("darts-v2", pretrained=True).eval()
+    correct, start = 0, time.process_time()
+    with torch.no_grad():
+        for i in range(0, len(test), batch):
+            xs, ys = zip(*(test[j] for j in range(i, min(i + batch, len(test)))), strict=True)
+            correct += int((model(torch.stack(xs)).argmax(1) == torch.tensor(ys)).sum())
+    print(
+        f"  darts-v2 shipped weights: {correct:,} of {len(test):,} CIFAR-10 test images "
+        f"({100 * correct / len(test):.2f}%), {time.process_time() - start:.0f} CPU-s"
+    )
+
+
 def import_time(runs: int = 7) -> None:
     code = (
         "import time; c = time.process_time(); w = time.perf_counter(); import nasx; "
@@ -238,6 +260,7 @@ SECTIONS = {
     "curves": curves,
     "spinenet": spinenet,
     "darts": darts,
+    "weights": weights,
     "import": import_time,
     "budget": budget,
 }
@@ -245,7 +268,8 @@ SECTIONS = {
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sections", default=",".join(SECTIONS))
+    slow = {"weights"}
+    parser.add_argument("--sections", default=",".join(s for s in SECTIONS if s not in slow))
     for name in parser.parse_args().sections.split(","):
         print(f"== {name}")
         SECTIONS[name]()

@@ -6,7 +6,8 @@
 Issue 31's bar asks for the comparison of ``benchmarks/multi_fidelity.py`` once more with real
 training: real ``NasExperiment`` runs through the public API, on the space and data recipe of
 ``benchmarks/learning_curves.py`` (imported, not copied: ``CurveSpace``, ``load_data``,
-``accuracy``, 4,000 Fashion-MNIST training images, Adam at 2e-3, batch 64, one CPU thread), with
+``accuracy``, 4,000 Fashion-MNIST training images, Adam at 2e-3 on a cosine over 9 epochs,
+batch 64, one CPU thread), with
 the sequential trial loop:
 
 - full-budget random search and regularized evolution (no scheduler: every trial trains 9
@@ -16,11 +17,13 @@ the sequential trial loop:
   evaluator: the job in flight finishes, so a run may train a few epochs past E);
 - the cost is the epochs **actually trained**, counted in the store (the ``intermediate`` lines
   of every job in ``trials/<id>/trial.log``: one report per epoch), and checked against the
-  evaluator's own count. A promoted trial that the loop trains again from scratch pays its
-  first epochs twice; a loop that continues from checkpoints would not. Both accountings are
-  printed: **trained** (every epoch trained) and **new** (an arch's epochs above the budget it
-  had already reached: what a loop continuing from checkpoints pays). Runs go on until E new
-  epochs, so both curves reach E;
+  evaluator's own count. The evaluator continues a promoted trial from the checkpoint its
+  previous job saved (``checkpoint=``: model, optimizer, step and random generators), so it
+  pays only the epochs above the budget reached; with ``--restart`` it ignores the checkpoint
+  and trains the first epochs again, as an evaluator that cannot continue does. Both
+  accountings are printed: **trained** (every epoch trained) and **new** (an arch's epochs
+  above the budget it had already reached); they agree unless ``--restart``. Runs go on until E
+  new epochs, so both curves reach E;
 - the pick after e epochs is the simulator's rule: the trial with the highest budget reached
   and, among those, the best validation accuracy there; scored by its test accuracy after its
   9th epoch (measured in the run; a pick below 9 epochs has none yet: NaN);
@@ -62,6 +65,7 @@ sys.path.insert(0, str(HERE))
 import learning_curves  # noqa: E402  (the table's space, data and accuracy)
 import multi_fidelity  # noqa: E402  (the table comparison's schedulers and strategies)
 
+from nasx.evaluator.checkpoint import restore_rng_state, rng_state  # noqa: E402
 from nasx.experiment import NasExperiment  # noqa: E402
 from nasx.experiment.schedulers import LearningCurves, Scheduler, simulate  # noqa: E402
 from nasx.space import ModelSpace  # noqa: E402
@@ -78,8 +82,8 @@ METHODS = (
 FRACTIONS = (1 / 3, 2 / 3, 1.0)
 INTERMEDIATE = re.compile(r"intermediate \d+: ")
 
-#: per-epoch training: ``(model, arch, budget) -> (val, test or None) for each epoch``
-Training = Callable[[Any, dict[str, Any], int], Iterator[tuple[float, float | None]]]
+#: per-epoch training: ``(model, arch, budget, checkpoint) -> (epoch, val, test or None)``
+Training = Callable[..., Iterator[tuple[int, float, float | None]]]
 
 
 @dataclass
@@ -173,14 +177,17 @@ def run_search(
     seed: int,
     limit: int,
     workdir: Path,
+    resume: bool = True,
 ) -> dict[str, Any]:
-    """One real ``NasExperiment`` until ``limit`` new epochs were trained; what it did."""
+    """One real ``NasExperiment`` until ``limit`` new epochs were trained; what it did.
+    ``resume=False``: the evaluator ignores its checkpoint, so promoted trials start over."""
     log = EpochLog()
     experiment: list[NasExperiment] = []
 
-    def evaluate(model, arch, budget=None, report=None):
+    def evaluate(model, arch, budget=None, report=None, checkpoint=None):
         metrics: dict[str, float] = {}
-        for epoch, (val, test) in enumerate(training(model, arch, budget or EPOCHS), 1):
+        jobs = training(model, arch, budget or EPOCHS, checkpoint if resume else None)
+        for epoch, val, test in jobs:
             log.add(arch_key(arch), epoch, val, test)
             if log.new >= limit:
                 experiment[0].stop()  # the job in flight ends as the scheduler says
@@ -209,22 +216,50 @@ def run_search(
     }
 
 
-def real_training(data: dict, batch: int) -> Training:
+def real_training(data: dict, batch: int, schedule: str = "cosine") -> Training:
     """The table's recipe (``learning_curves.train_one``), one epoch at a time, seeded by the
-    trial (the loop seeds torch before building the model): validation accuracy after each
-    epoch, test accuracy after the last of the full budget."""
+    trial (the loop seeds torch before building the model): ``(epoch, val, test or None)``
+    after each epoch, test accuracy after the last of the full budget. The learning rate follows
+    the table's ``schedule`` over the full budget (``learning_curves.learning_rate``), whatever
+    the job's budget: a job of 3 epochs trains the first third of the 9-epoch cosine, as the
+    table's epoch-3 row did.
 
-    def training(model, arch, budget):
-        opt = torch.optim.Adam(model.parameters(), lr=2e-3)
+    Given a :class:`~nasx.evaluator.checkpoint.Checkpoint` holding a state, it continues from it
+    (model, optimizer, step, random generators: the data order an uninterrupted run would draw)
+    and trains only the epochs above it; it saves its state at the end of the job."""
+
+    def training(model, arch, budget, checkpoint=None):
         x, y = data["train"]
-        for epoch in range(1, budget + 1):
+        opt = torch.optim.Adam(model.parameters(), lr=learning_curves.LR)
+        factor = learning_curves.learning_rate(schedule, EPOCHS, math.ceil(len(x) / batch))
+        state = checkpoint.load() if checkpoint is not None else None
+        first, step = 1, 0
+        if state is not None:
+            model.load_state_dict(state["model"])
+            opt.load_state_dict(state["opt"])
+            restore_rng_state(state["rng"])
+            first, step = state["epoch"] + 1, state["step"]
+        for epoch in range(first, budget + 1):
             for idx in torch.randperm(len(x)).split(batch):
+                for group in opt.param_groups:
+                    group["lr"] = learning_curves.LR * factor(step)
+                step += 1
                 opt.zero_grad(set_to_none=True)
                 F.cross_entropy(model(x[idx]), y[idx]).backward()
                 opt.step()
             val = learning_curves.accuracy(model, *data["val"])
             test = learning_curves.accuracy(model, *data["test"]) if epoch == EPOCHS else None
-            yield val, test
+            yield epoch, val, test
+        if checkpoint is not None:
+            checkpoint.save(
+                {
+                    "model": model.state_dict(),
+                    "opt": opt.state_dict(),
+                    "rng": rng_state(),
+                    "epoch": budget,
+                    "step": step,
+                }
+            )
 
     return training
 
@@ -237,12 +272,13 @@ def one_run(job: tuple[str, str, int, int, argparse.Namespace]) -> dict[str, Any
     with tempfile.TemporaryDirectory(prefix="mf_real_") as tmp:
         run = run_search(
             learning_curves.CurveSpace(),
-            real_training(data, args.batch),
+            real_training(data, args.batch, args.schedule),
             make_scheduler(s_name, seed),
             make_strategy(st_name, seed, args.trainings),
             seed,
             limit,
             Path(tmp) / "exp",
+            resume=not args.restart,
         )
     run.update(scheduler=s_name, strategy=st_name, seed=seed)
     print(
@@ -381,6 +417,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--val", type=int, default=2000)
     p.add_argument("--test", type=int, default=2000)
     p.add_argument("--batch", type=int, default=64)
+    p.add_argument(
+        "--restart",
+        action="store_true",
+        help="the evaluator ignores its checkpoint: promoted trials train from scratch again",
+    )
+    p.add_argument(
+        "--schedule", choices=("constant", "cosine"), default="cosine", help="as the table's"
+    )
     return p.parse_args(argv)
 
 

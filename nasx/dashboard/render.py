@@ -61,6 +61,8 @@ def check(exp: ExperimentRecord, name: str, params: dict[str, str]) -> None:
         raise KeyError(f"chart {name!r}")
     if name in ("trial_curve", "cells"):
         exp.trial(_int(params.get("trial")))
+    if name == "pareto":
+        _x_direction(params)
 
 
 def chart(exp: ExperimentRecord, name: str, params: dict[str, str]) -> bytes:
@@ -104,11 +106,42 @@ def _pareto_figure(exp: ExperimentRecord, params: dict[str, str], large: bool) -
                 "only one metric: report a dict such as {'default': acc, 'latency': ms}"
             )
         x = others[0]
+    y = params.get("y", "default")
+    directions = (_x_direction(params) or guess_direction(x), exp.direction)
     if large:
-        return _pareto_summary(exp, x, params.get("y", "default"))
-    return charts.plot_pareto(
-        exp.trials, x, params.get("y", "default"), ("minimize", exp.direction)
-    )
+        return _pareto_summary(exp, x, y, directions)
+    return charts.plot_pareto(exp.trials, x, y, directions)
+
+
+#: words of a metric's name (split at ``_`` and ``-``) that make it a cost, lower is better:
+#: whole words, and prefixes of longer ones ("params", "flops", "latency_p90")
+_COST_WORDS = frozenset(
+    "ms us ns s sec time mac macs size mem mb gb kb bytes err mse mae rmse cost".split()
+)
+_COST_PREFIXES = ("latency", "param", "flop", "energy", "memor", "loss", "error", "duration")
+
+
+def guess_direction(metric: str) -> str:
+    """Which way metric ``metric`` is better when the page does not say (``xdir``): a cost
+    (latency, time, params, FLOPs, MACs, size, memory, energy, loss, error) is minimized,
+    anything else (accuracy, F1, reward ...) maximized.
+
+    >>> [guess_direction(m) for m in ('latency_ms', 'num_params', 'val_loss', 'macs')]
+    ['minimize', 'minimize', 'minimize', 'minimize']
+    >>> [guess_direction(m) for m in ('top1', 'macro_f1', 'accuracy', 'default')]
+    ['maximize', 'maximize', 'maximize', 'maximize']
+    """
+    words = metric.lower().replace("-", "_").split("_")
+    cost = any(w in _COST_WORDS or w.startswith(_COST_PREFIXES) for w in words)
+    return "minimize" if cost else "maximize"
+
+
+def _x_direction(params: dict[str, str]) -> str | None:
+    """The Pareto chart's ``xdir`` (None: not given); ValueError names the allowed values."""
+    xdir = params.get("xdir") or None
+    if xdir not in (None, "minimize", "maximize"):
+        raise ValueError(f"xdir must be 'minimize' or 'maximize', got {xdir!r}")
+    return xdir
 
 
 def _curves_figure(exp: ExperimentRecord, params: dict[str, str], large: bool) -> Any:
@@ -260,7 +293,7 @@ def _history_summary(exp: ExperimentRecord, metric: str) -> Any:
     return _fixed_margins(fig)
 
 
-def _pareto_summary(exp: ExperimentRecord, x: str, y: str) -> Any:
+def _pareto_summary(exp: ExperimentRecord, x: str, y: str, directions: tuple[str, str]) -> Any:
     """Two metrics as point density (hexagons), with the exact Pareto front on top."""
     from nasx.plot.cells import plain
     from nasx.plot.charts import (
@@ -274,7 +307,6 @@ def _pareto_summary(exp: ExperimentRecord, x: str, y: str) -> Any:
 
     from .aggregate import pareto_indices
 
-    directions = ("minimize", exp.direction)
     rows = [
         (t.id, a, b)
         for t in exp.trials

@@ -20,7 +20,6 @@ or bf16 files are upcast to the model's fp32 on load. ``pretrained=True`` looks 
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import os
 from collections.abc import Callable, Iterator, Mapping
@@ -33,6 +32,7 @@ from typing import Any
 import torch
 import torch.nn as nn
 
+from ..datasets.files import file_sha256  # noqa: F401  (public here too: hub users check weights)
 from ..space import model_context
 
 
@@ -302,15 +302,6 @@ def _entry(name: str) -> SearchedModel:
     if name not in SEARCHED_MODELS:
         raise ValueError(f"unknown searched model {name!r}; available: {available_models()}")
     return SEARCHED_MODELS[name]
-
-
-def file_sha256(path: str | os.PathLike) -> str:
-    """SHA-256 hex digest of a file, read in 1 MiB chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _check_digest(expected: str | None) -> None:

@@ -220,6 +220,37 @@ def test_large_experiments_get_summary_charts_with_the_exact_best_and_front():
     assert len([line for line in fig.axes[0].lines if line.get_label().startswith("#")]) == 10
 
 
+@pytest.mark.parametrize("large", [False, True], ids=["small", "summary"])
+def test_pareto_x_direction_comes_from_the_page_or_the_metric_name(large):
+    """A score on x (higher is better) gets the front of maximizing it, not of minimizing it."""
+    exp = _many(max(render.AGGREGATE_ABOVE.values()) + 500 if large else 300)
+    for trial in exp.trials:  # a second score: its own copy of the latency, under a score's name
+        if "latency_ms" in trial.metrics:
+            trial.metrics["macro_f1"] = trial.metrics["latency_ms"]
+    expected = {
+        d: plot_pareto(exp.trials, "latency_ms", directions=(d, "maximize"))
+        .axes[0]
+        .collections[1]
+        .get_offsets()
+        .tolist()
+        for d in ("minimize", "maximize")
+    }
+    assert expected["minimize"] != expected["maximize"]
+    for params, direction in [
+        ({"x": "latency_ms"}, "minimize"),  # guessed from the name: a latency
+        ({"x": "macro_f1"}, "maximize"),  # guessed: a score
+        ({"x": "latency_ms", "xdir": "maximize"}, "maximize"),  # the page says
+        ({"x": "macro_f1", "xdir": "minimize"}, "minimize"),
+    ]:
+        ax = render._figure(exp, "pareto", params).axes[0]
+        assert ax.collections[-1].get_offsets().tolist() == expected[direction], params
+        assert ax.get_xlabel().endswith(
+            f"{'lower' if direction == 'minimize' else 'higher'} is better"
+        )
+    with pytest.raises(ValueError, match="xdir must be 'minimize' or 'maximize', got 'up'"):
+        render.check(exp, "pareto", {"xdir": "up"})
+
+
 def test_small_experiments_keep_one_mark_per_trial(experiment):
     exp = read_experiment(experiment.workdir)
     fig = render._figure(exp, "history", {})

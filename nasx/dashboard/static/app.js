@@ -101,7 +101,7 @@ function renderCharts(d) {
   $("chart-curves").closest("figure").hidden = oneShot || !d.has_curves;
   if (oneShot) setImg($("chart-history"), chartURL(i, "arch_weights", {}));
   else setImg($("chart-history"), chartURL(i, "history", { metric: $("history-metric").value || "default" }));
-  if (!oneShot && d.metrics.length > 1) setImg($("chart-pareto"), chartURL(i, "pareto", { x: $("pareto-x").value }));
+  if (!oneShot && d.metrics.length > 1) setImg($("chart-pareto"), chartURL(i, "pareto", { x: $("pareto-x").value, xdir: $("pareto-xdir").value }));
   if (!oneShot && d.has_curves) setImg($("chart-curves"), chartURL(i, "curves", {}));
 }
 
@@ -309,6 +309,7 @@ async function poll() {
 document.addEventListener("DOMContentLoaded", () => {
   $("history-metric").addEventListener("change", () => renderCharts(state.data));
   $("pareto-x").addEventListener("change", () => renderCharts(state.data));
+  $("pareto-xdir").addEventListener("change", () => renderCharts(state.data));
   $("status-filter").addEventListener("change", (ev) => {
     state.filter = ev.target.value;
     $("trials-scroll").scrollTop = 0;

@@ -21,14 +21,20 @@ def step_rng(seed: int, step: int, salt: int = 0) -> random.Random:
 
 
 def batch_reward(output: torch.Tensor, target: torch.Tensor) -> float:
-    """Accuracy for class scores and integer targets (``[B, C]`` logits against ``[B]`` labels, or
-    per pixel: ``[B, C, H, W]`` against ``[B, H, W]``), else the negative mean squared error.
+    """Accuracy for class scores and integer targets, else the negative mean squared error.
+
+    Class scores come first after the batch (``[B, C]`` logits against ``[B]`` labels, or per
+    pixel ``[B, C, H, W]`` against ``[B, H, W]``) or last (a language model's ``[B, T, V]``
+    against ``[B, T]`` tokens: token accuracy).
 
         >>> batch_reward(torch.tensor([[2.0, 1.0], [0.0, 3.0]]), torch.tensor([0, 0]))
         0.5
         >>> logits = torch.zeros(1, 2, 2, 2); logits[0, 1, 0] = 1.0  # class 1 on the top row
         >>> batch_reward(logits, torch.tensor([[[1, 1], [0, 1]]]))
         0.75
+        >>> tokens = torch.zeros(1, 3, 5); tokens[0, :, 4] = 1.0  # [B, T, V]: token 4 each time
+        >>> round(batch_reward(tokens, torch.tensor([[4, 4, 0]])), 4)
+        0.6667
     """
     if not torch.is_tensor(output):
         raise TypeError(
@@ -36,7 +42,15 @@ def batch_reward(output: torch.Tensor, target: torch.Tensor) -> float:
             "strategy's default reward cannot score it; pass reward_fn=(model, batch) -> float"
         )
     if not target.is_floating_point() and output.dim() == target.dim() + 1 >= 2:
-        return float((output.argmax(1) == target).float().mean())
+        if output.shape[:1] + output.shape[2:] == target.shape:  # [B, C, ...] against [B, ...]
+            return float((output.argmax(1) == target).float().mean())
+        if output.shape[:-1] == target.shape:  # [B, ..., C] against [B, ...]
+            return float((output.argmax(-1) == target).float().mean())
+        raise ValueError(
+            f"the default reward scores class scores [B, C, ...] or [B, ..., C] against labels "
+            f"[B, ...]; got scores {list(output.shape)} and labels {list(target.shape)}: pass "
+            "reward_fn=(model, batch) -> float"
+        )
     return -float(((output.float() - target.float().view_as(output)) ** 2).mean())
 
 

@@ -53,11 +53,15 @@ class TableSpace(ModelSpace):
         self.body = nn.Identity()
 
 
-def replay(model, arch, budget):
-    """The table's curve of ``arch`` as the benchmark's training gives it: (val, test at 9)."""
+def replay(model, arch, budget, checkpoint=None):
+    """The table's curve of ``arch`` as the benchmark's training gives it: ``(epoch, val, test
+    at 9)``; given a checkpoint, it continues after the epoch saved there, as the real one does."""
     row = CURVES.row(arch)
-    for epoch in range(1, budget + 1):
-        yield CURVES.val[row][epoch - 1], CURVES.test[row][-1] if epoch == 9 else None
+    state = checkpoint.load() if checkpoint is not None else None
+    for epoch in range((state or {"epoch": 0})["epoch"] + 1, budget + 1):
+        yield epoch, CURVES.val[row][epoch - 1], CURVES.test[row][-1] if epoch == 9 else None
+    if checkpoint is not None:
+        checkpoint.save({"epoch": budget})
 
 
 @pytest.mark.parametrize(
@@ -73,7 +77,8 @@ def replay(model, arch, budget):
     ],
     ids=["full budget + RE", "ASHA + Random", "Hyperband + Random", "ASHA + RE"],
 )
-def test_real_loop_bookkeeping_matches_the_simulator(bench, tmp_path, scheduler, strategy):
+@pytest.mark.parametrize("resume", [True, False], ids=["continue", "restart"])
+def test_real_loop_bookkeeping_matches_the_simulator(bench, tmp_path, scheduler, strategy, resume):
     limit = 90
     run = bench.run_search(
         TableSpace(),
@@ -83,6 +88,7 @@ def test_real_loop_bookkeeping_matches_the_simulator(bench, tmp_path, scheduler,
         0,
         limit,
         tmp_path / "exp",
+        resume=resume,
     )
     sim = simulate(
         FullBudget(9) if scheduler is None else scheduler(),
@@ -97,6 +103,10 @@ def test_real_loop_bookkeeping_matches_the_simulator(bench, tmp_path, scheduler,
     for record in records:
         log.add(*record)
     assert log.new >= limit and len(records) >= log.new
+    if resume:  # continued from checkpoints: no epoch trained twice
+        assert len(records) == log.new
+    elif scheduler is not None:  # started over: promoted trials trained their first epochs again
+        assert len(records) > log.new
     # within the first `limit` new epochs: the simulator's archs, in its order, at its budgets
     reached: dict[str, int] = {}
     counted = 0
@@ -138,3 +148,36 @@ def test_store_epochs_counts_every_job_of_every_trial(bench, tmp_path):
     log = tmp_path / "trials" / "0" / "trial.log"
     log.write_text(log.read_text() + "\ntrial 0 budget 9 (from 0)\nintermediate 1: 0.5\n")
     assert bench.store_epochs(tmp_path) == 3
+
+
+def test_real_training_continued_from_a_checkpoint_equals_one_straight_run(bench, tmp_path):
+    """3 epochs in one job against 1 epoch, a checkpoint, then 2 more: the same accuracies and
+    the same weights (model, optimizer, learning-rate step and data order all carried over)."""
+    import torch
+
+    from nasx.evaluator.checkpoint import Checkpoint
+    from nasx.space import model_context
+
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(96, 1, 28, 28, generator=g), torch.randint(0, 10, (96,), generator=g)
+    data = {"train": (x[:64], y[:64]), "val": (x[64:80], y[64:80]), "test": (x[80:], y[80:])}
+    training = bench.real_training(data, batch=16)
+    arch = {"width": 8, "op1": "conv3x3", "op2": "sepconv3x3", "op3": "conv5x5"}
+    arch |= {"mult1": 1, "mult2": 2, "mult3": 1}
+
+    def fresh():
+        torch.manual_seed(7)  # the loop seeds torch before it builds the trial's model
+        with model_context(arch):
+            return bench.learning_curves.CurveSpace()
+
+    straight_model = fresh()
+    straight = list(training(straight_model, arch, 3))
+    model, folder = fresh(), tmp_path / "ckpt"
+    first = list(training(model, arch, 1, Checkpoint(str(folder), from_budget=0, budget=1)))
+    torch.manual_seed(123)  # the next job draws from other seeds: the checkpoint must restore them
+    model = fresh()
+    rest = list(training(model, arch, 3, Checkpoint(str(folder), from_budget=1, budget=3)))
+    assert [e for e, _, _ in first + rest] == [1, 2, 3]
+    assert [v for _, v, _ in first + rest] == [v for _, v, _ in straight]
+    for a, b in zip(model.state_dict().values(), straight_model.state_dict().values(), strict=True):
+        assert torch.equal(a, b)

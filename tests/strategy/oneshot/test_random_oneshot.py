@@ -56,3 +56,18 @@ def test_scoring_no_arch_is_refused_naming_num_samples():
     # issue 29: num_samples=0 trained a supernet and then had no arch to export
     with pytest.raises(ValueError, match="num_samples must be an integer >= 1, got 0"):
         RandomOneShot(num_samples=0)
+
+
+def test_default_reward_reads_class_scores_first_or_last():
+    """Token accuracy for a language model's [B, T, V] logits, pixel accuracy for [B, C, H, W]
+    (hand-counted), and a clear error where neither layout fits the labels."""
+    from nasx.strategy.oneshot.sampling import batch_reward
+
+    tokens = torch.tensor([[[0.0, 9.0, 0.0], [9.0, 0.0, 0.0]], [[0.0, 0.0, 9.0], [0.0, 9.0, 0.0]]])
+    # predicted tokens (argmax over V): [[1, 0], [2, 1]]; 3 of 4 match
+    assert batch_reward(tokens, torch.tensor([[1, 0], [2, 0]])) == 0.75
+    pixels = torch.zeros(2, 3, 1, 2)  # [B, C, H, W]
+    pixels[:, 2] = 1.0  # class 2 everywhere
+    assert batch_reward(pixels, torch.tensor([[[2, 0]], [[2, 2]]])) == 0.75
+    with pytest.raises(ValueError, match=r"got scores \[2, 2, 3\] and labels \[2, 5\]"):
+        batch_reward(tokens, torch.zeros(2, 5, dtype=torch.long))
