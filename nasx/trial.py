@@ -23,7 +23,8 @@ from typing import Any, Final, Literal, cast, get_args
 # catch a misspelled one, the constants let code name them once.
 # With a multi-fidelity scheduler (nasx.experiment.schedulers) a trial may also end 'pruned'
 # (stopped for good at a rung: its metric is the one it reached there) or 'paused' (its job
-# ended at a rung; the scheduler may promote it to a larger budget later, when it runs again).
+# ended at a rung; the scheduler may promote it to a larger budget later, when it runs again;
+# once the scheduler says it never will, the trial is stored 'pruned' at the budget it reached).
 TrialStatus = Literal["waiting", "running", "succeeded", "failed", "rejected", "pruned", "paused"]
 WAITING: Final = "waiting"
 RUNNING: Final = "running"

@@ -28,4 +28,5 @@ def test_multi_fidelity_page_runs(capsys):
     assert bohb.startswith("BOHB(min_budget=1")
     tried = [int(line.split(": ")[1].split()[0]) for line in (full, asha, bohb)]
     assert tried[1] > 3 * tried[0] and tried[2] > 2 * tried[0]  # the same epochs, more archs
-    assert namespace["too_big"] == {next(iter(namespace["too_big"])): ("pruned", 1)}
+    why = "constraint broken at budget 1: params 320 above 200"  # the row says which limit
+    assert namespace["too_big"] == {next(iter(namespace["too_big"])): ("pruned", 1, why)}

@@ -231,7 +231,9 @@ print(asha.trial_table())
 # %% [markdown]
 # The `budget` column is how far each trial got. **paused** trials stopped at a rung and were not
 # promoted: they are the ones early stopping saved the epochs of. Only trials that reached
-# `max_budget` are **succeeded**, and only they are ranked by `export_top_models`.
+# `max_budget` are **succeeded**, and only they are ranked by `export_top_models` (a run where
+# none did says so, and `export_top_models(include_partial=True)` then ranks the trials by the
+# budget they reached, best first at the highest).
 
 # %%
 (asha_best,) = asha.export_top_models(top_k=1)
@@ -252,7 +254,9 @@ nasx_cli(["show", str(root / "asha")])
 # `SuccessiveHalvingPruner`: every trial aims at `max_budget` and is **pruned** at a rung when it
 # is not in the top third of what that rung has seen so far. Hyperband runs brackets of
 # synchronous successive halving that start at different rungs (some trials start at 3 or 9
-# epochs, a hedge against early epochs that mislead).
+# epochs, a hedge against early epochs that mislead). Its trials pause at a rung until the rung
+# has filled; the ones a rung did not promote will never be, so they end **pruned** at the
+# budget they reached (with ASHA, any paused trial may still be promoted by a later run).
 
 # %%
 stopping = experiment("asha_stopping", ASHA(1, MAX_EPOCHS, eta=3, mode="stopping"))

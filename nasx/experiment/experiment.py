@@ -49,11 +49,12 @@ from .interrupt import run_until_stopped
 from .loop import Limits, TrialBook, TrialLoop, as_seen, label_splitter
 from .nni_config import NniControls, accepts_nni_run_options
 from .oneshot_run import run_one_shot
+from .partial import end_of_run, top_trials
 from .progress import announce_constraints
 from .recovery import trials_to_rerun
 from .runner import ModelBuilder, no_model, rerun
 from .settings import joint_space, parse_duration
-from .storage import TrialStore, best_stored, load_trials
+from .storage import TrialStore, load_trials
 from .table import TrialTable
 from .tensorboard import TrialWriter
 from .weights import keeper_for
@@ -291,7 +292,7 @@ class NasExperiment(NniControls):
         )
         try:
             self.stop_reason = run_until_stopped(loop, rerun, self.workdir)
-            progress.close(self.stop_reason)
+            progress.close(end_of_run(self.stop_reason, store, self.scheduler, self.direction))
             if keeper is not None:
                 _log.info(keeper.summary())
         finally:
@@ -308,24 +309,28 @@ class NasExperiment(NniControls):
 
     @overload
     def export_top_models(
-        self, top_k: int = 1, formatter: Literal["dict"] = "dict"
+        self, top_k: int = 1, formatter: Literal["dict"] = "dict", *, include_partial: bool = False
     ) -> list[dict[str, Any]]: ...
     @overload
-    def export_top_models(self, top_k: int, formatter: Literal["instance"]) -> list[nn.Module]: ...
-    @overload
-    def export_top_models(self, *, formatter: Literal["instance"]) -> list[nn.Module]: ...
     def export_top_models(
-        self, top_k: int = 1, formatter: str = "dict"
+        self, top_k: int, formatter: Literal["instance"], *, include_partial: bool = False
+    ) -> list[nn.Module]: ...
+    @overload
+    def export_top_models(
+        self, *, formatter: Literal["instance"], include_partial: bool = False
+    ) -> list[nn.Module]: ...
+    def export_top_models(
+        self, top_k: int = 1, formatter: str = "dict", *, include_partial: bool = False
     ) -> list[dict[str, Any]] | list[nn.Module]:
         """The ``top_k`` best archs (``formatter='dict'``) or fresh models built from them (``'instance'``).
 
-        Read from the store: the best trials, or the archs a one-shot run exported, best first
-        (it stores its :data:`~nasx.experiment.oneshot_run.EXPORTED_ARCHS` best;
-        ``strategy.export_top_models(k)`` gives more while the strategy is in memory)."""
+        Read from the store: the best trials (with a scheduler, at its full budget; by the budget reached
+        with ``include_partial``: :mod:`.partial`), or the archs a one-shot run exported, best first (its
+        :data:`~nasx.experiment.oneshot_run.EXPORTED_ARCHS` best; ``strategy.export_top_models(k)`` has more)."""
         check_int("top_k", top_k, minimum=1, allow_none=False)
         if formatter not in ("dict", "instance"):
             raise ValueError(f"formatter must be 'dict' or 'instance', got {formatter!r}")
-        archs = [t.arch for t in self._best_trials(top_k)]
+        archs = [t.arch for t in top_trials(self, top_k, include_partial)]
         if formatter == "instance":
             return [self.model_space.freeze(arch) for arch in archs]
         return archs
@@ -341,17 +346,18 @@ class NasExperiment(NniControls):
         """The trials whose weights are kept (:class:`~nasx.experiment.weights.KeptWeights`)."""
         return weights.kept_weights(self.workdir)
 
-    def export_top_trials(self, top_k: int = 1) -> list[dict[str, Any]]:
+    def export_top_trials(
+        self, top_k: int = 1, *, include_partial: bool = False
+    ) -> list[dict[str, Any]]:
         """The ``top_k`` best trials as ``{'id', 'arch', 'hparams', 'metric', 'metrics'}`` dicts.
 
         ``arch`` holds the model's labels (``model_context(arch)`` / ``space.freeze(arch)``
         rebuild the model), ``hparams`` the evaluator's (``freeze_evaluator(evaluator,
         hparams)`` rebuilds the evaluator; empty when it has no choices): together they are
-        what :meth:`rerun_trial` runs again. JSON-serialisable.
-        """
+        what :meth:`rerun_trial` runs again. JSON-serialisable. ``include_partial``: as above."""
         check_int("top_k", top_k, minimum=1, allow_none=False)
-        fields = ("id", "arch", "hparams", "metric", "metrics")
-        return [{name: getattr(t, name) for name in fields} for t in self._best_trials(top_k)]
+        keys = ("id", "arch", "hparams", "metric", "metrics")
+        return [{k: getattr(t, k) for k in keys} for t in top_trials(self, top_k, include_partial)]
 
     def rerun_trial(self, trial_id: int) -> dict[str, float]:
         """Run trial ``trial_id`` again in this process, as the experiment ran it; its metrics.
@@ -379,10 +385,6 @@ class NasExperiment(NniControls):
     def _default_execution(self) -> str:
         wants_ray = self.ray_address is not None or self.trial_resources is not None
         return settings.default_execution(self.max_concurrent_trials, self.trial_timeout, wants_ray)
-
-    def _best_trials(self, top_k: int) -> list[Trial]:
-        """The ``top_k`` best trials; SQLite ranks them without loading all."""
-        return best_stored(self.workdir, self.direction, top_k)
 
     def _all_trials(self) -> list[Trial]:
         return load_trials(self.workdir) if TrialStore.exists(self.workdir) else []

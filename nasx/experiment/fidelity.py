@@ -45,7 +45,7 @@ from typing import Any
 
 from nasx.evaluator.base import accepts_parameter
 from nasx.evaluator.checkpoint import Checkpoint, saved_budgets
-from nasx.trial import FAILED, PAUSED, Trial
+from nasx.trial import FAILED, PAUSED, PRUNED, Trial
 
 from .schedulers.base import Assignment, Scheduler
 
@@ -68,6 +68,8 @@ STATE_KEY = "scheduler_state"
 #: (:meth:`ScheduledRun.next_assignment`)
 JOBS_KEY = "scheduler_jobs"
 
+#: how the row of a trial pruned by a constraint begins its reason (its ``error`` column)
+CONSTRAINT_BROKEN = "constraint broken"
 #: the executions whose workers send each report to the scheduler and wait for its answer
 EXECUTIONS = ("sequential", "process", "ray")
 
@@ -216,6 +218,10 @@ class ScheduledRun:
             self.jobs[trial_id] = (budget, start)
             self.answers[trial_id] = {b: d for b, d in answers}
         self._said_restart = False
+        #: trial -> why :meth:`decide` pruned its job: a broken constraint (see :meth:`explain`)
+        self.reasons: dict[int, str] = {}
+        #: paused trials pruned since the loop last looked (:meth:`_drop_unpromotable`)
+        self.retired: list[Trial] = []
         # checkpoints nothing will continue, left by a killed run or failed by the resume
         # (an interrupted trial not re-run, one that crashed the process too often)
         self._drop_unpromotable()
@@ -299,6 +305,15 @@ class ScheduledRun:
         if before:
             result.intermediates = before + list(result.intermediates)
 
+    def explain(self, result: Any) -> None:
+        """Say in a pruned job's result (a :class:`~nasx.experiment.jobs.TrialResult`) why the
+        scheduler pruned it, when a constraint did (:meth:`decide`): its row keeps the reason
+        where a failed trial keeps its error, so the trial table, ``nasx show`` and the
+        dashboard show it."""
+        why = self.reasons.pop(result.id, None)
+        if why is not None and result.status == PRUNED and not result.error:
+            result.error = why
+
     def decide(self, trial: int, budget: Any, value: float | Mapping[str, float]) -> str:
         """The scheduler's answer to ``trial`` having reached ``budget`` with ``value`` (what it
         reported: a number or a metrics dict).
@@ -313,12 +328,15 @@ class ScheduledRun:
             >>> run.started(0, run.next_assignment(allow_new=True))
             >>> run.decide(0, 1, {'default': 0.9, 'acc': 0.9, 'ms': 7.0})
             'prune'
+            >>> run.reasons[0]  # what the trial's row says (explain)
+            'constraint broken at budget 1: ms 7 above 5'
         """
         goal = self.scheduler.goal
         if goal.constraints and self.scheduler.decides_at(budget):
             why = goal.violation(value)
             if why is not None:
                 _log.info("trial %d pruned at budget %s: %s", trial, budget, why)
+                self.reasons[trial] = f"{CONSTRAINT_BROKEN} at budget {budget}: {why}"
                 self.scheduler.failed(trial)
                 return "prune"
         answers = self.answers.setdefault(trial, {})
@@ -401,12 +419,23 @@ class ScheduledRun:
 
     def _drop_unpromotable(self) -> None:
         """The paused trials the scheduler will never promote (a synchronous rung promoted
-        others) lose their checkpoints, and leave :attr:`paused`."""
+        others) are pruned: their rows say ``'pruned'`` (at the budget they reached, with its
+        metric and the reason), they lose their checkpoints and leave :attr:`paused`; the loop
+        takes them from :attr:`retired` to count them. Only the scheduler's word decides it, so
+        a resumed run that could still promote a trial finds it paused."""
         if type(self.scheduler).promotable is Scheduler.promotable:
             return  # the default: any paused trial may be promoted (ASHA)
         for trial in list(self.paused.values()):
             if trial.budget is not None and not self.scheduler.promotable(trial.id, trial.budget):
                 del self.paused[trial.id]
+                trial.status = PRUNED
+                trial.error = (
+                    f"not promoted: its rung at budget {trial.budget} promoted others "
+                    f"({type(self.scheduler).__name__})"
+                )
+                self.retired.append(trial)
+                if hasattr(self.store, "update"):
+                    self.store.update(trial)
                 if hasattr(self.store, "trial_dir"):
                     shutil.rmtree(self._folder(trial.id), ignore_errors=True)
 

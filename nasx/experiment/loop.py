@@ -265,6 +265,7 @@ class TrialLoop:
         if scheduler is not None:  # every executor answers its trials' reports with it
             # (in this process, or asked from a worker or a Ray task: execution.py)
             cast(Any, executor).decide = scheduler.decide
+            self._count_retired()  # paused trials a resume found it will never promote
         self._exhausted = False  # the strategy proposed None: with a scheduler, promotions go on
 
     # ----------------------------------------------------------------- the loop
@@ -363,6 +364,14 @@ class TrialLoop:
         if fresh is not None:
             self._submit(fresh, assignment.budget)
         return True
+
+    def _count_retired(self) -> None:
+        """Count the paused trials the scheduler has pruned (it will never promote them)."""
+        assert self.scheduler is not None
+        for _ in self.scheduler.retired:
+            self.book.counts[PAUSED] -= 1
+            self.book.counts[PRUNED] += 1
+        self.scheduler.retired.clear()
 
     def _atomic(self) -> Any:
         """The store's transaction (``TrialStore.atomic``): a trial's row and the scheduler's
@@ -466,8 +475,9 @@ class TrialLoop:
             with open(self.store.log_path(trial.id), "a") as f:
                 f.write(result.log)
         self.book.set_status(trial, result.status)
-        if self.scheduler is not None:  # a continued trial's row keeps its whole curve
-            self.scheduler.whole_curve(result)
+        if self.scheduler is not None:  # a continued trial's row keeps its whole curve,
+            self.scheduler.whole_curve(result)  # and a pruned one why (a broken constraint)
+            self.scheduler.explain(result)
         result.apply_to(trial)
         first, reached = True, 0.0
         with self._atomic():  # the row and the scheduler's bookkeeping of the job's end
@@ -476,6 +486,7 @@ class TrialLoop:
                 before = self.scheduler.reached
                 first = self.scheduler.finished(trial)
                 reached = self.scheduler.reached - before
+                self._count_retired()
         # Finished only once stored: a stop before this line stores it as interrupted instead.
         del self.book.unfinished[trial.id]
         self.in_flight.discard(trial.id)

@@ -117,6 +117,8 @@ class NotebookProgress(Progress):
             what += f": {trial.metric:.4f}"
             if trial.budget is not None:  # a scheduler's trial: the budget it reached
                 what += f" at budget {trial.budget}"
+            if trial.error:  # why a scheduler pruned it (a broken constraint, not promoted)
+                what += f" ({trial.error.splitlines()[0][:100]})"
         elif trial.error:
             what += f": {trial.error.splitlines()[0][:100]}"
         self.last = (self.last + [html.escape(what)])[-LAST_TRIALS:]

@@ -220,10 +220,12 @@ class Progress:
         if trial.status == SUCCEEDED and trial.metric is not None:
             best = f" (best {self.best:.4f})" if self.best is not None else ""
             what += f": metric {trial.metric:.4f}{best}"
-        elif trial.error:
-            what += f": {trial.error.splitlines()[0][:120]}"
         elif trial.status in (PAUSED, PRUNED) and trial.metric is not None:  # a scheduler's
             what += f": metric {trial.metric:.4f} at budget {trial.budget}"
+            if trial.error:  # why it was pruned (a broken constraint, a rung that promoted others)
+                what += f" ({trial.error.splitlines()[0][:120]})"
+        elif trial.error:
+            what += f": {trial.error.splitlines()[0][:120]}"
         if trial.duration is not None:
             what += f" in {format_seconds(trial.duration)}"
         count = f"{self.done}/{self.total}" if self.total is not None else f"{self.done}"

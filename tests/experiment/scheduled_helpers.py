@@ -1,10 +1,12 @@
 """A scheduled experiment (ASHA over a table of learning curves) for the tests that run it in
 worker processes, on Ray, or in a child process they SIGKILL; and the checks its store must pass.
 
-As a script, ``python -m tests.experiment.scheduled_helpers WORKDIR EXECUTION KILL_AT JOURNAL``
-runs (or resumes) the experiment; ``KILL_AT`` > 0 SIGKILLs this process at its ``KILL_AT``-th
-write to the store (before the write when odd, after it when even: inside the store's
-transactions too), 0 never. Every job and epoch the evaluator trains is appended to ``JOURNAL``.
+As a script, ``python -m tests.experiment.scheduled_helpers WORKDIR EXECUTION KILL_AT JOURNAL
+[WORKERS [RAY_ADDRESS]]`` runs (or resumes) the experiment with ``WORKERS`` trials at once
+(default: 1 sequential, else 2), on the Ray cluster at ``RAY_ADDRESS`` for ``EXECUTION`` ray;
+``KILL_AT`` > 0 SIGKILLs this process at its ``KILL_AT``-th write to the store (before the write
+when odd, after it when even: inside the store's transactions too), 0 never. Every job and epoch
+the evaluator trains is appended to ``JOURNAL``.
 """
 
 from __future__ import annotations
@@ -93,8 +95,13 @@ def read_journal(path: str | Path) -> tuple[list[tuple[str, int]], list[tuple[st
     return jobs, epochs
 
 
-def experiment(workdir, journal, execution="sequential", mode="promotion", seconds=0.0, **kwargs):
+def experiment(
+    workdir, journal, execution="sequential", mode="promotion", seconds=0.0, workers=None, **kwargs
+):
     from nasx.experiment import NasExperiment
+
+    if workers is None:
+        workers = 1 if execution == "sequential" else 2
 
     return NasExperiment(
         Net(),
@@ -106,7 +113,7 @@ def experiment(workdir, journal, execution="sequential", mode="promotion", secon
         scheduler=ASHA(1, 9, eta=3, mode=mode),
         max_trials=N_TRIALS,
         execution=execution,
-        max_concurrent_trials=1 if execution == "sequential" else 2,
+        max_concurrent_trials=workers,
         seed=0,
         **kwargs,
     )
@@ -164,10 +171,22 @@ def _kill_at_write(n: int) -> None:
         setattr(TrialStore, name, wrap(getattr(TrialStore, name)))
 
 
+def _join_ray(address: str) -> None:
+    """Connect this process (a driver) to the Ray cluster at ``address``; its tasks import the
+    tests' modules, as the pytest process's do (tests/experiment/conftest.py)."""
+    import ray
+
+    paths = os.pathsep.join(p for p in sys.path if p)
+    ray.init(address=address, log_to_driver=False, runtime_env={"env_vars": {"PYTHONPATH": paths}})
+
+
 if __name__ == "__main__":
     workdir, execution, kill_at, journal = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    workers = int(sys.argv[5]) if len(sys.argv) > 5 else None
+    if execution == "ray":
+        _join_ray(sys.argv[6])
     if kill_at > 0:
         _kill_at_write(kill_at)
     print("ready", flush=True)
-    experiment(workdir, journal, execution, seconds=0.05, resume=True).run()
+    experiment(workdir, journal, execution, seconds=0.05, workers=workers, resume=True).run()
     print("done", flush=True)

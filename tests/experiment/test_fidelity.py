@@ -154,21 +154,36 @@ def test_a_paused_trial_keeps_its_checkpoint_and_a_finished_one_none(tmp_path):
             assert not folder.exists()
 
 
-def test_a_trial_a_synchronous_rung_did_not_promote_loses_its_checkpoint(tmp_path):
+def test_a_trial_a_synchronous_rung_did_not_promote_is_pruned_without_its_checkpoint(tmp_path):
+    whole = _experiment(tmp_path / "whole", ContinuingTable(), Hyperband(1, 9, 3), 20)
+    whole.run()
     evaluator = StopsAfter(30)  # mid-search: some rungs have promoted, others still fill
-    exp = _experiment(tmp_path, evaluator, Hyperband(1, 9, 3), 20)
+    exp = _experiment(tmp_path / "cut", evaluator, Hyperband(1, 9, 3), 20)
     evaluator.exp = exp
     exp.run()
-    paused = [t for t in exp.trials() if t.status == "paused"]
-    never = [t for t in paused if not exp.scheduler.promotable(t.id, t.budget)]
-    assert never and len(never) < len(paused)  # both kinds are there
-    for t in paused:
-        kept = saved_budgets(_folder(tmp_path, t.id))
-        assert kept == ([] if t in never else [t.budget])
+    trials = exp.trials()
+    paused = [t for t in trials if t.status == "paused"]
+    never = [t for t in trials if t.status == "pruned"]
+    assert paused and never  # both kinds are there
+    assert all(exp.scheduler.promotable(t.id, t.budget) for t in paused)
+    for t in paused:  # a resumed run may promote it: it keeps the state at its budget
+        assert saved_budgets(_folder(tmp_path / "cut", t.id)) == [t.budget]
+    for t in never:  # the rung promoted others: pruned at the budget it reached, no state
+        assert not exp.scheduler.promotable(t.id, t.budget)
+        assert t.budget < 9 and t.metric == t.intermediates[-1]
+        assert t.error == f"not promoted: its rung at budget {t.budget} promoted others (Hyperband)"
+        assert not _folder(tmp_path / "cut", t.id).exists()
+    counts = exp._book.counts  # what the run's limits and display count: the store's statuses
+    assert (counts["paused"], counts["pruned"]) == (len(paused), len(never))
     evaluator.exp = None
-    exp.run()  # to the end: the last brackets promote what they can, the rest is dropped
+    exp.run()  # to the end: the last brackets promote what they can, the rest is pruned
     assert exp.stop_reason == "max_trials (20) reached"
-    assert not list(tmp_path.glob("trials/*/checkpoint"))
+    assert not list((tmp_path / "cut").glob("trials/*/checkpoint"))
+    trials = exp.trials()
+    assert {t.status for t in trials} == {"pruned", "succeeded"}  # none left paused
+    assert [(t.arch, t.budget, t.status, t.intermediates) for t in trials] == [
+        (t.arch, t.budget, t.status, t.intermediates) for t in whole.trials()
+    ]
 
 
 def test_trials_aiming_at_the_maximum_budget_write_no_checkpoint(tmp_path):

@@ -97,7 +97,9 @@ def test_a_rung_keeps_the_fronts_then_the_crowding_and_prunes_what_breaks_a_cons
     assert promoted == KEPT_BY_HAND
     assert all(trials[i].status == "succeeded" for i in promoted)
     assert trials[5].status == "pruned" and trials[5].budget == 1
-    assert {i for i, t in trials.items() if t.status == "paused"} == {1, 4, 6}
+    # the bracket is complete: the trials its rung did not keep are pruned where they stopped
+    assert {i for i, t in trials.items() if t.status == "pruned"} == {1, 4, 5, 6}
+    assert all(trials[i].budget == 1 for i in (1, 4, 6))
     # every row keeps the metrics its last report carried: accuracy, latency, parameters
     assert trials[5].metrics["params"] == 320 and trials[5].metrics["latency_ms"] == 20.0
     assert trials[0].metrics["accuracy"] == pytest.approx(0.81)
@@ -203,3 +205,28 @@ def test_a_resume_with_other_objectives_is_refused_by_name():
         with pytest.raises(ValueError, match="resume with the same objectives="):
             other.load_state_dict(state)
     assert "objectives" not in ASHA(1, 4, eta=2).state_dict()  # states without them unchanged
+
+
+def test_a_trial_a_constraint_pruned_says_why_in_its_row_the_table_nasx_show_and_dashboard(
+    tmp_path, capsys
+):
+    from nasx.cli import main
+    from nasx.dashboard.server import trial_row
+
+    scheduler = SuccessiveHalving(
+        1, 2, eta=2, n_trials=len(WIDTHS), objectives=["accuracy"], constraints={"params": 100}
+    )
+    trials = _run(tmp_path, scheduler)
+    why = "constraint broken at budget 1: params 320 above 100"
+    assert trials[5].status == "pruned" and trials[5].error == why
+    # the trials pruned for their rank say so too, the others have no error
+    assert all(
+        t.error.startswith("not promoted: ") for t in trials.values() if t.budget == 1 and t.id != 5
+    )
+    assert all(t.error is None for t in trials.values() if t.status == "succeeded")
+    assert trial_row(trials[5])["error"] == why  # the dashboard's row
+    assert main(["show", str(tmp_path)]) == 0
+    shown = [
+        line for line in capsys.readouterr().out.splitlines() if line.lstrip().startswith("5 ")
+    ]
+    assert len(shown) == 1 and "pruned" in shown[0] and why in shown[0], shown

@@ -2,11 +2,15 @@
 table (tests/experiment/scheduled_helpers.py) and is SIGKILLed several times, at writes to the
 store (inside its transactions too) and at random moments, then resumed until it finishes.
 
-Sequential: the result is the uninterrupted run's (each trial's budget, status and curve, the
-scheduler's final state). With two worker processes the order of events depends on timing, so
-no run is exactly another; there the store must be consistent (every rung holds each trial that
-reached it, with its value; no promotion or job lost). Both: no job is trained again except the
-ones in flight at a kill.
+Sequential, and on Ray with one trial at a time: the result is the uninterrupted sequential
+run's (each trial's budget, status and curve, the scheduler's final state). With two worker
+processes the order of events depends on timing, so no run is exactly another; there the store
+must be consistent (every rung holds each trial that reached it, with its value; no promotion or
+job lost). All: no job is trained again except the ones in flight at a kill.
+
+The Ray driver is killed at writes and once its trials have trained a random number of epochs
+more (the journal says so: no sleep races Ray's start-up, which takes seconds); its Ray tasks
+die with it (Ray ends a dead driver's job), and the resumed driver re-runs the one in flight.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ def _env() -> dict:
     }
 
 
-def _start(workdir, execution, kill_at, journal) -> subprocess.Popen:
+def _start(workdir, execution, kill_at, journal, *more, stderr=subprocess.PIPE) -> subprocess.Popen:
     return subprocess.Popen(
         [
             sys.executable,
@@ -47,12 +51,28 @@ def _start(workdir, execution, kill_at, journal) -> subprocess.Popen:
             execution,
             str(kill_at),
             str(journal),
+            *more,
         ],
         env=_env(),
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=stderr,
         text=True,
     )
+
+
+def _lines(path) -> int:
+    return len(Path(path).read_text().splitlines()) if Path(path).exists() else 0
+
+
+def _kill_after_epochs(proc, journal, epochs, timeout=300.0) -> None:
+    """SIGKILL ``proc`` once ``journal`` has ``epochs`` more lines than now (its trials trained
+    that much more), unless it ends first."""
+    target, deadline = _lines(journal) + epochs, time.monotonic() + timeout
+    while proc.poll() is None and _lines(journal) < target:
+        if time.monotonic() > deadline:
+            pytest.fail(f"the driver trained fewer than {epochs} epochs in {timeout:g} s")
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
 
 
 def _running(workdir) -> set[str]:
@@ -130,4 +150,54 @@ def test_a_process_pool_run_killed_again_and_again_loses_no_rung(tmp_path):
     assert len(trials) == N_TRIALS and any(t.budget == 9 for t in trials)
     check_rungs(tmp_path / "cut")
     again = _jobs_run_again(tmp_path / "cut.journal")  # (each job runs once uninterrupted)
+    _check_only_jobs_in_flight_ran_again(again, in_flight)
+
+
+def _run_ray_driver_with_kills(workdir, journal, address, seed, kills=6):
+    """Run the experiment on Ray (one trial at a time) in driver processes until done, each of
+    the first ``kills`` SIGKILLed: at a random write to the store (odd-numbered kills) or after
+    a random number of epochs trained (even); the archs in flight at each kill."""
+    rng = random.Random(seed)
+    in_flight: list[set[str]] = []
+    err_path = Path(workdir).parent / "driver.err"
+    for attempt in range(kills + 10):
+        at_write = attempt < kills and attempt % 2 == 0
+        kill_at = rng.randint(1, 40) if at_write else 0
+        with open(err_path, "w") as err:
+            proc = _start(workdir, "ray", kill_at, journal, "1", address, stderr=err)
+            try:
+                assert proc.stdout.readline().strip() == "ready", err_path.read_text()
+                if attempt < kills and not at_write:
+                    _kill_after_epochs(proc, journal, rng.randint(1, 25))
+                out, _ = proc.communicate(timeout=600)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+        if proc.returncode == 0:
+            assert "done" in out
+            return in_flight
+        assert proc.returncode == -signal.SIGKILL, err_path.read_text()
+        in_flight.append(_running(workdir))
+    pytest.fail("the experiment did not finish")
+
+
+def test_a_ray_driver_killed_again_and_again_decides_as_an_uninterrupted_run(tmp_path, ray_cluster):
+    whole = experiment(tmp_path / "whole", tmp_path / "whole.journal")
+    whole.run()
+    in_flight = _run_ray_driver_with_kills(
+        tmp_path / "cut", tmp_path / "cut.journal", ray_cluster.address, 2
+    )
+    assert len(in_flight) >= 4  # (a kill may come after the run's end)
+    assert any(in_flight)  # a kill after epochs trained stops a Ray task mid-job
+
+    cut, cut_meta = stored(tmp_path / "cut")
+    ref, ref_meta = stored(tmp_path / "whole")
+    assert len(cut) == N_TRIALS
+    assert [(t.arch, t.budget, t.status, t.intermediates) for t in cut] == [
+        (t.arch, t.budget, t.status, t.intermediates) for t in ref
+    ]
+    assert cut_meta[STATE_KEY] == ref_meta[STATE_KEY]
+    check_rungs(tmp_path / "cut")
+    again = _jobs_run_again(tmp_path / "cut.journal", tmp_path / "whole.journal")
     _check_only_jobs_in_flight_ran_again(again, in_flight)

@@ -35,7 +35,7 @@ from typing import Any
 from nasx.space import Categorical, SearchSpace
 from nasx.trial import SUCCEEDED, Trial, arch_key
 
-from .base import CONTINUE, Assignment, Scheduler
+from .base import CONTINUE, PAUSE, PRUNE, Assignment, Scheduler
 
 __all__ = ["LearningCurves", "SimulatedTrial", "SimulationResult", "simulate"]
 
@@ -156,7 +156,9 @@ class SimulatedTrial:
     row: int
     arch: dict[str, Any]
     budget: int = 0
-    outcome: str = "running"  # or how its last job ended: 'pause', 'prune', 'complete'
+    # or how its last job ended: 'pause', 'prune', 'complete'; a paused trial the scheduler
+    # will never promote (Scheduler.promotable) ends 'prune', as in an experiment's store
+    outcome: str = "running"
 
 
 @dataclass(frozen=True)
@@ -221,6 +223,9 @@ def simulate(
     while run.events and not run.out_of_epochs():
         # (at the epoch limit the search stops: epochs still in flight are not counted)
         run.finish_epoch(*heapq.heappop(run.events))
+    for trial in run.trials:  # as the experiment stores them: never promoted, so pruned
+        if trial.outcome == PAUSE and not scheduler.promotable(trial.id, trial.budget):
+            trial.outcome = PRUNE
     return _result(run.trials, curves, run.epochs, run.now, run.busy, workers, run.history)
 
 
