@@ -41,8 +41,8 @@ class Net(ModelSpace):
 class FromList:
     """Proposes a fixed shuffled list of archs (the same in every run and every resume)."""
 
-    def __init__(self, n=N_TRIALS):
-        self.archs = random.Random(1).sample(ARCHS, n + 5)
+    def __init__(self, n=N_TRIALS, seed=1):
+        self.archs = random.Random(seed).sample(ARCHS, n + 5)
 
     def setup(self, search_space, trials=(), direction="maximize"):
         self.next = len(list(trials))
@@ -96,8 +96,19 @@ def read_journal(path: str | Path) -> tuple[list[tuple[str, int]], list[tuple[st
 
 
 def experiment(
-    workdir, journal, execution="sequential", mode="promotion", seconds=0.0, workers=None, **kwargs
+    workdir,
+    journal,
+    execution="sequential",
+    mode="promotion",
+    seconds=0.0,
+    workers=None,
+    scheduler=None,
+    order=1,
+    **kwargs,
 ):
+    """The experiment: ``scheduler`` (default: ``ASHA(1, 9, eta=3, mode=mode)``) over the table,
+    ``workers`` trials at once (default: 1 sequential, else 2), the archs in the order
+    :class:`FromList` draws with seed ``order``."""
     from nasx.experiment import NasExperiment
 
     if workers is None:
@@ -106,11 +117,11 @@ def experiment(
     return NasExperiment(
         Net(),
         Journaled(journal, seconds),
-        FromList(),
+        FromList(seed=order),
         workdir=workdir,
         build_model=False,
         progress=False,
-        scheduler=ASHA(1, 9, eta=3, mode=mode),
+        scheduler=scheduler if scheduler is not None else ASHA(1, 9, eta=3, mode=mode),
         max_trials=N_TRIALS,
         execution=execution,
         max_concurrent_trials=workers,

@@ -8,6 +8,13 @@ processes the order of events depends on timing, so no run is exactly another; t
 must be consistent (every rung holds each trial that reached it, with its value; no promotion or
 job lost). All: no job is trained again except the ones in flight at a kill.
 
+The answers a job in flight got are stored only when another job starts or ends meanwhile, and a
+resumed run gives them to the job it re-runs. Whether that replay works shows only where the
+scheduler, asked again, would answer otherwise: three jobs at once, decided in an order fixed by
+the events (tests/experiment/lockstep.py), with median stopping or ASHA pruning at its rungs
+(tests/experiment/replay_helpers.py); the driver is killed right after writes that store such
+answers, and the result is the uninterrupted run's.
+
 The Ray driver is killed at writes and once its trials have trained a random number of epochs
 more (the journal says so: no sleep races Ray's start-up, which takes seconds); its Ray tasks
 die with it (Ray ends a dead driver's job), and the resumed driver re-runs the one in flight.
@@ -26,8 +33,10 @@ from pathlib import Path
 
 import pytest
 
-from nasx.experiment.fidelity import STATE_KEY
+from nasx.experiment.fidelity import JOBS_KEY, STATE_KEY
 
+from .replay_helpers import SCHEDULERS, answered, asked_again, with_lockstep
+from .replay_helpers import experiment as experiment_of
 from .scheduled_helpers import N_TRIALS, check_rungs, experiment, key, read_journal, stored
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -199,5 +208,73 @@ def test_a_ray_driver_killed_again_and_again_decides_as_an_uninterrupted_run(tmp
     ]
     assert cut_meta[STATE_KEY] == ref_meta[STATE_KEY]
     check_rungs(tmp_path / "cut")
+    again = _jobs_run_again(tmp_path / "cut.journal", tmp_path / "whole.journal")
+    _check_only_jobs_in_flight_ran_again(again, in_flight)
+
+
+def _run_replay_with_kills(workdir, journal, scheduler, seed, kills=4):
+    """Run the experiment of tests/experiment/replay_helpers.py (three jobs at once, decided in
+    lockstep) in driver processes until done, each of the first ``kills`` SIGKILLed right after
+    a write that stores answers given to a job in flight; per kill, the archs in flight and the
+    stored answers the scheduler would now give otherwise."""
+    rng = random.Random(seed)
+    in_flight: list[set[str]] = []
+    changed: list[list] = []
+    for attempt in range(kills + 3):
+        kill_at = rng.randint(1, 6) if attempt < kills else 0
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tests.experiment.replay_helpers",
+                str(workdir),
+                scheduler,
+                str(kill_at),
+                str(journal),
+            ],
+            env=_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            out, err = proc.communicate(timeout=240)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        if proc.returncode == 0:
+            assert "done" in out
+            return in_flight, changed
+        assert proc.returncode == -signal.SIGKILL, err
+        assert answered(stored(workdir)[1][JOBS_KEY]), "killed with no answer stored"
+        in_flight.append(_running(workdir))
+        changed.append(asked_again(workdir, scheduler))
+    pytest.fail("the experiment did not finish")
+
+
+@pytest.mark.parametrize("scheduler", sorted(SCHEDULERS))
+def test_a_driver_killed_with_answered_jobs_in_flight_answers_them_as_before(tmp_path, scheduler):
+    """Jobs in flight whose answers were stored (three at once: their answers reach the store
+    when another job starts or ends) are re-run after the kill, and only their stored answers
+    reproduce the uninterrupted run: the scheduler, asked again, would now answer some of them
+    otherwise, as more results have arrived at those budgets."""
+    with with_lockstep():
+        experiment_of(tmp_path / "whole", tmp_path / "whole.journal", scheduler).run()
+    in_flight, changed = _run_replay_with_kills(
+        tmp_path / "cut", tmp_path / "cut.journal", scheduler, 3
+    )
+    assert len(in_flight) == 4, "the driver was not killed 4 times at a write storing answers"
+    assert all(in_flight)
+    assert any(changed), "no stored answer mattered: the test would not see a resume that re-asks"
+
+    cut, cut_meta = stored(tmp_path / "cut")
+    ref, ref_meta = stored(tmp_path / "whole")
+    assert len(cut) == N_TRIALS
+    assert [(t.arch, t.budget, t.status, t.intermediates) for t in cut] == [
+        (t.arch, t.budget, t.status, t.intermediates) for t in ref
+    ]
+    assert cut_meta[STATE_KEY] == ref_meta[STATE_KEY]
+    assert cut_meta[JOBS_KEY] == {"jobs": {}, "promotions": []}
     again = _jobs_run_again(tmp_path / "cut.journal", tmp_path / "whole.journal")
     _check_only_jobs_in_flight_ran_again(again, in_flight)
