@@ -2,8 +2,8 @@
 table (tests/experiment/scheduled_helpers.py) and is SIGKILLed several times, at writes to the
 store (inside its transactions too) and at random moments, then resumed until it finishes.
 
-Sequential, and on Ray with one trial at a time: the result is the uninterrupted sequential
-run's (each trial's budget, status and curve, the scheduler's final state). With two worker
+Sequential, in a process pool and on Ray with one trial at a time: the result is the
+uninterrupted sequential run's (each trial's budget, status and curve, the scheduler's final state). With two worker
 processes the order of events depends on timing, so no run is exactly another; there the store
 must be consistent (every rung holds each trial that reached it, with its value; no promotion or
 job lost). All: no job is trained again except the ones in flight at a kill.
@@ -91,19 +91,24 @@ def _running(workdir) -> set[str]:
     return {key(t.arch) for t in stored(workdir)[0] if t.status in ("running", "waiting")}
 
 
-def _run_with_kills(workdir, journal, execution, seed, kills=6):
-    """Run until done, SIGKILLed ``kills`` times: at a random write (odd-numbered kills) or
-    at a random moment after start-up (even); the archs in flight at each kill."""
+def _run_with_kills(workdir, journal, execution, seed, kills=6, workers=None):
+    """Run until done (``workers`` trials at once: the script's default when None), SIGKILLed
+    ``kills`` times: at a random write (odd-numbered kills) or at a random moment after
+    start-up (even; with ``workers``, once its trials have trained a random number of epochs
+    more: a pool's workers take seconds to start); the archs in flight at each kill."""
     rng = random.Random(seed)
     in_flight: list[set[str]] = []
+    more = () if workers is None else (str(workers),)
     for attempt in range(kills + 10):
         at_write = attempt < kills and attempt % 2 == 0
-        proc = _start(workdir, execution, rng.randint(1, 40) if at_write else 0, journal)
+        proc = _start(workdir, execution, rng.randint(1, 40) if at_write else 0, journal, *more)
         try:
             assert proc.stdout.readline().strip() == "ready"
-            if attempt < kills and not at_write:
+            if attempt < kills and not at_write and workers is None:
                 time.sleep(rng.uniform(0.3, 1.5))
                 proc.send_signal(signal.SIGKILL)
+            elif attempt < kills and not at_write:
+                _kill_after_epochs(proc, journal, rng.randint(1, 25))
             out, err = proc.communicate(timeout=240)
         finally:
             if proc.poll() is None:
@@ -159,6 +164,29 @@ def test_a_process_pool_run_killed_again_and_again_loses_no_rung(tmp_path):
     assert len(trials) == N_TRIALS and any(t.budget == 9 for t in trials)
     check_rungs(tmp_path / "cut")
     again = _jobs_run_again(tmp_path / "cut.journal")  # (each job runs once uninterrupted)
+    _check_only_jobs_in_flight_ran_again(again, in_flight)
+
+
+def test_a_process_pool_run_one_trial_at_a_time_killed_again_and_again_decides_as_an_uninterrupted_one(
+    tmp_path,
+):
+    """One worker process: the order of events is the sequential run's, so the killed and
+    resumed pool run makes exactly the uninterrupted in-process run's decisions."""
+    whole = experiment(tmp_path / "whole", tmp_path / "whole.journal")
+    whole.run()
+    in_flight = _run_with_kills(tmp_path / "cut", tmp_path / "cut.journal", "process", 4, workers=1)
+    assert len(in_flight) >= 4  # (a kill may come after the run's end)
+    assert any(in_flight)  # a kill after epochs trained stops a worker mid-job
+
+    cut, cut_meta = stored(tmp_path / "cut")
+    ref, ref_meta = stored(tmp_path / "whole")
+    assert len(cut) == N_TRIALS
+    assert [(t.arch, t.budget, t.status, t.intermediates) for t in cut] == [
+        (t.arch, t.budget, t.status, t.intermediates) for t in ref
+    ]
+    assert cut_meta[STATE_KEY] == ref_meta[STATE_KEY]
+    check_rungs(tmp_path / "cut")
+    again = _jobs_run_again(tmp_path / "cut.journal", tmp_path / "whole.journal")
     _check_only_jobs_in_flight_ran_again(again, in_flight)
 
 
