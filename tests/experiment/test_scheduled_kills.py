@@ -3,9 +3,9 @@ table (tests/experiment/scheduled_helpers.py) and is SIGKILLed several times, at
 store (inside its transactions too) and at random moments, then resumed until it finishes.
 
 Sequential, in a process pool and on Ray with one trial at a time: the result is the
-uninterrupted sequential run's (each trial's budget, status and curve, the scheduler's final state). With two worker
-processes the order of events depends on timing, so no run is exactly another; there the store
-must be consistent (every rung holds each trial that reached it, with its value; no promotion or
+uninterrupted sequential run's (each trial's budget, status and curve, the scheduler's final
+state). With two worker processes the order of events depends on timing, so no run is exactly
+another; there the store must be consistent (every rung holds each trial that reached it, with its value; no promotion or
 job lost). All: no job is trained again except the ones in flight at a kill.
 
 The answers a job in flight got are stored only when another job starts or ends meanwhile, and a
