@@ -34,15 +34,11 @@ It knows the store, the executor and the strategy only by the few methods it cal
 
 from __future__ import annotations
 
-import collections
 import contextlib
-import dataclasses
 import logging
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 from nasx.space import InvalidArchError, SearchSpace
 from nasx.trial import (
@@ -51,7 +47,6 @@ from nasx.trial import (
     PRUNED,
     REJECTED,
     RUNNING,
-    SUCCEEDED,
     WAITING,
     Trial,
     TrialStatus,
@@ -61,6 +56,18 @@ from nasx.trial import (
 from .execution import evaluating_mark
 from .fidelity import ScheduledRun
 from .jobs import Job, TrialResult, WeightsSpec
+from .loop_parts import (
+    Executor,
+    Keeper,
+    Limits,
+    NoProgress,
+    Progress,
+    Store,
+    Strategy,
+    TrialBook,
+    as_seen,
+    label_splitter,
+)
 
 _log = logging.getLogger("nasx.experiment")
 
@@ -75,139 +82,6 @@ __all__ = [
     "as_seen",
     "label_splitter",
 ]
-
-
-class Store(Protocol):
-    """What the loop writes: :class:`~nasx.experiment.storage.TrialStore` has these."""
-
-    def add(self, trial: Trial) -> None: ...
-    def update(self, trial: Trial) -> None: ...
-    def next_id(self) -> int: ...
-    def log_path(self, trial_id: int) -> Any: ...
-
-
-class Executor(Protocol):
-    """Where jobs run (:mod:`nasx.experiment.execution`, :mod:`~nasx.experiment.ray_execution`)."""
-
-    capacity: int
-
-    def submit(self, job: Job) -> None: ...
-    def wait(self, timeout: float | None = None) -> list[TrialResult]: ...
-
-
-class Strategy(Protocol):
-    """The two calls the loop makes of a multi-trial strategy (set up before the loop runs)."""
-
-    def propose(self) -> dict[str, Any] | None: ...
-    def tell(self, trial: Trial) -> None: ...
-
-
-class Keeper(Protocol):
-    """Keeps trials' weights (:class:`~nasx.experiment.weights.WeightKeeper`)."""
-
-    def job_spec(self) -> WeightsSpec: ...
-    def finished(self, trial: Trial, result: TrialResult) -> None: ...
-
-
-class Progress(Protocol):
-    """Shows the run (:class:`~nasx.experiment.progress.Progress`)."""
-
-    def trial_started(self) -> None: ...
-    def trial_finished(self, trial: Trial) -> None: ...
-    def budget_reached(self, units: float) -> None: ...
-
-
-@dataclass(frozen=True)
-class Limits:
-    """When to stop proposing: trials counted (rejected archs do not count), failures, time."""
-
-    max_trials: int | None = None
-    max_failed_trials: int | None = None
-    max_duration: float | None = None
-    stop: threading.Event | None = None  # set by NasExperiment.stop(), from any thread
-
-    def reached(
-        self, counts: collections.Counter[str], elapsed: float, new_trial: bool = True
-    ) -> str | None:
-        """Why to stop now, or None. Constant time: it never walks the trials (100k of them)."""
-        if self.stop is not None and self.stop.is_set():
-            return "stopped by stop()"
-        counted = sum(counts.values()) - counts[REJECTED]
-        if new_trial and self.max_trials is not None and counted >= self.max_trials:
-            return f"max_trials ({self.max_trials}) reached"
-        failed = counts[FAILED]
-        if self.max_failed_trials is not None and failed > self.max_failed_trials:
-            return f"{failed} trials failed, more than max_failed_trials ({self.max_failed_trials})"
-        if self.max_duration is not None and elapsed >= self.max_duration:
-            return f"max_duration ({self.max_duration:g} s) reached"
-        return None
-
-
-@dataclass
-class TrialBook:
-    """The trials not finished yet (in flight, or waiting to re-run) and how many trials have
-    each status. A finished trial lives in the store only, so memory does not grow with them."""
-
-    unfinished: dict[int, Trial] = field(default_factory=dict)
-    counts: collections.Counter[str] = field(default_factory=collections.Counter)
-
-    def add(self, trial: Trial) -> None:
-        if not trial.finished:  # one rejected (or failed) before it ran is in the store only
-            self.unfinished[trial.id] = trial
-        self.counts[trial.status] += 1
-
-    def set_status(self, trial: Trial, status: TrialStatus) -> None:
-        self.counts[trial.status] -= 1
-        self.counts[status] += 1
-        trial.status = status
-
-
-def as_seen(trial: Trial) -> Trial:
-    """The trial as a strategy sees it: its arch is the joint sample (arch and hparams), and a
-    trial a multi-fidelity scheduler paused or pruned is a result at the budget it reached
-    (status succeeded, its metric the last value it reported, :attr:`~Trial.budget` that budget):
-    strategies learn from every arch's highest budget, as they do in the scheduler's simulator.
-
-    >>> as_seen(Trial(0, {'op': 1}, 'paused', metric=0.5, budget=3)).status
-    'succeeded'
-    """
-    changes: dict[str, Any] = {}
-    if trial.hparams:
-        changes.update(arch=trial.sample, hparams={})
-    if trial.status in (PAUSED, PRUNED) and trial.metric is not None:
-        changes["status"] = SUCCEEDED
-    return dataclasses.replace(trial, **changes) if changes else trial
-
-
-def label_splitter(
-    model_labels: frozenset[str], hparam_labels: frozenset[str]
-) -> Callable[[dict[str, Any]], tuple[dict[str, Any], dict[str, Any]]]:
-    """A joint sample as ``(arch, hparams)``: the model's labels, the evaluator's labels (a
-    label both share on purpose goes to both).
-
-    >>> label_splitter(frozenset({'op'}), frozenset({'lr'}))({'op': 1, 'lr': 0.1})
-    ({'op': 1}, {'lr': 0.1})
-    """
-
-    def split(sample: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        arch = {k: v for k, v in sample.items() if k in model_labels}
-        hparams = {k: v for k, v in sample.items() if k in hparam_labels}
-        return arch, hparams
-
-    return split
-
-
-class _Quiet:
-    """The progress display of a loop that shows none."""
-
-    def trial_started(self) -> None:
-        pass
-
-    def trial_finished(self, trial: Trial) -> None:
-        pass
-
-    def budget_reached(self, units: float) -> None:
-        pass
 
 
 class TrialLoop:
@@ -255,7 +129,7 @@ class TrialLoop:
         self.admit = admit or (lambda arch: None)
         self.patience = patience
         self.keeper, self.seed, self.on_finished = keeper, seed, on_finished
-        self.progress: Progress = progress if progress is not None else _Quiet()
+        self.progress: Progress = progress if progress is not None else NoProgress()
         self.in_flight: set[int] = set()
         self.interrupted: list[Trial] = []  # in flight when Ctrl-C or SIGTERM stopped the run
         self.stop_reason: str | None = None
