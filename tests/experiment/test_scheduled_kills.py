@@ -5,8 +5,9 @@ store (inside its transactions too) and at random moments, then resumed until it
 Sequential, in a process pool and on Ray with one trial at a time: the result is the
 uninterrupted sequential run's (each trial's budget, status and curve, the scheduler's final
 state). With two worker processes the order of events depends on timing, so no run is exactly
-another; there the store must be consistent (every rung holds each trial that reached it, with its value; no promotion or
-job lost). All: no job is trained again except the ones in flight at a kill.
+another; there the store must be consistent (every rung holds each trial that reached it, with
+its value; no promotion or job lost). All: no job is trained again except the ones in flight at
+a kill.
 
 The answers a job in flight got are stored only when another job starts or ends meanwhile, and a
 resumed run gives them to the job it re-runs. Whether that replay works shows only where the
