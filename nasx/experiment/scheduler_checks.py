@@ -13,13 +13,11 @@ from typing import Any
 from nasx.evaluator.base import accepts_parameter
 
 from .schedulers.base import Scheduler
+from .settings import EXECUTIONS  # every execution sends reports and waits for the answer
 
 _log = logging.getLogger("nasx.experiment")
 
 __all__ = ["EXECUTIONS", "budget_taker", "can_continue", "check_scheduler", "warn_restarted"]
-
-#: the executions whose workers send each report to the scheduler and wait for its answer
-EXECUTIONS = ("sequential", "process", "ray")
 
 
 def check_scheduler(
