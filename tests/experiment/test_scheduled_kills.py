@@ -168,17 +168,13 @@ def test_a_process_pool_run_killed_again_and_again_loses_no_rung(tmp_path):
     _check_only_jobs_in_flight_ran_again(again, in_flight)
 
 
-def test_a_process_pool_run_one_trial_at_a_time_killed_again_and_again_decides_as_an_uninterrupted_one(
-    tmp_path,
-):
-    """One worker process: the order of events is the sequential run's, so the killed and
-    resumed pool run makes exactly the uninterrupted in-process run's decisions."""
-    whole = experiment(tmp_path / "whole", tmp_path / "whole.journal")
-    whole.run()
-    in_flight = _run_with_kills(tmp_path / "cut", tmp_path / "cut.journal", "process", 4, workers=1)
+def _check_same_as_uninterrupted(tmp_path, in_flight):
+    """The killed and resumed run in ``tmp_path / 'cut'`` made the uninterrupted run's
+    (``tmp_path / 'whole'``) decisions: every trial's arch, budget, status and curve, the
+    scheduler's final state; its rungs are consistent, and only the jobs in flight at a kill
+    ran again. ``in_flight``: the archs in flight at each kill."""
     assert len(in_flight) >= 4  # (a kill may come after the run's end)
     assert any(in_flight)  # a kill after epochs trained stops a worker mid-job
-
     cut, cut_meta = stored(tmp_path / "cut")
     ref, ref_meta = stored(tmp_path / "whole")
     assert len(cut) == N_TRIALS
@@ -189,6 +185,17 @@ def test_a_process_pool_run_one_trial_at_a_time_killed_again_and_again_decides_a
     check_rungs(tmp_path / "cut")
     again = _jobs_run_again(tmp_path / "cut.journal", tmp_path / "whole.journal")
     _check_only_jobs_in_flight_ran_again(again, in_flight)
+
+
+def test_a_process_pool_run_one_trial_at_a_time_killed_again_and_again_decides_as_an_uninterrupted_one(
+    tmp_path,
+):
+    """One worker process: the order of events is the sequential run's, so the killed and
+    resumed pool run makes exactly the uninterrupted in-process run's decisions."""
+    whole = experiment(tmp_path / "whole", tmp_path / "whole.journal")
+    whole.run()
+    in_flight = _run_with_kills(tmp_path / "cut", tmp_path / "cut.journal", "process", 4, workers=1)
+    _check_same_as_uninterrupted(tmp_path, in_flight)
 
 
 def _run_ray_driver_with_kills(workdir, journal, address, seed, kills=6):
@@ -226,19 +233,7 @@ def test_a_ray_driver_killed_again_and_again_decides_as_an_uninterrupted_run(tmp
     in_flight = _run_ray_driver_with_kills(
         tmp_path / "cut", tmp_path / "cut.journal", ray_cluster.address, 2
     )
-    assert len(in_flight) >= 4  # (a kill may come after the run's end)
-    assert any(in_flight)  # a kill after epochs trained stops a Ray task mid-job
-
-    cut, cut_meta = stored(tmp_path / "cut")
-    ref, ref_meta = stored(tmp_path / "whole")
-    assert len(cut) == N_TRIALS
-    assert [(t.arch, t.budget, t.status, t.intermediates) for t in cut] == [
-        (t.arch, t.budget, t.status, t.intermediates) for t in ref
-    ]
-    assert cut_meta[STATE_KEY] == ref_meta[STATE_KEY]
-    check_rungs(tmp_path / "cut")
-    again = _jobs_run_again(tmp_path / "cut.journal", tmp_path / "whole.journal")
-    _check_only_jobs_in_flight_ran_again(again, in_flight)
+    _check_same_as_uninterrupted(tmp_path, in_flight)
 
 
 def _run_replay_with_kills(workdir, journal, scheduler, seed, kills=4):
