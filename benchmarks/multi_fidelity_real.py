@@ -437,7 +437,9 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
             (r["scheduler"], r["strategy"], r["seed"]): r for one in saved for r in one["runs"]
         }
         runs = list(unique.values())
-        args = argparse.Namespace(**{**vars(args), **saved[0]["args"], "load": args.load})
+        # the saved runs' settings, but this command's reporting options (--sim-seeds, --table)
+        reporting = {key: getattr(args, key) for key in ("sim_seeds", "table", "load")}
+        args = argparse.Namespace(**{**vars(args), **saved[0]["args"], **reporting})
         if {one["args"]["trainings"] for one in saved} != {args.trainings}:
             raise SystemExit("--load: the files were run with different --trainings")
         report(runs, args)
