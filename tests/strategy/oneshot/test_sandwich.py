@@ -26,6 +26,8 @@ from nasx.strategy.oneshot.lightning import OneShotModule
 from nasx.strategy.oneshot.sampling import step_rng
 from nasx.strategy.oneshot.sandwich import largest_arch, smallest_arch, soft_target_loss
 
+from .toys import FAST_TRAINER
+
 GPT = dict(
     vocab_size=32,
     block_size=8,
@@ -282,16 +284,7 @@ def test_a_sandwich_run_on_the_gpt_space_exports_archs(tmp_path):
 
     tokens = torch.randint(0, 32, (8, 9), generator=torch.Generator().manual_seed(0))
     loader = DataLoader(TensorDataset(tokens[:, :-1], tokens[:, 1:]), batch_size=2)
-    trainer = Trainer(
-        max_epochs=1,
-        enable_progress_bar=False,
-        logger=False,
-        enable_checkpointing=False,
-        enable_model_summary=False,
-        accelerator="cpu",
-        devices=1,
-        num_sanity_val_steps=0,
-    )
+    trainer = Trainer(**FAST_TRAINER)
     evaluator = Lightning(_LM(), trainer, train_dataloaders=loader, val_dataloaders=loader)
     strategy = RandomOneShot(
         sandwich=1, inplace_distill=True, num_samples=3, eval_batches=1, reward_fn=_negative_loss
