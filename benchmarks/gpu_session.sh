@@ -14,6 +14,7 @@
 #   bash benchmarks/gpu_session.sh oneshot     # ~6 min: darts_step's path strategies (Proxyless two-path)
 #   bash benchmarks/gpu_session.sh retrain     # ~5 min: retrain_step (CUDA-graph retraining vs a plain loop)
 #   bash benchmarks/gpu_session.sh detection   # ~10 min: the detection tutorial's full run
+#   bash benchmarks/gpu_session.sh tests_weights  # ~9.5 min: the GPU tests, then DARTS-V2 weights
 #
 # Afterwards write the figures and this script's command into the results files beside the
 # benchmarks (darts_step.results.md, retrain_step.results.md) and tutorials/spinenet_detection.py.
@@ -95,13 +96,23 @@ issue34)  # issue 34 in one ~10-minute call: the GPU tests, then retraining spee
         --ref "sampled plain model" --width 16 --cells 8 --batch 64 --size 32 --steps 3 \
         --repeats 3 --no-memory
     ;;
+tests_weights)  # issue 34 items 1 and 4 in one call of at most 9.5 minutes: the GPU tests, then
+    # a warm restart of the DARTS-V2 schedule from the shipped weights for the time left (the
+    # checkpoint, log and exported file land in $OUT/dv2; each under the 16 MiB a file may be)
+    device_setup
+    gpu_tests
+    minutes=$(python3 -c "print(max(2.0, (560 - $SECONDS) / 60))")
+    step train_pretrained $((${minutes%.*} * 60 + 90)) python3 benchmarks/train_pretrained.py \
+        --data-dir "$CARRY/data" --out "$OUT/dv2" --init nasx/hub/weights/darts-v2-cifar10.pt \
+        --lr 0.03 --minutes "$minutes"
+    ;;
 detection)
     device_setup
     step spinenet_detection 580 python3 tutorials/spinenet_detection.py --search-minutes 3 \
         --final-epochs 12 --workdir /tmp/spinenet_det
     ;;
 *)
-    echo "usage: bash benchmarks/gpu_session.sh prepare|issue34|tests|accuracy|oneshot|retrain|detection" >&2
+    echo "usage: bash benchmarks/gpu_session.sh prepare|issue34|tests|tests_weights|accuracy|oneshot|retrain|detection" >&2
     exit 2
     ;;
 esac

@@ -15,6 +15,9 @@ Two phases in one process:
    over the paper's 600 epochs). ``--epochs auto`` fits the schedule into ``--minutes`` from the
    measured speed. A checkpoint (weights, momentum, position) is written after every epoch, so a
    schedule can span several runs (``--resume`` the same ``--out``; ``--minutes`` bounds each).
+   ``--init FILE`` starts a new schedule from shipped fp16 weights instead (a warm restart, when
+   the full checkpoint of the run that made them is gone): the auxiliary head starts fresh and
+   the momentum at zero.
 
 At the end: the test accuracy of the weights loaded into ``load_searched_model(model)`` (the
 auxiliary head dropped), and ``<model>-cifar10.pt``: those weights in fp16 with their SHA-256.
@@ -205,6 +208,21 @@ def save_checkpoint(out: Path, model, opt, meta: dict) -> None:
     (out / "ckpt_meta.json").write_text(json.dumps(meta))
 
 
+def load_init(model: nn.Module, path: str) -> str:
+    """Load shipped fp16 weights (no auxiliary head) into ``model``; returns the file's sha256.
+
+    Every weight but the auxiliary head's must be in the file, and nothing else may be."""
+    blob = Path(path).read_bytes()
+    state = torch.load(path, map_location="cpu")
+    missing, unexpected = model.load_state_dict(
+        {k: v.float() if v.is_floating_point() else v for k, v in state.items()}, strict=False
+    )
+    not_aux = [k for k in missing if not k.startswith("auxiliary_head.")]
+    if not_aux or unexpected:
+        raise SystemExit(f"--init {path}: missing {not_aux[:5]}, unexpected {unexpected[:5]}")
+    return hashlib.sha256(blob).hexdigest()
+
+
 def train(args, data, device, variant: dict, start: float) -> None:
     images, labels, test_x, test_y = data
     out = Path(args.out)
@@ -222,6 +240,11 @@ def train(args, data, device, variant: dict, start: float) -> None:
             m.copy_(saved)
         meta = json.loads((resume / "ckpt_meta.json").read_text())
         print(f"resumed at epoch {meta['epoch']} of {meta['epochs']}")
+    elif args.init:
+        meta["init"] = {"file": args.init, "sha256": load_init(model, args.init)}
+        before = accuracy(model, test_x, test_y, augment, variant["bf16"])
+        meta["init"]["test_acc"] = before
+        print(f"started from {args.init} (test {before:.4f}): a new schedule, lr {args.lr}")
     steps_per_epoch = len(images) // args.batch
     step = make_step(model, opt, augment, images, labels, variant["bf16"], variant["cl"])
     run = CapturedStep(step, optimizers=[], name="training step")
@@ -288,6 +311,9 @@ def main() -> None:
     p.add_argument("--data-dir", default=None, help="folder holding cifar10/cifar10_jpg.tar.gz")
     p.add_argument("--out", required=True)
     p.add_argument("--resume", default=None)
+    p.add_argument(
+        "--init", default=None, help="start from these fp16 weights (a shipped .pt file)"
+    )
     p.add_argument("--minutes", type=float, default=9.0, help="wall-clock budget of this run")
     p.add_argument("--epochs", default="auto")
     p.add_argument("--batch", type=int, default=128)
