@@ -210,7 +210,7 @@ class Experiments:
         return value
 
 
-_FINISHED = ("succeeded", "failed")
+_FINISHED = ("succeeded", "failed", "pruned")  # final: their rows no longer change
 _ROW = ("status", "metric", "start_time", "end_time", "duration", "error")
 
 

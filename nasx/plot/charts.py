@@ -216,8 +216,15 @@ def plot_metric_history(
             zorder=2,
         )
     ax.set_xlabel("trial")
+    if trials:  # every trial's id on the axis, whole numbers only, also when few succeeded
+        from matplotlib.ticker import MaxNLocator
+
+        ax.set_xlim(trials[0].id - 0.5, trials[-1].id + 0.5)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel(plain(metric))
-    title = f"{plain(metric)} by trial ({len(done)} of {len(trials)} succeeded)"
+    title = f"{plain(metric)} by trial ({len(done)} of {len(trials)} succeeded"
+    stopped = sum(t.status == PRUNED for t in trials)
+    title += f"; {stopped} pruned by the scheduler)" if stopped else ")"
     if done:
         k = values.index(best[-1])
         title += f"\nbest {best[-1]:.4g} (trial {ids[k]})"

@@ -71,6 +71,16 @@ def test_metric_history_draws_points_best_line_and_failures():
     assert "best 0.85 (trial 4)" in ax.get_title() and "5 of 7 succeeded" in ax.get_title()
 
 
+def test_metric_history_of_a_scheduled_run_spans_every_trial_and_counts_the_pruned():
+    # one trial reached the full budget; the scheduler stopped the others early
+    trials = [Trial(0, {"k": 0}, "succeeded", metric=0.5)]
+    trials += [Trial(i, {"k": i}, "pruned", metric=0.1, budget=1) for i in range(1, 9)]
+    ax = plot_metric_history(trials).axes[0]
+    assert ax.get_xlim() == (-0.5, 8.5)  # not a range around the one point drawn
+    assert all(float(t).is_integer() for t in ax.get_xticks())
+    assert "(1 of 9 succeeded; 8 pruned by the scheduler)" in ax.get_title()
+
+
 def test_metric_history_minimize_and_other_metric():
     ax = plot_metric_history(_trials(), metric="ms", direction="minimize").axes[0]
     assert ax.lines[0].get_ydata().tolist() == [5.0, 5.0, 4.0, 4.0, 4.0]
