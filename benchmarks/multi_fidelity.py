@@ -172,7 +172,7 @@ def run_optuna(
     while spent < max_epochs:
         trial = study.ask()
         arch = {
-            label: trial.suggest_categorical(label, list(c.values)) for label, c in space.items()
+            label: trial.suggest_categorical(label, c.grid()) for label, c in space.items()
         }
         row = curves.row(arch)
         for epoch in range(1, epochs + 1):
