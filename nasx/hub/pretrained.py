@@ -41,11 +41,12 @@ from .searched_models import (  # the registry; re-exported: part of this module
 # Weights shipped inside the package: model name -> (file under nasx/hub/weights/, its sha256).
 # Adding a model's shipped weights is one line here plus the file (package data: *.pt).
 PACKAGED_WEIGHTS: dict[str, tuple[str, str]] = {
-    # Trained by benchmarks/train_pretrained.py on an H100 (14 epochs, 7 minutes; recipe and
-    # accuracy in benchmarks/train_pretrained.results.md): 87.8% on CIFAR-10's test set.
+    # Trained by benchmarks/train_pretrained.py: 14 epochs on an H100, then 18 more from those
+    # weights on an H200 (recipe and accuracy in benchmarks/train_pretrained.results.md): 90.1% on
+    # CIFAR-10's test set.
     "darts-v2": (
         "darts-v2-cifar10.pt",
-        "d4b2479f47ff9b815e77c44e4029b0955358c453e610cd19acc054e3f7ab03f3",
+        "562c92926280a68566d2ea6ecdcf4e68de3783c37620e59bc92c88866de85324",
     ),
 }
 
