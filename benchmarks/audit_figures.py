@@ -105,7 +105,7 @@ def curves(path: Path = HERE / "learning_curves.csv") -> None:
         f"{sum(best - t <= 0.5 for t in test)}, within 1: {sum(best - t <= 1 for t in test)}"
     )
     print(f"  best val {best_val[0]:.2f}%, which tests at {best_val[1]:.1f}%")
-    for epoch in (1, 3, last):
+    for epoch in sorted({1, 3, 9, last} & set(range(1, last + 1))):
         rho = spearman([v[epoch][0] for v in by.values()], test)
         print(f"  Spearman(val after epoch {epoch}, final test) = {rho:.3f}")
     seconds = [s for v in by.values() for (_, _, s) in v.values()]
@@ -270,9 +270,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     slow = {"weights"}
     parser.add_argument("--sections", default=",".join(s for s in SECTIONS if s not in slow))
-    for name in parser.parse_args().sections.split(","):
+    parser.add_argument(
+        "--table", default=None, help="the learning-curve CSV of section curves (default: 9 epochs)"
+    )
+    args = parser.parse_args()
+    for name in args.sections.split(","):
         print(f"== {name}")
-        SECTIONS[name]()
+        if name == "curves" and args.table:
+            curves(Path(args.table))
+        else:
+            SECTIONS[name]()
     print(json.dumps({"python": sys.version.split()[0]}))
 
 
