@@ -108,11 +108,16 @@ class Job:
 
     def remote(self) -> Job:
         """The job as it goes to a machine that cannot reach the workdir: no log file, weights
-        sent back instead of written."""
+        sent back instead of written, and the checkpoint in a folder the worker makes (its
+        state at ``from_budget`` travels with the job, the state saved comes back in the
+        result: :mod:`nasx.experiment.ray_execution`)."""
         weights = (
             None if self.weights is None else dataclasses.replace(self.weights, directory=None)
         )
-        return dataclasses.replace(self, log_path=None, weights=weights)
+        checkpoint = (
+            None if self.checkpoint is None else dataclasses.replace(self.checkpoint, directory="")
+        )
+        return dataclasses.replace(self, log_path=None, weights=weights, checkpoint=checkpoint)
 
 
 @dataclass
@@ -122,7 +127,9 @@ class TrialResult:
     ``log``: the trial's log when it had no log file (a remote worker's); ``weights_bytes``:
     the size of the weights the trial wrote; ``weights_payload``: the serialized weights of a
     remote trial, for the experiment to write; ``weights_error``: why weights were not kept;
-    ``budget``: the budget the trial reached (None: the job had no budget).
+    ``budget``: the budget the trial reached (None: the job had no budget);
+    ``checkpoint_payload``: the checkpoint file a remote trial saved at its budget, for the
+    experiment to write into the trial's checkpoint folder.
     """
 
     id: int
@@ -139,6 +146,7 @@ class TrialResult:
     weights_payload: bytes | None = None
     weights_error: str | None = None
     budget: int | float | None = None
+    checkpoint_payload: bytes | None = None
 
     @classmethod
     def failed(cls, job: Job, error: str) -> TrialResult:

@@ -32,12 +32,15 @@ most as many trials on a node as its resources allow, and ``capacity`` caps the 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import math
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from nasx.trial import failure
@@ -55,14 +58,74 @@ RESOURCE_KEYS = ("num_cpus", "num_gpus", "memory", "resources", "accelerator_typ
 
 
 def _run_remote(
-    builder: Any, evaluator: Any, job: Job, started: Any = None, box: Any = None
+    builder: Any,
+    evaluator: Any,
+    job: Job,
+    started: Any = None,
+    box: Any = None,
+    resume: bytes | None = None,
 ) -> TrialResult:
     if started is not None:  # trial_timeout counts from here: not the queueing, nor a cold start
         try:
             started.put_nowait(job.id)
         except Exception:  # noqa: BLE001 - the clock's actor is gone: submission time stands
             pass
-    return run_trial(builder, evaluator, job, None if box is None else asking(box))
+    decide = None if box is None else asking(box)
+    if job.checkpoint is None:
+        return run_trial(builder, evaluator, job, decide)
+    return run_with_local_checkpoint(builder, evaluator, job, decide, resume)
+
+
+def run_with_local_checkpoint(
+    builder: Any, evaluator: Any, job: Job, decide: Any, resume: bytes | None
+) -> TrialResult:
+    """Run ``job`` with a checkpoint folder of its own on this machine (the trial's folder in
+    the workdir may be on another machine): the state at ``job.from_budget`` (``resume``, that
+    file's bytes, read by the experiment) is put there first, and the state the evaluator
+    saves at ``job.budget`` comes back as ``result.checkpoint_payload``, for the experiment to
+    write into the trial's folder (:func:`store_checkpoint`).
+
+        >>> import io, torch
+        >>> from nasx.evaluator.checkpoint import Checkpoint
+        >>> from nasx.experiment.runner import no_model
+        >>> def train(model, budget, checkpoint):
+        ...     state = checkpoint.load() or {'epoch': 0}
+        ...     checkpoint.save({'epoch': budget, 'was': state['epoch']})
+        ...     return float(budget)
+        >>> job = Job(0, {}, budget=3, from_budget=1, checkpoint=Checkpoint('', 1, 3))
+        >>> at_1 = io.BytesIO(); torch.save({'epoch': 1}, at_1)  # the file at budget 1
+        >>> result = run_with_local_checkpoint(no_model, train, job, None, at_1.getvalue())
+        >>> result.status, torch.load(io.BytesIO(result.checkpoint_payload))
+        ('succeeded', {'epoch': 3, 'was': 1})
+    """
+    assert job.checkpoint is not None
+    with tempfile.TemporaryDirectory(prefix=f"nasx-trial-{job.id}-") as folder:
+        checkpoint = dataclasses.replace(job.checkpoint, directory=folder)
+        if resume is not None and checkpoint.resume_path is not None:
+            Path(checkpoint.resume_path).write_bytes(resume)
+        local = dataclasses.replace(job, checkpoint=checkpoint)
+        result = run_trial(builder, evaluator, local, decide)
+        saved = checkpoint.save_path
+        if saved is not None and os.path.exists(saved):
+            result.checkpoint_payload = Path(saved).read_bytes()
+        return result
+
+
+def resume_bytes(job: Job) -> bytes | None:
+    """The checkpoint file a job continues from, read here to travel with it (None: a fresh
+    start, or no file there: the worker then fails the trial as a local run would)."""
+    path = None if job.checkpoint is None else job.checkpoint.resume_path
+    if path is None or not os.path.exists(path):
+        return None
+    return Path(path).read_bytes()
+
+
+def store_checkpoint(job: Job, result: TrialResult) -> None:
+    """Write the state a remote trial saved into its checkpoint folder here (atomically, as
+    :meth:`~nasx.evaluator.checkpoint.Checkpoint.write` does), then drop it from ``result``."""
+    payload, result.checkpoint_payload = result.checkpoint_payload, None
+    if payload is not None and job.checkpoint is not None:
+        job.checkpoint.write(lambda path: Path(path).write_bytes(payload))
 
 
 def asking(box: Any) -> Callable[[int, Any, float], str]:
@@ -288,12 +351,13 @@ class RayExecutor:
         return len(self._pending)
 
     def submit(self, job: Job) -> None:
-        # Remote machines cannot reach our log file nor the workdir: the log and the weights
-        # come back in the result instead.
+        # Remote machines cannot reach our log file nor the workdir: the log, the weights and
+        # the checkpoint come back in the result instead (the checkpoint to continue from goes
+        # out with the job).
         if self.decide is not None and self._box is None:
             self._box = self._decision_box()
         ref = self._task.remote(
-            self._builder, self._evaluator, job.remote(), self._clock, self._box
+            self._builder, self._evaluator, job.remote(), self._clock, self._box, resume_bytes(job)
         )
         self._pending[ref] = job
         self._submitted[ref] = time.monotonic()
@@ -326,9 +390,11 @@ class RayExecutor:
             del self._submitted[ref]
             self._began.pop(ref, None)
             try:
-                results.append(self._ray.get(ref))
+                result = self._ray.get(ref)
             except Exception as e:  # the task's process or node died, or Ray lost its result
-                results.append(TrialResult.failed(job, ray_failure(e, job.id)))
+                result = TrialResult.failed(job, ray_failure(e, job.id))
+            store_checkpoint(job, result)  # before the result is stored: a promotion needs it
+            results.append(result)
         if self.trial_timeout is not None:  # starts seen by the drain above (at most a poll ago)
             now = time.monotonic()
             began = self._began_times()

@@ -86,6 +86,30 @@ class Journaled:
         return CURVES.val[row][budget - 1]
 
 
+class ContinuingJournaled(Journaled):
+    """:class:`Journaled`, continuing from its checkpoint: a job trains (and journals) only the
+    epochs after the state it loads. It refuses a checkpoint folder inside ``workdir``: a
+    remote worker must get a folder of its own, as a task on another machine would need."""
+
+    def __init__(self, journal: str | Path, workdir: str | Path):
+        super().__init__(journal)
+        self.workdir = str(Path(workdir).resolve())
+
+    def evaluate(self, model, report=None, arch=None, budget=None, checkpoint=None):
+        folder = str(Path(checkpoint.directory).resolve())
+        assert not folder.startswith(self.workdir), f"{folder} is in the workdir"
+        state = checkpoint.load()
+        start = 0 if state is None else state["epoch"]
+        assert start == checkpoint.from_budget, (start, checkpoint.from_budget)
+        row = CURVES.row(arch)
+        self._write(f"job {key(arch)} {budget}")
+        for epoch in range(start, budget):
+            self._write(f"epoch {key(arch)} {epoch + 1}")
+            report(CURVES.val[row][epoch])
+        checkpoint.save({"epoch": budget})
+        return CURVES.val[row][budget - 1]
+
+
 def read_journal(path: str | Path) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
     """The jobs ``(arch, budget)`` and the epochs ``(arch, n)`` of a journal, in order."""
     jobs, epochs = [], []
@@ -104,11 +128,13 @@ def experiment(
     workers=None,
     scheduler=None,
     order=1,
+    evaluator=None,
     **kwargs,
 ):
     """The experiment: ``scheduler`` (default: ``ASHA(1, 9, eta=3, mode=mode)``) over the table,
     ``workers`` trials at once (default: 1 sequential, else 2), the archs in the order
-    :class:`FromList` draws with seed ``order``."""
+    :class:`FromList` draws with seed ``order``; ``evaluator`` (default: :class:`Journaled`
+    writing to ``journal``)."""
     from nasx.experiment import NasExperiment
 
     if workers is None:
@@ -116,7 +142,7 @@ def experiment(
 
     return NasExperiment(
         Net(),
-        Journaled(journal, seconds),
+        evaluator if evaluator is not None else Journaled(journal, seconds),
         FromList(seed=order),
         workdir=workdir,
         build_model=False,

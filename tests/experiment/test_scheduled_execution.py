@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from nasx.evaluator.checkpoint import saved_budgets
 from nasx.experiment.execution import ProcessPoolExecutor
 from nasx.experiment.fidelity import JOBS_KEY, STATE_KEY, ScheduledRun, check_scheduler
 from nasx.experiment.jobs import Job
@@ -23,6 +24,7 @@ from .scheduled_helpers import (
     BUDGETS,
     CURVES,
     N_TRIALS,
+    ContinuingJournaled,
     check_rungs,
     experiment,
     key,
@@ -180,6 +182,33 @@ def test_ray_tasks_ask_the_scheduler_at_each_report(tmp_path, ray_cluster):
     assert sum(t.status == "pruned" for t in trials) >= 3
     # each trial trained up to the report that stopped it, in its Ray task
     assert {key(t.arch): t.budget for t in trials} == dict(_trained(journal))
+
+
+def test_ray_tasks_continue_promoted_trials_from_checkpoints_that_travel(tmp_path, ray_cluster):
+    """On a cluster the workdir may be on another machine: each task keeps the checkpoint in a
+    folder of its own, the state to continue from goes out with the job, the state saved comes
+    back with the result and the experiment writes it into the trial's folder."""
+    pytest.importorskip("ray")
+    journal, workdir = tmp_path / "journal", tmp_path / "exp"
+    exp = experiment(workdir, journal, "ray", evaluator=ContinuingJournaled(journal, workdir))
+    exp.run()
+    trials = exp.trials()
+    assert len(trials) == N_TRIALS
+    check_rungs(workdir)
+    # every epoch of every trial trained once: each promotion continued from the state that
+    # travelled, none trained again from scratch
+    epochs = read_journal(journal)[1]
+    assert len(epochs) == len(set(epochs)) == sum(t.budget for t in trials)
+    assert {key(t.arch): t.budget for t in trials} == dict(_trained(journal))
+    promoted = [t for t in trials if t.budget > 1]
+    assert promoted
+    # a paused trial's state at its budget is in its folder here, written by the experiment
+    for t in trials:
+        folder = workdir / "trials" / str(t.id) / "checkpoint"
+        if t.status == "paused":
+            assert saved_budgets(folder) == [t.budget], (t.id, t.budget)
+        else:
+            assert not folder.exists()
 
 
 def test_the_helpers_rungs_are_the_schedulers():
