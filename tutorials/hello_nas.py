@@ -95,7 +95,7 @@ print(
     f"  search: train on {len(search_train):,} images, validate on {len(search_val):,} held-out "
     f"train images; final: retrain on {len(final_train):,}, test on {len(test):,} test images "
     f"({'FAST smoke run: numbers mean nothing' if FAST else 'full run'}, seed {args.seed}, "
-    f"{torch.get_num_threads()} torch threads)"
+    f"{torch.get_num_threads()} torch thread{'s' if torch.get_num_threads() > 1 else ''})"
 )
 
 # %% [markdown]
