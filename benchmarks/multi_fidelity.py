@@ -171,9 +171,7 @@ def run_optuna(
     spent = 0
     while spent < max_epochs:
         trial = study.ask()
-        arch = {
-            label: trial.suggest_categorical(label, c.grid()) for label, c in space.items()
-        }
+        arch = {label: trial.suggest_categorical(label, c.grid()) for label, c in space.items()}
         row = curves.row(arch)
         for epoch in range(1, epochs + 1):
             if spent >= max_epochs:

@@ -217,10 +217,9 @@ def plot_metric_history(
         )
     ax.set_xlabel("trial")
     if trials:  # every trial's id on the axis, whole numbers only, also when few succeeded
-        from matplotlib.ticker import MaxNLocator
-
+        ticker = optional_import("matplotlib.ticker", "plot", "charts of an experiment")
         ax.set_xlim(trials[0].id - 0.5, trials[-1].id + 0.5)
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
     ax.set_ylabel(plain(metric))
     title = f"{plain(metric)} by trial ({len(done)} of {len(trials)} succeeded"
     stopped = sum(t.status == PRUNED for t in trials)
