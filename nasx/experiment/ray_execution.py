@@ -124,8 +124,13 @@ def store_checkpoint(job: Job, result: TrialResult) -> None:
     """Write the state a remote trial saved into its checkpoint folder here (atomically, as
     :meth:`~nasx.evaluator.checkpoint.Checkpoint.write` does), then drop it from ``result``."""
     payload, result.checkpoint_payload = result.checkpoint_payload, None
-    if payload is not None and job.checkpoint is not None:
-        job.checkpoint.write(lambda path: Path(path).write_bytes(payload))
+    if payload is None or job.checkpoint is None:
+        return
+
+    def write(path: str) -> None:
+        Path(path).write_bytes(payload)
+
+    job.checkpoint.write(write)
 
 
 def asking(box: Any) -> Callable[[int, Any, float], str]:
