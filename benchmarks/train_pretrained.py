@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import io
 import json
 import math
 import os
@@ -211,8 +212,8 @@ def load_init(model: nn.Module, path: str) -> str:
     """Load shipped fp16 weights (no auxiliary head) into ``model``; returns the file's sha256.
 
     Every weight but the auxiliary head's must be in the file, and nothing else may be."""
-    blob = Path(path).read_bytes()
-    state = torch.load(path, map_location="cpu")
+    blob = Path(path).read_bytes()  # read once: hashed and loaded
+    state = torch.load(io.BytesIO(blob), map_location="cpu")
     missing, unexpected = model.load_state_dict(
         {k: v.float() if v.is_floating_point() else v for k, v in state.items()}, strict=False
     )

@@ -50,6 +50,7 @@ from typing import Any
 
 from nasx._errors import NasxError
 from nasx.experiment.readonly import ExperimentReadError, ExperimentRecord, read_experiment
+from nasx.trial import FAILED, PRUNED, REJECTED, SUCCEEDED
 
 from . import render, rows
 
@@ -210,7 +211,8 @@ class Experiments:
         return value
 
 
-_FINISHED = ("succeeded", "failed", "pruned")  # final: their rows no longer change
+# final statuses: these rows no longer change (paused ones may: a promotion runs them again)
+_FINISHED = (SUCCEEDED, FAILED, REJECTED, PRUNED)
 _ROW = ("status", "metric", "start_time", "end_time", "duration", "error")
 
 

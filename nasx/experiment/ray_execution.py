@@ -83,7 +83,7 @@ def run_with_local_checkpoint(
     the workdir may be on another machine): the state at ``job.from_budget`` (``resume``, that
     file's bytes, read by the experiment) is put there first, and the state the evaluator
     saves at ``job.budget`` comes back as ``result.checkpoint_payload``, for the experiment to
-    write into the trial's folder (:func:`store_checkpoint`).
+    write into the trial's folder (:func:`_store_checkpoint`).
 
         >>> import io, torch
         >>> from nasx.evaluator.checkpoint import Checkpoint
@@ -111,7 +111,7 @@ def run_with_local_checkpoint(
         return result
 
 
-def resume_bytes(job: Job) -> bytes | None:
+def _resume_bytes(job: Job) -> bytes | None:
     """The checkpoint file a job continues from, read here to travel with it (None: a fresh
     start, or no file there: the worker then fails the trial as a local run would)."""
     path = None if job.checkpoint is None else job.checkpoint.resume_path
@@ -120,7 +120,7 @@ def resume_bytes(job: Job) -> bytes | None:
     return Path(path).read_bytes()
 
 
-def store_checkpoint(job: Job, result: TrialResult) -> None:
+def _store_checkpoint(job: Job, result: TrialResult) -> None:
     """Write the state a remote trial saved into its checkpoint folder here (atomically, as
     :meth:`~nasx.evaluator.checkpoint.Checkpoint.write` does), then drop it from ``result``."""
     payload, result.checkpoint_payload = result.checkpoint_payload, None
@@ -362,7 +362,7 @@ class RayExecutor:
         if self.decide is not None and self._box is None:
             self._box = self._decision_box()
         ref = self._task.remote(
-            self._builder, self._evaluator, job.remote(), self._clock, self._box, resume_bytes(job)
+            self._builder, self._evaluator, job.remote(), self._clock, self._box, _resume_bytes(job)
         )
         self._pending[ref] = job
         self._submitted[ref] = time.monotonic()
@@ -398,7 +398,7 @@ class RayExecutor:
                 result = self._ray.get(ref)
             except Exception as e:  # the task's process or node died, or Ray lost its result
                 result = TrialResult.failed(job, ray_failure(e, job.id))
-            store_checkpoint(job, result)  # before the result is stored: a promotion needs it
+            _store_checkpoint(job, result)  # before the result is stored: a promotion needs it
             results.append(result)
         if self.trial_timeout is not None:  # starts seen by the drain above (at most a poll ago)
             now = time.monotonic()
