@@ -15,6 +15,7 @@
 #   bash benchmarks/gpu_session.sh retrain     # ~5 min: retrain_step (CUDA-graph retraining vs a plain loop)
 #   bash benchmarks/gpu_session.sh detection   # ~10 min: the detection tutorial's full run
 #   bash benchmarks/gpu_session.sh tests_weights  # ~9.5 min: the GPU tests, then DARTS-V2 weights
+#   bash benchmarks/gpu_session.sh issue30     # ~9.5 min: re-runs of the GPU figures (issue 30)
 #
 # Afterwards write the figures and this script's command into the results files beside the
 # benchmarks (darts_step.results.md, retrain_step.results.md) and tutorials/spinenet_detection.py.
@@ -96,6 +97,19 @@ issue34)  # issue 34 in one ~10-minute call: the GPU tests, then retraining spee
         --ref "sampled plain model" --width 16 --cells 8 --batch 64 --size 32 --steps 3 \
         --repeats 3 --no-memory
     ;;
+issue30)  # issue 30's GPU rows (AUDIT R13 / R15 / R16, B1 / B5 / B28 / B30) in one call of at
+    # most ~9.5 minutes: retraining speed and accuracy, the path strategies, then the DARTS step's
+    # main variants for the time left (computed from $SECONDS, so the call ends inside its limit)
+    device_setup
+    step retrain_step 130 python3 benchmarks/retrain_step.py --repeats 3
+    retrain_accuracy
+    step darts_step_paths 110 python3 benchmarks/darts_step.py --device cuda --variants oneshot \
+        --ref "sampled plain model" --width 16 --cells 8 --batch 64 --size 32 --steps 3 \
+        --repeats 3 --no-memory
+    step darts_step_main $((575 - SECONDS)) python3 benchmarks/darts_step.py --device cuda \
+        --width 16 --cells 8 --batch 64 --size 32 --steps 3 --repeats 3 --no-memory \
+        --variants "plain,plain cuda-graph,nasx (defaults),nasx fp32"
+    ;;
 tests_weights)  # issue 34 items 1 and 4 in one call of at most 9.5 minutes: the GPU tests, then
     # a warm restart of the DARTS-V2 schedule from the shipped weights for the time left (the
     # checkpoint, log and exported file land in $OUT/dv2; each under the 16 MiB a file may be)
@@ -112,7 +126,7 @@ detection)
         --final-epochs 12 --workdir /tmp/spinenet_det
     ;;
 *)
-    echo "usage: bash benchmarks/gpu_session.sh prepare|issue34|tests|tests_weights|accuracy|oneshot|retrain|detection" >&2
+    echo "usage: bash benchmarks/gpu_session.sh prepare|issue30|issue34|tests|tests_weights|accuracy|oneshot|retrain|detection" >&2
     exit 2
     ;;
 esac
