@@ -222,7 +222,8 @@ def _exported(t: Any) -> dict[str, Any]:
 def cmd_model(args: argparse.Namespace) -> int:
     import torch
 
-    from nasx.experiment.weights import WeightsError, model_file
+    from nasx.experiment.loading import model_file
+    from nasx.experiment.weights import WeightsError
 
     exp = _read(args.exp)
     trial: int | str = args.trial

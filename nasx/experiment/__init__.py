@@ -27,9 +27,9 @@ _LAZY_NAMES = {
     "pareto_front": "nasx.experiment.pareto",
     "export_front": "nasx.experiment.pareto",
     "stage2": "nasx.experiment.stage2",
-    "load_model": "nasx.experiment.weights",
-    "load_supernet": "nasx.experiment.weights",
-    "load_subnet": "nasx.experiment.weights",
+    "load_model": "nasx.experiment.loading",
+    "load_supernet": "nasx.experiment.loading",
+    "load_subnet": "nasx.experiment.loading",
     "kept_weights": "nasx.experiment.weights",
 }
 
@@ -44,6 +44,9 @@ if TYPE_CHECKING:
     from nasx.experiment.filters import CostFilter as CostFilter
     from nasx.experiment.filters import Filter as Filter
     from nasx.experiment.filters import ParamCountFilter as ParamCountFilter
+    from nasx.experiment.loading import load_model as load_model
+    from nasx.experiment.loading import load_subnet as load_subnet
+    from nasx.experiment.loading import load_supernet as load_supernet
     from nasx.experiment.nni_config import NasExperimentConfig as NasExperimentConfig
     from nasx.experiment.pareto import export_front as export_front
     from nasx.experiment.pareto import pareto_front as pareto_front
@@ -53,8 +56,5 @@ if TYPE_CHECKING:
     from nasx.experiment.storage import load_trials as load_trials
     from nasx.experiment.table import TrialTable as TrialTable
     from nasx.experiment.weights import kept_weights as kept_weights
-    from nasx.experiment.weights import load_model as load_model
-    from nasx.experiment.weights import load_subnet as load_subnet
-    from nasx.experiment.weights import load_supernet as load_supernet
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY_NAMES, globals())

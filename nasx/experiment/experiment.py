@@ -39,7 +39,7 @@ from nasx.strategy.base import MultiTrialStrategy
 from nasx.strategy.oneshot.base import OneShotStrategy
 from nasx.trial import Trial
 
-from . import settings, weights
+from . import loading, settings, weights
 from .display import progress_for
 from .execution import make_executor
 from .fidelity import check_scheduler, scheduled_run
@@ -340,7 +340,7 @@ class NasExperiment(NniControls):
     ) -> nn.Module:
         """The trained model of a kept trial (``keep_weights``), or for a one-shot search the
         subnet of ``arch`` with its inherited weights: :func:`nasx.experiment.load_model`."""
-        return weights.load_model(self.workdir, trial, arch=arch, model_space=self.model_space)
+        return loading.load_model(self.workdir, trial, arch=arch, model_space=self.model_space)
 
     def kept_weights(self) -> list[Any]:
         """The trials whose weights are kept (:class:`~nasx.experiment.weights.KeptWeights`)."""

@@ -30,9 +30,9 @@ from nasx.strategy.oneshot.base import BaseOneShotStrategy
 from nasx.trial import SUCCEEDED, Trial
 
 from .identity import experiment_meta, open_store
+from .loading import supernet_record
 from .migrate import is_legacy_one_shot, migrate_one_shot
 from .storage import ExperimentDirError, TrialStore, remove_experiment
-from .weights import supernet_record
 
 _log = logging.getLogger("nasx.experiment")
 

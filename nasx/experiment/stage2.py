@@ -84,7 +84,7 @@ class _WithOrigin(Evaluator):
 
     def evaluate(self, model: Any, report: Report | None = None, arch: Any = None) -> Any:
         if arch is not None and arch_key(arch) in self.warm:
-            from .weights import warm_start
+            from .loading import warm_start
 
             source_dir, trial = self.warm[arch_key(arch)]
             warm_start(model, source_dir, trial, arch, self.warm_space)
@@ -186,7 +186,7 @@ def stage2(
     origins = {arch_key(arch): tid for arch, tid, _ in picked if tid is not None}
     warm = None
     if warm_start:
-        from .weights import warm_sources
+        from .loading import warm_sources
 
         warm = warm_sources(source_dir, [(arch, tid) for arch, tid, _ in picked])
     workdir = (

@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from nasx.experiment import NasExperiment, kept_weights, load_model
+from nasx.experiment import loading as L
 from nasx.experiment import weights as W
 from nasx.experiment.jobs import Job, TrialResult, WeightsSpec
 from nasx.experiment.readonly import read_experiment
@@ -133,7 +134,7 @@ def test_a_crash_between_write_and_prune_never_loses_the_best(tmp_path, monkeypa
     assert newest > displaced and _files(tmp_path) == sorted(
         [f"{displaced}.json", f"{displaced}.pt", f"{newest}.json", f"{newest}.pt"]
     )
-    stored = {t.id: t for t in W._meta_and_trials(tmp_path)[1]}
+    stored = {t.id: t for t in L._meta_and_trials(tmp_path)[1]}
     assert stored[newest].status == "succeeded"  # ... and its row stored
     assert val_loss(load_model(tmp_path, "best")) == pytest.approx(stored[newest].metric)
     monkeypatch.setattr(W, "discard", real_discard)
@@ -197,7 +198,7 @@ def test_ray_workers_send_the_weights_back_and_the_experiment_writes_them(tmp_pa
     assert isinstance(result.weights_payload, bytes) and not _files(tmp_path)
     keeper.finished(Trial(0, job.arch, "succeeded", metric=result.metric), result)
     assert _files(tmp_path) == ["0.json", "0.pt"]
-    model = W.read_weights(tmp_path, 0)
+    model = L.read_weights(tmp_path, 0)
     assert model["arch"] == job.arch and model["metric"] == result.metric
 
 
@@ -290,7 +291,7 @@ def test_a_one_shot_supernet_and_its_subnets_load_from_the_checkpoint(tmp_path):
         assert loaded.state_dict().keys() == expected.state_dict().keys()
         assert all(torch.equal(v, expected.state_dict()[k]) for k, v in loaded.state_dict().items())
         assert torch.equal(loaded(x), expected(x))
-    supernet = W.load_supernet(tmp_path)
+    supernet = L.load_supernet(tmp_path)
     assert torch.equal(supernet.alpha("op"), strategy.supernet.alpha("op").cpu())
     # The rows are the exported archs, best first: a row's id picks its subnet.
     second = strategy.export_top_models(2)[1]
@@ -341,7 +342,7 @@ def test_each_weights_file_and_manifest_carry_the_trials_hparams(tmp_path):
     exp.run()
     for trial in exp.trials():
         assert set(trial.hparams) == {"lr"}
-        assert W.read_weights(exp.workdir, trial.id)["hparams"] == trial.hparams
+        assert L.read_weights(exp.workdir, trial.id)["hparams"] == trial.hparams
         manifest = json.loads((exp.workdir / "weights" / f"{trial.id}.json").read_text())
         assert manifest["hparams"] == trial.hparams
     # Ray's path: the payload comes back and the experiment commits it with the trial's hparams.
@@ -352,7 +353,7 @@ def test_each_weights_file_and_manifest_carry_the_trials_hparams(tmp_path):
         TrialResult(0, "succeeded", metric=0.5, weights_payload=payload),
     )
     manifest = json.loads((tmp_path / "ray" / "weights" / "0.json").read_text())
-    assert manifest["hparams"] == W.read_weights(tmp_path / "ray", 0)["hparams"] == {"lr": 0.05}
+    assert manifest["hparams"] == L.read_weights(tmp_path / "ray", 0)["hparams"] == {"lr": 0.05}
 
 
 def test_weights_written_before_hparams_were_kept_read_as_empty_hparams(tmp_path):
@@ -373,4 +374,4 @@ def test_weights_written_before_hparams_were_kept_read_as_empty_hparams(tmp_path
         buffer,
     )
     W.commit(tmp_path, 0, buffer.getvalue(), {"width": 4, "act": 0}, 1.0)
-    assert W.read_weights(tmp_path, 0)["hparams"] == {}
+    assert L.read_weights(tmp_path, 0)["hparams"] == {}
