@@ -74,6 +74,9 @@ def schedulers(epochs: int, variants: bool = False) -> dict[str, Callable[[int],
             "ASHA stop min=3": lambda seed: ASHA(3, epochs, eta=3, mode="stopping"),
             "Hyperband eta=2": lambda seed: Hyperband(1, epochs, eta=2),
             "Hyperband min=3": lambda seed: Hyperband(3, epochs, eta=3),
+            # two rungs, the first epoch and the last: what screening_bound.py finds best
+            "ASHA eta=max": lambda seed: ASHA(1, epochs, eta=epochs),
+            "SH eta=max": lambda seed: SuccessiveHalving(1, epochs, eta=epochs),
         }
     return {
         "full budget": lambda seed: FullBudget(epochs),
