@@ -77,6 +77,7 @@ def schedulers(epochs: int, variants: bool = False) -> dict[str, Callable[[int],
             # two rungs, the first epoch and the last: what screening_bound.py finds best
             "ASHA eta=max": lambda seed: ASHA(1, epochs, eta=epochs),
             "SH eta=max": lambda seed: SuccessiveHalving(1, epochs, eta=epochs),
+            "Hyperband eta=max": lambda seed: Hyperband(1, epochs, eta=epochs),
         }
     return {
         "full budget": lambda seed: FullBudget(epochs),
