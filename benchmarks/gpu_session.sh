@@ -60,6 +60,14 @@ retrain_accuracy() {
         --train-images 10000 --epochs 3 --seeds 0,1
 }
 
+retrain_and_paths() {  # retraining speed, then accuracy, then the path strategies (~6 min)
+    step retrain_step 130 python3 benchmarks/retrain_step.py --repeats 3
+    retrain_accuracy
+    step darts_step_paths 110 python3 benchmarks/darts_step.py --device cuda --variants oneshot \
+        --ref "sampled plain model" --width 16 --cells 8 --batch 64 --size 32 --steps 3 \
+        --repeats 3 --no-memory
+}
+
 case "${1:-}" in
 prepare)
     grep -qx "/$CARRY/" .git/info/exclude 2>/dev/null || echo "/$CARRY/" >>.git/info/exclude
@@ -91,21 +99,13 @@ issue34)  # issue 34 in one ~10-minute call: the GPU tests, then retraining spee
     # then the path strategies; each step under its own timeout, the most important first.
     device_setup
     gpu_tests
-    step retrain_step 130 python3 benchmarks/retrain_step.py --repeats 3
-    retrain_accuracy
-    step darts_step_paths 110 python3 benchmarks/darts_step.py --device cuda --variants oneshot \
-        --ref "sampled plain model" --width 16 --cells 8 --batch 64 --size 32 --steps 3 \
-        --repeats 3 --no-memory
+    retrain_and_paths
     ;;
 issue30)  # issue 30's GPU rows (AUDIT R13 / R15 / R16, B1 / B5 / B28 / B30) in one call of at
     # most ~9.5 minutes: retraining speed and accuracy, the path strategies, then the DARTS step's
     # main variants for the time left (computed from $SECONDS, so the call ends inside its limit)
     device_setup
-    step retrain_step 130 python3 benchmarks/retrain_step.py --repeats 3
-    retrain_accuracy
-    step darts_step_paths 110 python3 benchmarks/darts_step.py --device cuda --variants oneshot \
-        --ref "sampled plain model" --width 16 --cells 8 --batch 64 --size 32 --steps 3 \
-        --repeats 3 --no-memory
+    retrain_and_paths
     step darts_step_main $((575 - SECONDS)) python3 benchmarks/darts_step.py --device cuda \
         --width 16 --cells 8 --batch 64 --size 32 --steps 3 --repeats 3 --no-memory \
         --variants "plain,plain cuda-graph,nasx (defaults),nasx fp32"

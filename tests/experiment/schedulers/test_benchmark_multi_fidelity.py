@@ -3,26 +3,20 @@ directly, with each other, and with the verdicts printed beside them."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import statistics
-from pathlib import Path
 
 import pytest
 
 from nasx.experiment.schedulers import ASHA, FullBudget, LearningCurves, simulate
 from nasx.strategy import Random, RegularizedEvolution
-
-SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "multi_fidelity.py"
+from tests.benchmark_scripts import benchmark_module
 
 
 @pytest.fixture(scope="module")
 def run():
-    spec = importlib.util.spec_from_file_location("multi_fidelity_bench", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    with benchmark_module("multi_fidelity.py") as module:
+        yield module
 
 
 def test_fast_mode_prints_consistent_figures(run, capsys):

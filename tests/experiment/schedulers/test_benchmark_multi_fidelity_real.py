@@ -6,10 +6,7 @@ records must be the epochs the evaluator trained."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import pytest
 import torch.nn as nn
@@ -19,27 +16,16 @@ from nasx.experiment.schedulers import ASHA, FullBudget, Hyperband, LearningCurv
 from nasx.space import ModelSpace
 from nasx.strategy import Random, RegularizedEvolution
 from nasx.trial import arch_key
+from tests.benchmark_scripts import benchmark_module
 
-BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
 ARCHS = [{"a": a, "b": b, "c": c} for a in range(4) for b in range(4) for c in range(4)]
 CURVES = LearningCurves.synthetic(ARCHS, epochs=9, seed=3)
 
 
 @pytest.fixture(scope="module")
 def bench():
-    sys.path.insert(0, str(BENCHMARKS))  # the script imports its sibling benchmarks
-    try:
-        spec = importlib.util.spec_from_file_location(
-            "multi_fidelity_real_bench", BENCHMARKS / "multi_fidelity_real.py"
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # its dataclasses look their module up there
-        spec.loader.exec_module(module)
+    with benchmark_module("multi_fidelity_real.py") as module:
         yield module
-    finally:
-        sys.modules.pop("multi_fidelity_real_bench", None)
-        sys.path.remove(str(BENCHMARKS))
 
 
 class TableSpace(ModelSpace):

@@ -3,22 +3,16 @@ table, and its fast mode."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "screening_bound.py"
+from tests.benchmark_scripts import benchmark_module
 
 
 @pytest.fixture(scope="module")
 def bound():
-    spec = importlib.util.spec_from_file_location("screening_bound_bench", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    with benchmark_module("screening_bound.py") as module:
+        yield module
 
 
 # Four archs x 3 epochs. Arch 0 starts best and ends worst; arch 3 starts worst and ends best by
