@@ -183,8 +183,12 @@ for t in full.trials("succeeded"):
 # %%
 best = full.export_top_models(1, formatter="instance")[0]
 path = export_for_serving(best, SHAPE, WORK / "best.pt2")
-probs, ids = torch.export.load(str(path)).module()(torch.randn(2, *SHAPE))
-print(f"exported {path.name}: probabilities {tuple(probs.shape)}, class ids {ids.tolist()}")
+images, labels = zip(*(val_set[i] for i in range(2)))  # two validation images and their labels
+probs, ids = torch.export.load(str(path)).module()(torch.stack(images))
+print(
+    f"exported {path.name}: probabilities {tuple(probs.shape)}, class ids {ids.tolist()} "
+    f"(labels {[int(y) for y in labels]})"
+)
 
 # %% [markdown]
 # ## One-shot: the same space with shared weights and the latency in the loss

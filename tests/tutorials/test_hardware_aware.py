@@ -38,6 +38,7 @@ def test_hardware_aware_fast_mode(tmp_path):
     assert re.search(r"latency hit rate of the top \d: \d/\d", text)
     assert text.count("stage 2 trial") >= 1
     assert "exported best.pt2: probabilities (2, 10)" in text
+    assert re.search(r"class ids \[\d, \d\] \(labels \[\d, \d\]\)", text), text
     assert re.search(r"latency penalty: \d+ per-choice costs", text)
     # Predicted latencies come from a linear fit of latencies measured now: on a loaded machine
     # its intercept may be negative and a small arch's prediction with it (FAST numbers mean
