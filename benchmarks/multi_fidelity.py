@@ -221,6 +221,19 @@ def reaches(mean_curve: np.ndarray, target: float, step: int) -> int | None:
     return None
 
 
+def stays_from(mean_curve: np.ndarray, target: float, step: int) -> int | None:
+    """The fewest epochs, in steps of ``step``, from which ``mean_curve`` stays at or above
+    ``target`` through its end (a curve that reaches it and falls back reaches it, but does not
+    stay there)."""
+    below = np.flatnonzero(~(mean_curve >= target - 1e-9))  # NaN (no pick yet) counts as below
+    if not len(below):
+        return step
+    first_after = int(below[-1]) + 1
+    if first_after >= len(mean_curve):
+        return None
+    return math.ceil(first_after / step) * step
+
+
 def fraction_label(f: float) -> str:
     return {
         1 / 9: "E/9",
@@ -303,12 +316,17 @@ def compare_nasx(
     print(
         f"reference: full-budget RegularizedEvolution at E = {ref_epochs} epochs, mean test {ref:.2f}"
     )
-    print("fewest epochs (steps of one full training) at which the mean reaches it:")
+    print(
+        "fewest epochs (steps of one full training) at which the mean reaches it, and from "
+        "which it stays there through E:"
+    )
     for (w, s_name, label), data in found["nasx"].items():
         if w == workers:
             e = data["reaches"] = reaches(data["curve"], ref, epochs)
+            kept = data["stays"] = stays_from(data["curve"], ref, epochs)
             at = "never" if e is None else f"{e} ({e / ref_epochs:.2f} E)"
-            print(f"  {s_name:18s} {label:21s} {at}")
+            stays = "never" if kept is None else f"{kept} ({kept / ref_epochs:.2f} E)"
+            print(f"  {s_name:18s} {label:21s} {at:16s} stays from {stays}")
 
 
 def optuna_available() -> bool:
@@ -372,6 +390,9 @@ def print_goals(found: dict[str, Any], ref_epochs: int, no_optuna: bool) -> None
             e, ref = data.get("reaches"), found["reference"][workers]
             met = e is not None and e <= ref_epochs / 3
             at = "never within E" if e is None else f"at {e} epochs = {e / ref_epochs:.2f} E"
+            kept = data.get("stays")
+            if e is not None:
+                at += " and stays " + ("below by E" if kept is None else f"from {kept}")
             print(
                 f"[{'met' if met else 'NOT met'}] {s_name} + Random, {workers} worker(s), reaches "
                 f"full-budget RE's mean {ref:.2f} {at} (goal: <= E/3 = {ref_epochs / 3:.0f})"

@@ -26,8 +26,8 @@ experiment. Ray workers may run on machines that cannot reach the workdir, so th
 serialized weights come back with the trial's result (through Ray's object store, as the trial's
 log does) and the experiment writes them: the one path that works on every cluster.
 
-Loading (:func:`load_model`, :func:`trial_weights`, the one-shot :func:`load_supernet` and
-:func:`load_subnet`) is in :mod:`nasx.experiment.loading`; its names are importable from here too.
+Loading (``load_model``, ``trial_weights``, the one-shot ``load_supernet`` and ``load_subnet``) is
+in :mod:`nasx.experiment.loading`, which imports this module (not the other way round).
 The model is rebuilt from its arch and the space's class and constructor arguments (recorded
 when the class is importable and the arguments are Python literals); a space defined in a script's
 ``__main__`` is passed back as ``model_space=``. Loading uses ``torch.load(weights_only=True)``
@@ -472,19 +472,3 @@ def keeper_for(
     succeeded = {t.id for t in stored if t.status == "succeeded"}
     space = space_reference(builder.space_cls, builder.args, builder.kwargs)
     return WeightKeeper(store.directory, policy, direction, space, succeeded)
-
-
-# The loading half lives in .loading (which imports this module's errors and format); its public
-# names stay importable from here, looked up on first use so that either module imports first.
-_IN_LOADING = frozenset(
-    ("load_model", "load_subnet", "load_supernet", "model_file", "read_weights")
-    + ("supernet_record", "trial_weights", "warm_sources", "warm_start")
-)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _IN_LOADING:
-        from . import loading
-
-        return getattr(loading, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

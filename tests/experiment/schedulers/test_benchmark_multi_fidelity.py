@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import statistics
 
+import numpy as np
 import pytest
 
 from nasx.experiment.schedulers import ASHA, FullBudget, LearningCurves, simulate
@@ -70,3 +71,12 @@ def test_fast_mode_prints_consistent_figures(run, capsys):
                 d == "-0.00" for d in diffs.group(1).split()
             ), line
     assert set(found["reference"]) == {1, 8}
+
+
+def test_a_mean_curve_that_reaches_the_reference_and_falls_back_does_not_stay(run):
+    # epochs 0..9: no pick at 0, the reference (5) first reached at 3, lost at 5, held from 6
+    curve = np.array([np.nan, 1, 2, 5, 5, 3, 5, 5, 5, 5])
+    assert run.reaches(curve, 5.0, 1) == 3
+    assert run.stays_from(curve, 5.0, 1) == 6
+    assert run.stays_from(curve, 5.0, 4) == 8  # in steps of 4 epochs
+    assert run.stays_from(np.array([np.nan, 1, 6, 4]), 5.0, 1) is None  # ends below
