@@ -3,8 +3,8 @@
 
 from pathlib import Path
 
+from nasx.dashboard.experiments import summary, trial_row
 from nasx.dashboard.rows import parse_query, sort_trials
-from nasx.dashboard.server import summary, trial_row
 from nasx.experiment.readonly import ExperimentRecord
 from nasx.trial import Trial
 

@@ -16,8 +16,9 @@ import pytest
 
 from nasx.dashboard import render
 from nasx.dashboard.aggregate import binned_quantiles, pareto_indices, step_quantiles
+from nasx.dashboard.experiments import ChartCache, Experiments, _keep_decoded
 from nasx.dashboard.rows import parse_query, sort_trials
-from nasx.dashboard.server import Experiments, _Cache, _keep_decoded, make_server
+from nasx.dashboard.server import make_server
 from nasx.experiment.readonly import ExperimentRecord, read_experiment
 from nasx.plot.charts import pareto_front, plot_pareto
 from nasx.trial import Trial
@@ -276,7 +277,7 @@ def test_finished_trials_keep_their_decoded_objects_only_when_unchanged():
 
 
 def test_a_chart_being_drawn_is_drawn_once():
-    cache, calls = _Cache(), []
+    cache, calls = ChartCache(), []
 
     def slow():
         calls.append(1)

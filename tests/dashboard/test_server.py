@@ -204,7 +204,7 @@ def test_non_finite_metrics_become_null(tmp_path):
 def test_charts_follow_the_data_at_most_every_interval(experiment):
     import time
 
-    from nasx.dashboard.server import Experiments
+    from nasx.dashboard.experiments import Experiments
 
     exps = Experiments([experiment.workdir], chart_interval=0.3, quiet_after=float("inf"))
     assert exps.chart_version(0, "v1") == "v1"

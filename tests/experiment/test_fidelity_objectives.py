@@ -211,7 +211,7 @@ def test_a_trial_a_constraint_pruned_says_why_in_its_row_the_table_nasx_show_and
     tmp_path, capsys
 ):
     from nasx.cli import main
-    from nasx.dashboard.server import trial_row
+    from nasx.dashboard.experiments import trial_row
 
     scheduler = SuccessiveHalving(
         1, 2, eta=2, n_trials=len(WIDTHS), objectives=["accuracy"], constraints={"params": 100}
