@@ -56,37 +56,42 @@ from nasx.experiment.schedulers import (  # noqa: E402
     SuccessiveHalving,
     simulate,
 )
+from nasx.experiment.schedulers.base import RankBy  # noqa: E402
 from nasx.strategy import Random, RegularizedEvolution  # noqa: E402
 
 FRACTIONS = (1 / 9, 1 / 6, 1 / 4, 1 / 3, 1 / 2, 2 / 3, 1.0)
 OWN_MODEL = "(its own model)"
 
 
-def schedulers(epochs: int, variants: bool = False) -> dict[str, Callable[[int], Scheduler]]:
+def schedulers(
+    epochs: int, variants: bool = False, rank_by: RankBy = "last"
+) -> dict[str, Callable[[int], Scheduler]]:
     """Scheduler name -> factory of a fresh scheduler for one seed (``variants``: other rungs
-    for ASHA and Hyperband only, to see whether their settings decide the bar)."""
+    for ASHA and Hyperband only, to see whether their settings decide the bar). ``rank_by``:
+    what the rung schedulers' rungs rank (the last value, or the mean or best of the curve)."""
+    r = rank_by
     if variants:
         return {
             "full budget": lambda seed: FullBudget(epochs),
-            "ASHA eta=2": lambda seed: ASHA(1, epochs, eta=2),
-            "ASHA min=3": lambda seed: ASHA(3, epochs, eta=3),
-            "ASHA min=2 eta=2": lambda seed: ASHA(2, epochs, eta=2),
-            "ASHA stop min=3": lambda seed: ASHA(3, epochs, eta=3, mode="stopping"),
-            "Hyperband eta=2": lambda seed: Hyperband(1, epochs, eta=2),
-            "Hyperband min=3": lambda seed: Hyperband(3, epochs, eta=3),
+            "ASHA eta=2": lambda seed: ASHA(1, epochs, eta=2, rank_by=r),
+            "ASHA min=3": lambda seed: ASHA(3, epochs, eta=3, rank_by=r),
+            "ASHA min=2 eta=2": lambda seed: ASHA(2, epochs, eta=2, rank_by=r),
+            "ASHA stop min=3": lambda seed: ASHA(3, epochs, eta=3, mode="stopping", rank_by=r),
+            "Hyperband eta=2": lambda seed: Hyperband(1, epochs, eta=2, rank_by=r),
+            "Hyperband min=3": lambda seed: Hyperband(3, epochs, eta=3, rank_by=r),
             # two rungs, the first epoch and the last: what screening_bound.py finds best
-            "ASHA eta=max": lambda seed: ASHA(1, epochs, eta=epochs),
-            "SH eta=max": lambda seed: SuccessiveHalving(1, epochs, eta=epochs),
-            "Hyperband eta=max": lambda seed: Hyperband(1, epochs, eta=epochs),
+            "ASHA eta=max": lambda seed: ASHA(1, epochs, eta=epochs, rank_by=r),
+            "SH eta=max": lambda seed: SuccessiveHalving(1, epochs, eta=epochs, rank_by=r),
+            "Hyperband eta=max": lambda seed: Hyperband(1, epochs, eta=epochs, rank_by=r),
         }
     return {
         "full budget": lambda seed: FullBudget(epochs),
-        "ASHA": lambda seed: ASHA(1, epochs, eta=3),
-        "ASHA stopping": lambda seed: ASHA(1, epochs, eta=3, mode="stopping"),
-        "Hyperband": lambda seed: Hyperband(1, epochs, eta=3),
-        "SuccessiveHalving": lambda seed: SuccessiveHalving(1, epochs, eta=3),
+        "ASHA": lambda seed: ASHA(1, epochs, eta=3, rank_by=r),
+        "ASHA stopping": lambda seed: ASHA(1, epochs, eta=3, mode="stopping", rank_by=r),
+        "Hyperband": lambda seed: Hyperband(1, epochs, eta=3, rank_by=r),
+        "SuccessiveHalving": lambda seed: SuccessiveHalving(1, epochs, eta=3, rank_by=r),
         "MedianStopping": lambda seed: MedianStopping(1, epochs, min_trials=5),
-        "BOHB": lambda seed: BOHB(1, epochs, eta=3, seed=seed),
+        "BOHB": lambda seed: BOHB(1, epochs, eta=3, seed=seed, rank_by=r),
         "CurveFitting": lambda seed: CurveFitting(epochs, start_step=3, threshold=0.95),
     }
 
@@ -275,6 +280,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--variants", action="store_true", help="ASHA / Hyperband with other rungs (no Optuna)"
     )
+    p.add_argument(
+        "--rank-by",
+        choices=("last", "mean", "best"),
+        default="last",
+        help="what the rungs of ASHA, Hyperband, SuccessiveHalving and BOHB rank",
+    )
     args = p.parse_args(argv)
     if args.fast:
         args.seeds, args.workers, args.reference_trials = 3, "1,8", 8
@@ -294,7 +305,7 @@ def compare_nasx(
     print(f"\n== {workers} simulated worker(s): mean test accuracy of the pick at epochs ==")
     header = " ".join(f"{fraction_label(f):>7s}" for f in FRACTIONS)
     print(f"{'scheduler':18s} {'strategy':21s} {header}   busy")
-    for s_name, make_scheduler in schedulers(epochs, found["variants"]).items():
+    for s_name, make_scheduler in schedulers(epochs, found["variants"], found["rank_by"]).items():
         for st_name, make_strategy in strategies(population).items():
             if s_name == "BOHB" and st_name != "Random":
                 continue  # BOHB proposes its own archs: one row
@@ -367,10 +378,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     print(
         f"{args.seeds} seeds; E = {args.reference_trials} full trainings = {ref_epochs} epochs; "
         f"oracle (best test at the full budget) {curves.best_test():.2f}; "
+        f"rungs rank by {args.rank_by!r}; "
         f"machine: {platform.machine()}, Python {platform.python_version()}"
     )
     found: dict[str, Any] = {"reference": {}, "nasx": {}, "optuna": {}, "utilisation": {}}
     found["variants"] = args.variants
+    found["rank_by"] = args.rank_by
     population = population_for(args.reference_trials)
     for workers in [int(w) for w in args.workers.split(",")]:
         compare_nasx(curves, workers, seeds, ref_epochs, population, found)

@@ -40,6 +40,8 @@ WORKERS = 3
 SCHEDULERS: dict[str, tuple[Any, int]] = {
     "median": (lambda: MedianStopping(1, 9, min_trials=2), 1),
     "asha-stopping": (lambda: ASHA(1, 9, eta=3, mode="stopping"), 2),
+    # its rungs rank the mean of each curve so far: the running sums are scheduler state too
+    "asha-stopping-mean": (lambda: ASHA(1, 9, eta=3, mode="stopping", rank_by="mean"), 2),
 }
 
 

@@ -42,12 +42,12 @@ class TableEvaluator:
         return CURVES.val[row][budget - 1]
 
 
-def _run(tmp_path, scheduler, n, **kwargs):
+def _run(tmp_path, scheduler, n, order=1, **kwargs):
     evaluator = TableEvaluator()
     exp = NasExperiment(
         Net(),
         evaluator,
-        FromList(n),
+        FromList(n, seed=order),
         workdir=tmp_path,
         build_model=False,
         progress=False,
@@ -65,14 +65,28 @@ def _restarts(trial_budget, budgets):
 
 
 @pytest.mark.parametrize(
-    ("mode", "n"),
+    ("mode", "n", "rank_by"),
     # with 3 trials, ASHA promotes the best after the last one started: max_trials stops new
-    # trials only, promotions go on
-    [("promotion", 20), ("stopping", 20), ("promotion", 3)],
+    # trials only, promotions go on; rank_by='mean' folds every report in (a restarted trial's
+    # below where it was promoted from once), and in the archs' order 3 it decides otherwise
+    [
+        ("promotion", 20, "last"),
+        ("stopping", 20, "last"),
+        ("promotion", 3, "last"),
+        ("promotion", 20, "mean"),
+        ("stopping", 20, "mean"),
+    ],
 )
-def test_the_experiment_decides_as_the_schedulers_simulation(tmp_path, mode, n):
-    sim = simulate(ASHA(1, 9, eta=3, mode=mode), FromList(n), CURVES, workers=1, max_trials=n)
-    exp, evaluator = _run(tmp_path, ASHA(1, 9, eta=3, mode=mode), n)
+def test_the_experiment_decides_as_the_schedulers_simulation(tmp_path, mode, n, rank_by):
+    def make(rank_by=rank_by):
+        return ASHA(1, 9, eta=3, mode=mode, rank_by=rank_by)
+
+    order = 1 if rank_by == "last" else 3
+    sim = simulate(make(), FromList(n, seed=order), CURVES, workers=1, max_trials=n)
+    if rank_by != "last":  # the case tells the rules apart
+        plain = simulate(make("last"), FromList(n, seed=order), CURVES, workers=1, max_trials=n)
+        assert [t.outcome for t in sim.trials] != [t.outcome for t in plain.trials]
+    exp, evaluator = _run(tmp_path, make(), n, order=order)
     trials = exp.trials()
     assert [t.arch for t in trials] == [t.arch for t in sim.trials]
     assert [(t.budget, t.status) for t in trials] == [
@@ -132,27 +146,33 @@ class StopsAfter(TableEvaluator):
         return value
 
 
-def _experiment(workdir, evaluator, n, **kwargs):
+def _experiment(workdir, evaluator, n, rank_by="last", order=1, **kwargs):
     return NasExperiment(
         Net(),
         evaluator,
-        FromList(n),
+        FromList(n, seed=order),
         workdir=workdir,
         build_model=False,
         progress=False,
-        scheduler=ASHA(1, 9, eta=3),
+        scheduler=ASHA(1, 9, eta=3, rank_by=rank_by),
         max_trials=n,
         **kwargs,
     )
 
 
-@pytest.mark.parametrize("stop_after", [7, 16])
-def test_a_stopped_run_resumed_decides_as_an_uninterrupted_one(tmp_path, stop_after):
+@pytest.mark.parametrize(
+    ("stop_after", "rank_by", "order"), [(7, "last", 1), (16, "last", 1), (16, "mean", 3)]
+)
+def test_a_stopped_run_resumed_decides_as_an_uninterrupted_one(
+    tmp_path, stop_after, rank_by, order
+):
     n = 20
-    whole, whole_evaluator = _run(tmp_path / "whole", ASHA(1, 9, eta=3), n)
+    whole, whole_evaluator = _run(
+        tmp_path / "whole", ASHA(1, 9, eta=3, rank_by=rank_by), n, order=order
+    )
 
     evaluator = StopsAfter(stop_after)
-    first = _experiment(tmp_path / "parts", evaluator, n)
+    first = _experiment(tmp_path / "parts", evaluator, n, rank_by=rank_by, order=order)
     evaluator.exp = first
     first.run()
     assert first.stop_reason == "stopped by stop()"
@@ -160,7 +180,9 @@ def test_a_stopped_run_resumed_decides_as_an_uninterrupted_one(tmp_path, stop_af
     assert 0 < len(part) < n and any(t.status == "paused" for t in part)
 
     evaluator.exp = None  # no more stopping: the resumed run goes to the end
-    resumed = _experiment(tmp_path / "parts", evaluator, n, resume=True)
+    resumed = _experiment(
+        tmp_path / "parts", evaluator, n, rank_by=rank_by, order=order, resume=True
+    )
     resumed.run()  # a new ASHA object: its rungs come from nasx.db
     got = [(t.arch, t.budget, t.status, t.intermediates) for t in resumed.trials()]
     assert got == [(t.arch, t.budget, t.status, t.intermediates) for t in whole.trials()]

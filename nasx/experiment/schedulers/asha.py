@@ -36,6 +36,7 @@ from .base import (
     Assignment,
     Budget,
     Decision,
+    RankBy,
     RungScheduler,
 )
 
@@ -51,6 +52,9 @@ class ASHA(RungScheduler):
         eta: each rung keeps (promotes) its best ``1/eta``; an integer >= 2.
         mode: ``'promotion'`` (pause at each rung, promote later) or ``'stopping'`` (run on
             unless worse than the rung's top ``1/eta`` so far).
+        rank_by: what a rung ranks: ``'last'`` (the value at its budget), ``'mean'`` or
+            ``'best'`` (of the trial's reports so far: less noisy; see
+            :class:`~nasx.experiment.schedulers.base.RungScheduler`).
         directions, objectives, constraints: see :class:`~nasx.experiment.schedulers.Scheduler`.
     """
 
@@ -61,6 +65,7 @@ class ASHA(RungScheduler):
         eta: int = 3,
         *,
         mode: Literal["promotion", "stopping"] = "promotion",
+        rank_by: RankBy = "last",
         directions: str | Sequence[str] = "maximize",
         objectives: Any = None,
         constraints: Any = None,
@@ -69,6 +74,7 @@ class ASHA(RungScheduler):
             min_budget,
             max_budget,
             eta,
+            rank_by=rank_by,
             directions=directions,
             objectives=objectives,
             constraints=constraints,
@@ -81,7 +87,7 @@ class ASHA(RungScheduler):
     def __repr__(self) -> str:
         return (
             f"ASHA(min_budget={self.budgets[0]}, max_budget={self.max_budget}, eta={self.eta}, "
-            f"mode={self.mode!r})"
+            f"mode={self.mode!r}{self._rank_by_repr()})"
         )
 
     def assign(self, new_trials: bool = True) -> Assignment | None:

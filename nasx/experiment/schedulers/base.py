@@ -41,8 +41,10 @@ __all__ = [
     "CONTINUE",
     "PAUSE",
     "PRUNE",
+    "RANK_BY",
     "Assignment",
     "Decision",
+    "RankBy",
     "RungScheduler",
     "Scheduler",
     "rung_budgets",
@@ -237,9 +239,44 @@ class Scheduler(abc.ABC):
         return True
 
 
+RankBy = Literal["last", "mean", "best"]
+RANK_BY: Final = ("last", "mean", "best")
+
+
 class RungScheduler(Scheduler):
     """Shared machinery of rung-based schedulers (ASHA, successive halving, Hyperband): the rung
-    budgets, each rung's recorded scores, each trial's target rung, the failed trials."""
+    budgets, each rung's recorded scores, each trial's target rung, the failed trials.
+
+    ``rank_by`` says which score of a trial a rung ranks:
+
+    - ``'last'`` (the default, as in the ASHA and Hyperband papers, Ray Tune and Optuna): the
+      value reported at the rung's budget;
+    - ``'mean'``: the mean of every value the trial reported up to the rung (the area under its
+      curve so far, Vizier's running average);
+    - ``'best'``: the best value it reported up to the rung (per objective, with several).
+
+    The last value is the noisiest where a validation metric jumps from epoch to epoch (a high
+    learning rate mid-schedule, a small validation split); ``'best'`` and ``'mean'`` smooth it.
+    On the three learning-curve tables made here they gave better picks at every budget
+    (``benchmarks/multi_fidelity.results.md``). They need a report at every budget unit (the
+    loop sends each one); a trial's reports are folded in once each, in budget order.
+
+        >>> from nasx.experiment.schedulers import ASHA
+        >>> asha = ASHA(1, 9, eta=3, rank_by='best')
+        >>> asha.started(0, asha.assign())
+        >>> asha.report(0, 1, 0.6); asha.started(1, asha.assign()); asha.report(1, 1, 0.5)
+        'pause'
+        'pause'
+        >>> asha.started(2, asha.assign()); asha.report(2, 1, 0.4)
+        'pause'
+        >>> asha.assign()  # trial 0 is the best third of rung 1: promoted to 3
+        Assignment(trial=0, budget=3, from_budget=1, bracket=0)
+        >>> asha.report(0, 2, 0.8); asha.report(0, 3, 0.7)  # the rung at 3 records its best, 0.8
+        'continue'
+        'pause'
+        >>> asha.rungs[1]
+        {0: (0.8,)}
+    """
 
     def __init__(
         self,
@@ -247,6 +284,7 @@ class RungScheduler(Scheduler):
         max_budget: Budget,
         eta: int,
         *,
+        rank_by: RankBy = "last",
         directions: str | Sequence[str] = "maximize",
         objectives: Any = None,
         constraints: Any = None,
@@ -254,9 +292,21 @@ class RungScheduler(Scheduler):
         super().__init__(directions=directions, objectives=objectives, constraints=constraints)
         self.budgets = rung_budgets(min_budget, max_budget, eta)
         self.eta = eta
+        if rank_by not in RANK_BY:
+            raise ValueError(
+                f"rank_by must be one of {', '.join(map(repr, RANK_BY))}, got {rank_by!r}: what "
+                "a rung ranks (the value at its budget, or the mean or best of the curve so far)"
+            )
+        self.rank_by = rank_by
         self.rungs: list[dict[int, Score]] = [{} for _ in self.budgets]
         self.target: dict[int, int] = {}  # trial -> index of the rung its current job ends at
         self.dead: set[int] = set()  # failed trials
+        # rank_by 'mean' / 'best': trial -> (last budget heard, reports heard, their sum / best)
+        self.curves: dict[int, tuple[Budget, int, Score]] = {}
+
+    def _rank_by_repr(self) -> str:
+        """``, rank_by=...`` for a ``__repr__`` when it is not the default."""
+        return "" if self.rank_by == "last" else f", rank_by={self.rank_by!r}"
 
     @property
     def max_budget(self) -> Budget:
@@ -298,13 +348,33 @@ class RungScheduler(Scheduler):
         if trial in self.dead:
             raise ValueError(f"trial {trial} failed earlier; it cannot report again")
         k = self.rung_of(budget)
+        score = self.score(value) if self.rank_by == "last" else self._fold(trial, budget, value)
         if k is not None:
-            self.rungs[k][trial] = self.score(value)
+            self.rungs[k][trial] = score
         return k
+
+    def _fold(self, trial: int, budget: Budget, value: float | Sequence[float]) -> Score:
+        """Fold a report into ``trial``'s running mean or best; returns its rank score now. A
+        report at a budget heard before (a job re-run after a kill) is not counted again."""
+        score = self.score(value)
+        heard = self.curves.get(trial)
+        if heard is None:
+            heard = (budget, 1, score)
+        elif budget > heard[0] and not math.isclose(budget, heard[0]):
+            _, count, acc = heard
+            if self.rank_by == "mean":
+                acc = tuple(a + s for a, s in zip(acc, score))
+            else:
+                acc = tuple(max(a, s) for a, s in zip(acc, score))
+            heard = (budget, count + 1, acc)
+        self.curves[trial] = heard
+        _, count, acc = heard
+        return tuple(a / count for a in acc) if self.rank_by == "mean" else acc
 
     def failed(self, trial: int) -> None:
         self.dead.add(trial)
         self.target.pop(trial, None)
+        self.curves.pop(trial, None)
 
     def _base_state(self) -> dict[str, Any]:
         state = {
@@ -315,6 +385,9 @@ class RungScheduler(Scheduler):
         }
         if self.goal.objectives is not None:  # the rungs' scores are these metrics
             state["objectives"] = dict(self.goal.objectives)
+        if self.rank_by != "last":  # (states stored before rank_by existed have neither key)
+            state["rank_by"] = self.rank_by
+            state["curves"] = [[t, b, n, list(a)] for t, (b, n, a) in sorted(self.curves.items())]
         return state
 
     def _load_base_state(self, state: dict[str, Any]) -> None:
@@ -329,6 +402,13 @@ class RungScheduler(Scheduler):
                 f"{self.goal.objectives}: resume with the same objectives= (the scores in its "
                 "rungs are those metrics)"
             )
+        if state.get("rank_by", "last") != self.rank_by:
+            raise ValueError(
+                f"the stored scheduler ranked rungs by {state.get('rank_by', 'last')!r}, this "
+                f"one by {self.rank_by!r}: resume with the same rank_by= (the scores in its "
+                "rungs were computed that way)"
+            )
+        self.curves = {int(t): (b, int(n), tuple(a)) for t, b, n, a in state.get("curves", [])}
         self.rungs = [{int(t): tuple(s) for t, s in rung} for rung in state["rungs"]]
         self.target = {int(t): int(k) for t, k in state["target"]}
         self.dead = {int(t) for t in state["dead"]}

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import Assignment, Budget
+from .base import Assignment, Budget, RankBy
 from .halving import Hyperband
 
 __all__ = ["BOHB"]
@@ -53,6 +53,8 @@ class BOHB(Hyperband):
     Args:
         min_budget, max_budget, eta: the rungs, as for
             :class:`~nasx.experiment.schedulers.Hyperband`.
+        rank_by: what a rung ranks (``'last'``, ``'mean'``, ``'best'``), as for ASHA; the model
+            is fitted on those scores.
         seed: seeds every draw (None: one drawn now, kept in :meth:`state_dict`).
         min_points_in_model: points a model needs in each of its good and bad sets (None: the
             number of labels + 1, BOHB's default).
@@ -81,6 +83,7 @@ class BOHB(Hyperband):
         random_fraction: float = 1 / 3,
         bandwidth_factor: float = 3.0,
         min_bandwidth: float = 1e-3,
+        rank_by: RankBy = "last",
         directions: str | Sequence[str] = "maximize",
         objectives: Any = None,
         constraints: Any = None,
@@ -89,6 +92,7 @@ class BOHB(Hyperband):
             min_budget,
             max_budget,
             eta,
+            rank_by=rank_by,
             directions=directions,
             objectives=objectives,
             constraints=constraints,
@@ -122,7 +126,7 @@ class BOHB(Hyperband):
     def __repr__(self) -> str:
         return (
             f"BOHB(min_budget={self.budgets[0]}, max_budget={self.max_budget}, eta={self.eta}, "
-            f"seed={self.seed})"
+            f"seed={self.seed}{self._rank_by_repr()})"
         )
 
     def setup(self, search_space: Mapping[str, Any]) -> None:

@@ -30,6 +30,7 @@ from .base import (
     Assignment,
     Budget,
     Decision,
+    RankBy,
     RungScheduler,
 )
 
@@ -80,6 +81,7 @@ class Hyperband(RungScheduler):
 
     Args:
         min_budget, max_budget, eta: the rungs, as for :class:`~nasx.experiment.schedulers.ASHA`.
+        rank_by: what a rung ranks (``'last'``, ``'mean'``, ``'best'``), as for ASHA.
         directions, objectives, constraints: see :class:`~nasx.experiment.schedulers.Scheduler`.
     """
 
@@ -89,6 +91,7 @@ class Hyperband(RungScheduler):
         max_budget: Budget = 27,
         eta: int = 3,
         *,
+        rank_by: RankBy = "last",
         directions: str | Sequence[str] = "maximize",
         objectives: Any = None,
         constraints: Any = None,
@@ -97,6 +100,7 @@ class Hyperband(RungScheduler):
             min_budget,
             max_budget,
             eta,
+            rank_by=rank_by,
             directions=directions,
             objectives=objectives,
             constraints=constraints,
@@ -112,7 +116,7 @@ class Hyperband(RungScheduler):
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(min_budget={self.budgets[0]}, max_budget={self.max_budget}, "
-            f"eta={self.eta})"
+            f"eta={self.eta}{self._rank_by_repr()})"
         )
 
     def planned_budget(self, n_trials: int) -> float:
@@ -246,6 +250,7 @@ class SuccessiveHalving(Hyperband):
         eta: int = 3,
         *,
         n_trials: int | None = None,
+        rank_by: RankBy = "last",
         directions: str | Sequence[str] = "maximize",
         objectives: Any = None,
         constraints: Any = None,
@@ -254,6 +259,7 @@ class SuccessiveHalving(Hyperband):
             min_budget,
             max_budget,
             eta,
+            rank_by=rank_by,
             directions=directions,
             objectives=objectives,
             constraints=constraints,

@@ -1,0 +1,159 @@
+"""What a rung ranks (``rank_by``): the last value, or the mean or best of the curve so far.
+
+Hand-built curves where the three disagree, checked against values computed by hand; the
+running summaries survive a JSON round trip and a repeated report; bad values are refused.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from nasx.experiment.schedulers import ASHA, BOHB, Assignment, Hyperband, SuccessiveHalving
+
+# Three trials' validation curves over epochs 1..3. At epoch 3 (ASHA's second rung with eta 3)
+#   last: a 0.70, b 0.72, c 0.60          -> b ranks first
+#   mean: a 0.70, b 0.54, c 0.65          -> a
+#   best: a 0.75, b 0.72, c 0.80          -> c
+CURVES = {"a": [0.65, 0.75, 0.70], "b": [0.40, 0.50, 0.72], "c": [0.80, 0.55, 0.60]}
+
+
+def _rung_two_ranking(rank_by, direction="maximize", sign=1.0):
+    """Each trial trained straight to epoch 3 (ASHA's second rung with eta 3: rungs 1, 3, 9),
+    reporting every epoch; the trials' order at that rung, best first."""
+    s = ASHA(1, 9, eta=3, rank_by=rank_by, directions=direction)
+    for trial, name in enumerate(CURVES):
+        s.started(trial, Assignment(None, 3))  # a job to the rung at 3 (passes the one at 1)
+        for epoch, value in enumerate(CURVES[name], 1):
+            s.report(trial, epoch, sign * value)
+    return ["abc"[t] for t in s.ranked(1)], s
+
+
+@pytest.mark.parametrize(
+    ("rank_by", "order", "score_of_a"),
+    [("last", "bac", 0.70), ("mean", "acb", 0.70), ("best", "cab", 0.75)],
+)
+def test_a_rung_ranks_by_the_last_the_mean_or_the_best_value(rank_by, order, score_of_a):
+    got, s = _rung_two_ranking(rank_by)
+    assert "".join(got) == order
+    assert s.rungs[1][0] == pytest.approx((score_of_a,))
+    # the first rung saw one report each: the three rules agree there (c, a, b)
+    assert "".join("abc"[t] for t in s.ranked(0)) == "cab"
+
+
+@pytest.mark.parametrize(("rank_by", "order"), [("last", "bac"), ("mean", "acb"), ("best", "cab")])
+def test_minimising_ranks_the_same_curves_negated_the_same_way(rank_by, order):
+    got, _ = _rung_two_ranking(rank_by, direction="minimize", sign=-1.0)
+    assert "".join(got) == order
+
+
+def test_several_objectives_are_averaged_one_by_one():
+    s = ASHA(1, 3, eta=3, rank_by="mean", directions=["maximize", "minimize"])
+    s.started(0, Assignment(None, 3))
+    for epoch, value in enumerate([(0.5, 4.0), (0.7, 2.0), (0.9, 3.0)], 1):
+        s.report(0, epoch, value)
+    # scores are signed so that larger is better: latency enters as -4, -2, -3
+    assert s.rungs[1][0] == pytest.approx((0.7, -3.0))
+    best = ASHA(1, 3, eta=3, rank_by="best", directions=["maximize", "minimize"])
+    best.started(0, Assignment(None, 3))
+    for epoch, value in enumerate([(0.5, 4.0), (0.7, 2.0), (0.9, 3.0)], 1):
+        best.report(0, epoch, value)
+    assert best.rungs[1][0] == pytest.approx((0.9, -2.0))  # each objective's best
+
+
+def test_a_report_heard_again_is_not_counted_twice():
+    s = ASHA(1, 9, eta=3, rank_by="mean")
+    s.started(0, Assignment(None, 3))
+    s.report(0, 1, 0.2)
+    s.report(0, 2, 0.4)
+    s.report(0, 2, 0.4)  # a job re-run after a kill, asked again at a budget it reported
+    s.report(0, 3, 0.6)
+    assert s.rungs[1][0] == pytest.approx((0.4,))  # (0.2 + 0.4 + 0.6) / 3
+
+
+def _play(s, start, stop):
+    """A deterministic run of ``s``: ``stop - start`` reports, values a function of the trial
+    and the budget (curves that cross, so that the three rules promote different trials)."""
+    out = []
+    for step in range(start, stop):
+        job = s.assign()
+        trial = job.trial if job.trial is not None else 100 + step
+        if job.trial is None:
+            s.started(trial, job)
+        for budget in range(job.from_budget + 1, job.budget + 1):
+            value = ((trial * 7919 + budget * 104729) ** 2 % 1009) / 1009
+            decision = s.report(trial, budget, value)
+            out.append((job, budget, decision))
+    return out
+
+
+@pytest.mark.parametrize("make", [ASHA, Hyperband, SuccessiveHalving])
+@pytest.mark.parametrize("rank_by", ["mean", "best"])
+def test_the_state_round_trips_through_json_and_decides_the_same(make, rank_by):
+    straight = make(1, 27, eta=3, rank_by=rank_by)
+    expected = _play(straight, 0, 80)
+    first = make(1, 27, eta=3, rank_by=rank_by)
+    got = _play(first, 0, 30)
+    state = json.loads(json.dumps(first.state_dict()))
+    assert state["rank_by"] == rank_by and state["curves"]
+    resumed = make(1, 27, eta=3, rank_by=rank_by)
+    resumed.load_state_dict(state)
+    got += _play(resumed, 30, 80)
+    assert got == expected
+    assert resumed.state_dict() == straight.state_dict()
+
+
+def test_the_rules_promote_different_trials_on_crossing_curves():
+    """The run above is not the same run three times: the rules decide differently."""
+    runs = {r: _play(ASHA(1, 27, eta=3, rank_by=r), 0, 80) for r in ("last", "mean", "best")}
+    # promotions out of the first rung agree (one report each); those to 9 and 27 do not
+    to_nine = {
+        r: tuple(job.trial for job, budget, _ in out if job.budget == 9 and budget == 9)
+        for r, out in runs.items()
+    }
+    assert len(set(to_nine.values())) == 3, to_nine
+
+
+def test_a_stored_state_resumes_only_with_the_same_rank_by():
+    s = ASHA(1, 9, eta=3, rank_by="mean")
+    _play(s, 0, 5)
+    with pytest.raises(ValueError, match=r"ranked rungs by 'mean', this one by 'last'"):
+        ASHA(1, 9, eta=3).load_state_dict(s.state_dict())
+    plain = ASHA(1, 9, eta=3)
+    _play(plain, 0, 5)
+    assert "rank_by" not in plain.state_dict()  # states stored before rank_by existed load
+    with pytest.raises(ValueError, match=r"ranked rungs by 'last', this one by 'best'"):
+        ASHA(1, 9, eta=3, rank_by="best").load_state_dict(plain.state_dict())
+
+
+def test_a_failed_trial_leaves_no_running_summary():
+    s = ASHA(1, 9, eta=3, rank_by="best")
+    s.started(0, s.assign())
+    s.report(0, 1, 0.5)
+    s.failed(0)
+    assert 0 not in s.curves and s.ranked(0) == []
+
+
+@pytest.mark.parametrize("make", [ASHA, Hyperband, SuccessiveHalving, BOHB])
+def test_every_rung_scheduler_takes_rank_by_and_refuses_a_bad_one(make):
+    assert "rank_by='mean'" in repr(make(1, 9, eta=3, rank_by="mean"))
+    assert "rank_by" not in repr(make(1, 9, eta=3))
+    with pytest.raises(
+        ValueError, match="rank_by must be one of 'last', 'mean', 'best', got 'max'"
+    ):
+        make(1, 9, eta=3, rank_by="max")
+
+
+def test_asha_promotes_by_the_mean_where_the_last_value_would_promote_another():
+    """The promotion itself follows the rule: with rank_by='mean' the trial whose curve is
+    higher on average moves up, though another ended the rung higher."""
+    curves = {0: [0.8, 0.8, 0.5], 1: [0.3, 0.3, 0.6], 2: [0.1, 0.1, 0.1]}
+    for rank_by, promoted in (("last", 1), ("mean", 0)):
+        s = ASHA(1, 9, eta=3, rank_by=rank_by)
+        for trial, curve in curves.items():
+            s.started(trial, Assignment(None, 3))
+            for epoch, value in enumerate(curve, 1):
+                s.report(trial, epoch, value)
+        # three results at the rung at 3: its best third (one trial) goes to 9
+        assert s.assign() == Assignment(promoted, 9, 3)
