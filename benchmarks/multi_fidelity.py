@@ -281,12 +281,21 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--variants", action="store_true", help="ASHA / Hyperband with other rungs (no Optuna)"
     )
     p.add_argument(
+        "--schedulers",
+        default="",
+        help="comma-separated scheduler names to run (default: all; full budget always runs)",
+    )
+    p.add_argument(
         "--rank-by",
         choices=("last", "mean", "best"),
         default="last",
         help="what the rungs of ASHA, Hyperband, SuccessiveHalving and BOHB rank",
     )
     args = p.parse_args(argv)
+    known = set(schedulers(1, args.variants))
+    unknown = {name for name in args.schedulers.split(",") if name} - known
+    if unknown:
+        p.error(f"--schedulers: unknown {sorted(unknown)}; known: {sorted(known)}")
     if args.fast:
         args.seeds, args.workers, args.reference_trials = 3, "1,8", 8
     return args
@@ -306,6 +315,8 @@ def compare_nasx(
     header = " ".join(f"{fraction_label(f):>7s}" for f in FRACTIONS)
     print(f"{'scheduler':18s} {'strategy':21s} {header}   busy")
     for s_name, make_scheduler in schedulers(epochs, found["variants"], found["rank_by"]).items():
+        if found["only"] and s_name not in found["only"] and s_name != "full budget":
+            continue  # (the full-budget rows are the reference: always run)
         for st_name, make_strategy in strategies(population).items():
             if s_name == "BOHB" and st_name != "Random":
                 continue  # BOHB proposes its own archs: one row
@@ -384,6 +395,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     found: dict[str, Any] = {"reference": {}, "nasx": {}, "optuna": {}, "utilisation": {}}
     found["variants"] = args.variants
     found["rank_by"] = args.rank_by
+    found["only"] = {name for name in args.schedulers.split(",") if name}
     population = population_for(args.reference_trials)
     for workers in [int(w) for w in args.workers.split(",")]:
         compare_nasx(curves, workers, seeds, ref_epochs, population, found)
@@ -418,6 +430,8 @@ def print_goals(found: dict[str, Any], ref_epochs: int, no_optuna: bool) -> None
         ]
         for workers in sorted(found["reference"]):
             for ours, theirs in pairs:
+                if (workers, ours, "Random") not in found["nasx"]:
+                    continue  # left out by --schedulers
                 mine = found["nasx"][(workers, ours, "Random")]
                 other = found["optuna"][(theirs, "Random")]
                 diffs = [a - b for a, b in zip(mine["means"], other["means"])]
