@@ -8,6 +8,8 @@ import pytest
 
 from nasx.experiment.schedulers import ASHA, Assignment, rung_budgets
 
+from .play import play as _play
+
 
 def _start(s, trial):
     job = s.assign()
@@ -114,15 +116,7 @@ def test_failed_trials_are_never_promoted():
 
 def test_state_round_trips_through_json_and_decides_the_same():
     def play(s, start, stop):
-        out = []
-        for step in range(start, stop):
-            job = s.assign()
-            trial = job.trial if job.trial is not None else 100 + step
-            if job.trial is None:
-                s.started(trial, job)
-            value = ((trial * 37) % 11) / 11
-            out.append((job, s.report(trial, job.budget, value)))
-        return out
+        return _play(s, start, stop, lambda trial, budget: ((trial * 37) % 11) / 11)
 
     straight = ASHA(1, 27, eta=3)
     expected = play(straight, 0, 60)

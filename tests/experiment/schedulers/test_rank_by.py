@@ -12,6 +12,8 @@ import pytest
 
 from nasx.experiment.schedulers import ASHA, BOHB, Assignment, Hyperband, SuccessiveHalving
 
+from .play import play
+
 # Three trials' validation curves over epochs 1..3. At epoch 3 (ASHA's second rung with eta 3)
 #   last: a 0.70, b 0.72, c 0.60          -> b ranks first
 #   mean: a 0.70, b 0.54, c 0.65          -> a
@@ -73,19 +75,13 @@ def test_a_report_heard_again_is_not_counted_twice():
 
 
 def _play(s, start, stop):
-    """A deterministic run of ``s``: ``stop - start`` reports, values a function of the trial
-    and the budget (curves that cross, so that the three rules promote different trials)."""
-    out = []
-    for step in range(start, stop):
-        job = s.assign()
-        trial = job.trial if job.trial is not None else 100 + step
-        if job.trial is None:
-            s.started(trial, job)
-        for budget in range(job.from_budget + 1, job.budget + 1):
-            value = ((trial * 7919 + budget * 104729) ** 2 % 1009) / 1009
-            decision = s.report(trial, budget, value)
-            out.append((job, budget, decision))
-    return out
+    """Every budget reported, values a function of the trial and the budget (curves that
+    cross, so that the three rules promote different trials)."""
+    return play(s, start, stop, _crossing, every_budget=True)
+
+
+def _crossing(trial, budget):
+    return ((trial * 7919 + budget * 104729) ** 2 % 1009) / 1009
 
 
 @pytest.mark.parametrize("make", [ASHA, Hyperband, SuccessiveHalving])
