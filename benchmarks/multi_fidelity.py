@@ -56,7 +56,7 @@ from nasx.experiment.schedulers import (  # noqa: E402
     SuccessiveHalving,
     simulate,
 )
-from nasx.experiment.schedulers.base import RankBy  # noqa: E402
+from nasx.experiment.schedulers.base import RANK_BY, RankBy  # noqa: E402
 from nasx.strategy import Random, RegularizedEvolution  # noqa: E402
 
 FRACTIONS = (1 / 9, 1 / 6, 1 / 4, 1 / 3, 1 / 2, 2 / 3, 1.0)
@@ -287,13 +287,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument(
         "--rank-by",
-        choices=("last", "mean", "best"),
+        choices=RANK_BY,
         default="last",
         help="what the rungs of ASHA, Hyperband, SuccessiveHalving and BOHB rank",
     )
     args = p.parse_args(argv)
     known = set(schedulers(1, args.variants))
-    unknown = {name for name in args.schedulers.split(",") if name} - known
+    args.only = {name for name in args.schedulers.split(",") if name}
+    unknown = args.only - known
     if unknown:
         p.error(f"--schedulers: unknown {sorted(unknown)}; known: {sorted(known)}")
     if args.fast:
@@ -395,7 +396,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     found: dict[str, Any] = {"reference": {}, "nasx": {}, "optuna": {}, "utilisation": {}}
     found["variants"] = args.variants
     found["rank_by"] = args.rank_by
-    found["only"] = {name for name in args.schedulers.split(",") if name}
+    found["only"] = args.only
     population = population_for(args.reference_trials)
     for workers in [int(w) for w in args.workers.split(",")]:
         compare_nasx(curves, workers, seeds, ref_epochs, population, found)

@@ -31,7 +31,7 @@ import abc
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from .objectives import MetricGoal
 from .pareto import Score, best_first, to_score
@@ -240,7 +240,7 @@ class Scheduler(abc.ABC):
 
 
 RankBy = Literal["last", "mean", "best"]
-RANK_BY: Final = ("last", "mean", "best")
+RANK_BY: Final = get_args(RankBy)  # ('last', 'mean', 'best')
 
 
 class RungScheduler(Scheduler):
