@@ -70,8 +70,9 @@ def test_a_report_heard_again_is_not_counted_twice():
     s.report(0, 1, 0.2)
     s.report(0, 2, 0.4)
     s.report(0, 2, 0.4)  # a job re-run after a kill, asked again at a budget it reported
-    s.report(0, 3, 0.6)
-    assert s.rungs[1][0] == pytest.approx((0.4,))  # (0.2 + 0.4 + 0.6) / 3
+    s.report(0, 3, 0.9)
+    # (0.2 + 0.4 + 0.9) / 3; counted twice the 0.4 would give 1.9 / 4 = 0.475
+    assert s.rungs[1][0] == pytest.approx((0.5,))
 
 
 def _play(s, start, stop):
