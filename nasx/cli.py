@@ -587,6 +587,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Look at and drive nasx experiments (directories with nasx.db).",
     )
+    from nasx import __version__  # the one place the version is written
+
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     # one function per command above, in the order `nasx --help` lists them
     for add_command in (

@@ -5,7 +5,7 @@ The check, without a fresh venv (a real ``pip install .`` downloads torch and ta
 folder, then a subprocess run from elsewhere imports that copy, with every optional package
 blocked (``None`` in ``sys.modules`` and no distribution metadata: importing them fails, and
 version checks find nothing, as if they were not installed), and runs
-the README's first two blocks (the space, the multi-trial search).
+the README's example (space, multi-trial search, rebuild).
 
 How it differs from a real ``pip install .`` in a fresh venv: the required dependencies are the
 ones already in this venv (their minimum versions and pip's resolution are not exercised), and
@@ -64,7 +64,7 @@ RUNNER = textwrap.dedent(
 def readme_blocks() -> list[str]:
     from tests.test_readme import python_blocks
 
-    return [code for _, code in python_blocks(README.read_text())[:2]]
+    return [code for _, code in python_blocks(README.read_text())]
 
 
 @pytest.mark.slow  # builds and installs nasx (~7 s), then a fresh interpreter runs a search
@@ -97,7 +97,7 @@ def test_nasx_without_extras_runs_the_readmes_multi_trial_block(tmp_path):
     assert (target / "nasx" / "py.typed").is_file()
     assert (target / "nasx" / "dashboard" / "static").is_dir()
     blocks = readme_blocks()
-    assert "NasExperiment" in blocks[1] and "exp.run()" in blocks[1]
+    assert "NasExperiment" in "".join(blocks) and "exp.run()" in "".join(blocks)
     workdir = tmp_path / "run"
     workdir.mkdir()
     done = subprocess.run(

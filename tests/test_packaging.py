@@ -123,3 +123,12 @@ def test_library_code_does_not_print():
     assert not prints, "log to logging.getLogger('nasx...') instead of printing:\n" + "\n".join(
         prints
     )
+
+
+def test_nasx_version_prints_the_one_version(capsys):
+    from nasx.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"nasx {nasx.__version__}"

@@ -1,9 +1,10 @@
-"""The README's deterministic size figures come from the code: each one is computed here (on the
-meta device: shapes only, nothing run) and formatted as the README prints it, and that text must
-be in README.md. A model change that moves a count fails here until the README says the new one.
+"""The hub guide's deterministic size figures come from the code: each one is computed here (on the
+meta device: shapes only, nothing run) and formatted as docs/hub.md prints it (the README's hub
+section moved there), and that text must be on the page. A model change that moves a count fails
+here until the page says the new one.
 
-The figures printed by README code blocks (the constraint count, `arch_cost`, the MnasNet reward)
-are checked against their output in `tests/test_readme.py`; benchmarks/AUDIT.md lists every
+The figures printed by code blocks (`arch_cost`, the MnasNet reward) are checked against their
+output in `tests/test_readme.py`; benchmarks/AUDIT.md lists every
 figure of README, docs and results files, with the command that produces it.
 """
 
@@ -17,8 +18,8 @@ import torch
 from nasx.profiler import count_macs, count_parameters
 from nasx.space import model_context
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-# the README wraps its lines: compare with runs of whitespace made single spaces
+README = (Path(__file__).resolve().parents[1] / "docs" / "hub.md").read_text()
+# the page wraps its lines: compare with runs of whitespace made single spaces
 README_TEXT = " ".join(README.split())
 
 
@@ -153,4 +154,4 @@ FIGURES = {
 @pytest.mark.parametrize("name", FIGURES)
 def test_readme_states_the_computed_figure(name):
     expected = FIGURES[name]()
-    assert expected in README_TEXT, f"README.md should say {expected!r} (computed from the code)"
+    assert expected in README_TEXT, f"docs/hub.md should say {expected!r} (computed from the code)"
