@@ -1,9 +1,8 @@
 """README.md and the how-to guides it links run as written.
 
 Every ```python block of README.md runs top to bottom in one namespace; so do the blocks of each
-guide page moved out of it (docs/one_shot.md, docs/hub.md, docs/hardware_aware.md,
-docs/seeing_a_search.md), one namespace per page. The README stays a README: at most 200 lines,
-no dated timings (those live in benchmarks/*.results.md), and every relative link resolves.
+guide page in GUIDES (one namespace per page). The README stays a README: at most 200 lines, no
+dated timings (those live in benchmarks/*.results.md), and every relative link resolves.
 """
 
 from __future__ import annotations
@@ -18,6 +17,9 @@ README = ROOT / "README.md"
 # guide pages with runnable blocks -> what their blocks print, as their comments say: each
 # claim must be on the page and its text after the last ": " in the output
 GUIDES = {
+    "docs/constraints.md": [
+        "76 of 96 archs satisfy the constraints (exact, by enumeration)",  # count_valid()
+    ],
     "docs/one_shot.md": [],
     "docs/hub.md": [],
     "docs/hardware_aware.md": [
@@ -25,6 +27,7 @@ GUIDES = {
         "soft MnasNet reward: 0.7438",  # the comment; the output is the number
     ],
     "docs/seeing_a_search.md": [],
+    "docs/porting_from_nni.md": [],
 }
 
 
@@ -103,5 +106,7 @@ def test_guide_page_blocks_run_in_order(page, tmp_path, monkeypatch, capsys):
         assert claim.rpartition(": ")[2] in out, f"{page} says {claim!r}; the blocks printed\n{out}"
     if page == "docs/one_shot.md":
         assert "normal/op_2_0" in namespace["probs"]  # DARTS probabilities by NNI's labels
+    if page == "docs/porting_from_nni.md":
+        assert out.splitlines()[-1] == "64"  # the frozen arch's conv: ch = 32, times 2
     if page == "docs/seeing_a_search.md":
         assert (tmp_path / "history.png").stat().st_size > 0
