@@ -1,6 +1,7 @@
 """The wheel users install: ``python -m build`` makes an sdist and a wheel of nasx, the wheel
 holds the package and its data and nothing else, and installed (not editable) into a fresh venv
-it runs the README's example, ``nasx --help`` and ``nasx --version``.
+with the extras the README names it runs the README's example, ``nasx --help`` and
+``nasx --version``.
 
 The build runs on a copy of the tree (it leaves nothing here) with ``--no-isolation``, so it
 uses this venv's setuptools and needs no network. The fresh venv has no packages of its own;
@@ -121,7 +122,14 @@ def test_the_wheel_installs_in_a_fresh_venv_and_runs_the_readme_example(dist, tm
     wheel = _only(dist, "nasx-*.whl")
     pip = [sys.executable, "-m", "pip", "--python", str(python), "--disable-pip-version-check"]
     done = subprocess.run(
-        [*pip, "install", "--no-index", "--find-links", str(dist), f"nasx=={nasx.__version__}"],
+        [
+            *pip,
+            "install",
+            "--no-index",
+            "--find-links",
+            str(dist),
+            f"nasx[plot,dashboard]=={nasx.__version__}",
+        ],
         capture_output=True,
         text=True,
         timeout=600,
