@@ -288,7 +288,7 @@ class NasExperiment(NniControls):
             progress=progress,
             seed=self.seed,
             on_finished=TrialWriter(self.workdir).write if self.tensorboard else None,
-            scheduler=scheduled_run(self.scheduler, store, self.evaluator),
+            scheduler=scheduled_run(self.scheduler, store, self.evaluator, joint),
         )
         try:
             self.stop_reason = run_until_stopped(loop, rerun, self.workdir)

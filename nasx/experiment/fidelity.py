@@ -383,14 +383,21 @@ def _curve_before(trial: Trial, start: Any) -> list[float]:
 
 
 def scheduled_run(
-    scheduler: Scheduler | None, store: Any, evaluator: Any = None
+    scheduler: Scheduler | None,
+    store: Any,
+    evaluator: Any = None,
+    search_space: Mapping[str, Any] | None = None,
 ) -> ScheduledRun | None:
     """The loop's :class:`ScheduledRun` for one ``run()`` on ``store`` (a
     :class:`~nasx.experiment.storage.TrialStore`): the stored state and paused trials of an
     earlier run loaded (a resume), or None without a scheduler. ``evaluator``: the
-    experiment's (whether promoted trials continue from checkpoints: :func:`can_continue`)."""
+    experiment's (whether promoted trials continue from checkpoints: :func:`can_continue`).
+    ``search_space``: the joint space the strategy searches; the scheduler is set up with it
+    before its stored state is loaded (BOHB encodes its stored archs by these labels)."""
     if scheduler is None:
         return None
+    if search_space is not None:
+        scheduler.setup(search_space)  # as simulate() does: before the first assign()
     meta = store.meta()
     state, jobs = meta.get(STATE_KEY), meta.get(JOBS_KEY)
     return ScheduledRun(scheduler, store, store.trials(), state, evaluator, jobs)

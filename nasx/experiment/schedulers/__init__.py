@@ -16,9 +16,9 @@ of the events they heard, so a resumed search decides as an uninterrupted one.
 - :func:`simulate` with :class:`LearningCurves`: replay a table of learning curves with simulated
   workers, to compare schedulers and strategies over many seeds.
 
-Status: the schedulers and the simulator are complete and tested; ``NasExperiment(...,
-scheduler=...)`` runs them with sequential execution (:mod:`nasx.experiment.fidelity`); the
-process pool, Ray and checkpoints for promoted trials are still to come (docs/multi_fidelity.md).
+``NasExperiment(..., scheduler=...)`` runs every one of them, sequentially, in the process pool
+or on Ray (:mod:`nasx.experiment.fidelity`), and decides there as :func:`simulate` decides on the
+same curves (tests/experiment/test_every_scheduler.py); docs/multi_fidelity.md is the guide.
 """
 
 from .asha import ASHA
