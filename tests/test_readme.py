@@ -110,3 +110,12 @@ def test_guide_page_blocks_run_in_order(page, tmp_path, monkeypatch, capsys):
         assert out.splitlines()[-1] == "64"  # the frozen arch's conv: ch = 32, times 2
     if page == "docs/seeing_a_search.md":
         assert (tmp_path / "history.png").stat().st_size > 0
+
+
+def test_readme_install_names_the_current_version():
+    import nasx
+
+    text = README.read_text()
+    assert f"dist/nasx-{nasx.__version__}-py3-none-any.whl" in text
+    assert f"# nasx {nasx.__version__}" in text  # what `nasx --version` prints
+    assert "pip install nasx" not in text  # never published on PyPI
