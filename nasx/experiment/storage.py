@@ -29,6 +29,7 @@ commits.
 from __future__ import annotations
 
 import contextlib
+import errno
 import gc
 import itertools
 import json
@@ -40,7 +41,12 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from nasx._workdir_lock import LOCK_NAME, LOCK_PID_NAME, acquire_workdir_lock
+from nasx._workdir_lock import (
+    LOCK_NAME,
+    LOCK_PID_NAME,
+    WorkdirNotWritableError,
+    acquire_workdir_lock,
+)
 from nasx.trial import Trial
 
 from .._errors import NasxError
@@ -103,8 +109,8 @@ def _readable(path: Path) -> Iterator[None]:
     try:
         yield
     except sqlite3.DatabaseError as e:
-        if isinstance(e, sqlite3.OperationalError) and "locked" in str(e):
-            raise  # busy, not damaged
+        if isinstance(e, sqlite3.OperationalError) and ("locked" in str(e) or _is_read_only(e)):
+            raise  # busy or read-only, not damaged
         raise DamagedStoreError(
             f"{path} is damaged ({e}): nasx cannot read its trials. Each trial's arch is also in "
             f"{path.parent / TRIALS_DIR}/<id>/arch.json, and `sqlite3 {path} .recover` may save "
@@ -143,6 +149,13 @@ class TrialStore:
                 self._db.execute("ALTER TABLE trials ADD COLUMN hparams TEXT NOT NULL DEFAULT '{}'")
             if not has_column(self._db, "budget"):  # one written before budgets existed
                 self._db.execute("ALTER TABLE trials ADD COLUMN budget NUMERIC")
+            with _readable(path):  # the probe's write meets a damaged page first
+                _check_writable(self._db)
+        except sqlite3.OperationalError as e:
+            self.close()
+            if _is_read_only(e):
+                raise _database_not_writable(path) from None
+            raise
         except BaseException:
             self.close()
             raise
@@ -442,6 +455,37 @@ def _check_is_experiment(db: sqlite3.Connection, path: Path, allow_new: bool = F
             f"{path} is an SQLite database but not a nasx experiment (tables: {sorted(tables)}); "
             + _MOVE_AWAY_HINT.format(path=path)
         )
+
+
+def _check_writable(db: sqlite3.Connection) -> None:
+    """Raise SQLite's read-only error now, not at the first trial: a ``nasx.db`` that cannot be
+    written in a folder that can (the file's mode, a read-only bind mount of the file) opens
+    without complaint, and nothing above writes to an existing database. One row is written and
+    rolled back: the file is left as it was."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('nasx.write_probe', 'null')")
+    finally:
+        db.execute("ROLLBACK")
+
+
+def _is_read_only(error: sqlite3.OperationalError) -> bool:
+    """SQLite's SQLITE_READONLY (``sqlite_errorname`` exists from Python 3.11; its message
+    before)."""
+    name = getattr(error, "sqlite_errorname", None)
+    return name == "SQLITE_READONLY" or (name is None and "readonly database" in str(error))
+
+
+def _database_not_writable(path: Path) -> WorkdirNotWritableError:
+    """nasx's one-line error for a database file it may read but not write."""
+    refused = WorkdirNotWritableError(
+        f"cannot write {path} (the database file is read-only): `nasx show/export/plot/serve` "
+        "and load_model read the experiment where it is; to run or resume it, make the file "
+        f"writable (chmod u+w {path}) or copy the directory to writable storage and resume the "
+        "copy"
+    )
+    refused.errno = errno.EACCES  # still an OSError a caller can inspect (one-line message)
+    return refused
 
 
 def _connect_read_only(path: Path) -> sqlite3.Connection:

@@ -37,20 +37,22 @@ def _snapshot(root) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
-def _run_on_read_only_mount(directory, code: str) -> subprocess.CompletedProcess:
-    """Run Python ``code`` in a process that sees ``directory`` mounted read-only (a bind mount
-    in its own mount namespace: nothing changes for other processes, and nothing is left
-    mounted if the test dies). ``code`` finds the directory in ``D`` (a ``pathlib.Path``)."""
+def _run_on_read_only_mount(directory, code: str, mounted=None) -> subprocess.CompletedProcess:
+    """Run Python ``code`` in a process that sees ``directory`` (or only the file ``mounted``
+    in it) mounted read-only (a bind mount in its own mount namespace: nothing changes for other
+    processes, and nothing is left mounted if the test dies). ``code`` finds the directory in
+    ``D`` (a ``pathlib.Path``)."""
     unshare = shutil.which("unshare")
     if unshare is None:
         pytest.skip("no unshare (util-linux): cannot make a read-only mount")
     # root may mount in a new namespace; others only inside a user namespace that maps them root
     namespace = [unshare, "--mount"] + ([] if os.geteuid() == 0 else ["--map-root-user"])
     program = "import pathlib, sys\nD = pathlib.Path(sys.argv[1])\n" + textwrap.dedent(code)
-    mount = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1"'
+    mount = 'mount --bind "$4" "$4" && mount -o remount,bind,ro "$4"'
     script = f'{mount} || exit {MOUNT_REFUSED}; exec "$2" -c "$3" "$1"'
+    target = str(mounted if mounted is not None else directory)
     result = subprocess.run(
-        [*namespace, "sh", "-c", script, "sh", str(directory), sys.executable, program],
+        [*namespace, "sh", "-c", script, "sh", str(directory), sys.executable, program, target],
         capture_output=True,
         text=True,
         timeout=120,
@@ -194,3 +196,42 @@ def test_the_cli_reads_a_read_only_mount_and_a_resume_is_nasxs_own_error(tmp_pat
     assert refused.startswith("WorkdirNotWritableError cannot write ") and "nasx.lock" in refused
     assert "copy the directory to writable storage" in refused and refused.count("\n") == 1
     assert _snapshot(exp) == before
+
+
+def test_a_read_only_database_file_in_a_writable_folder_is_nasxs_own_error(tmp_path):
+    """Issue 45: the folder writable, nasx.db not: the resume got as far as its first write and
+    died with sqlite3's raw "attempt to write a readonly database"."""
+    from tests.toy_experiment import make_experiment
+
+    exp = tmp_path / "exp"
+    make_experiment(exp, max_trials=3, progress=False)
+    before = _snapshot(exp)[DB_NAME]
+    result = _run_on_read_only_mount(
+        exp,
+        """
+    import errno
+    try:
+        open(D / "nasx.db", "ab").close()
+    except OSError as e:
+        assert e.errno == errno.EROFS, e
+    else:
+        raise SystemExit("the mount let this process write the file: the test would prove nothing")
+    (D / "probe").write_text("x")  # the folder itself stays writable
+    from nasx import cli
+    from tests.toy_experiment import make_experiment
+    assert cli.main(["show", str(D), "--brief"]) == 0
+    try:
+        make_experiment(D, max_trials=5, resume=True, progress=False)
+    except PermissionError as e:  # still an OSError, with nasx's one-line message
+        print("refused:", type(e).__name__, e)
+    else:
+        raise SystemExit("resumed into a read-only database")
+    """,
+        mounted=exp / DB_NAME,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    refused = result.stdout.split("refused: ")[1]
+    assert refused.startswith(f"WorkdirNotWritableError cannot write {exp / DB_NAME} ")
+    assert "the database file is read-only" in refused and refused.count("\n") == 1
+    assert "sqlite3" not in result.stderr
+    assert _snapshot(exp)[DB_NAME] == before
