@@ -119,3 +119,20 @@ def test_readme_install_names_the_current_version():
     assert f"dist/nasx-{nasx.__version__}-py3-none-any.whl" in text
     assert f"# nasx {nasx.__version__}" in text  # what `nasx --version` prints
     assert "pip install nasx" not in text  # never published on PyPI
+
+
+HELPER_A_PAGES = {"index.md", "get_started.md", "concepts.md", "changelog.md"}  # site pages
+
+
+@pytest.mark.parametrize(
+    "page", sorted(p.name for p in (ROOT / "docs").glob("*.md") if p.name not in HELPER_A_PAGES)
+)
+def test_docs_page_links_are_files(page):
+    """Relative links of a how-to page name files (other pages, images): Sphinx refuses folders.
+
+    The site's own pages (index, get started, concepts, changelog) link into the built site.
+    """
+    path = ROOT / "docs" / page
+    for link in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", path.read_text()):
+        if "://" not in link and not link.startswith("mailto:"):
+            assert (path.parent / link).is_file(), f"docs/{page} links {link}, which is not a file"
