@@ -28,6 +28,7 @@ from nasx.space import (
     MutableLayerNorm,
     MutableLinear,
     MutableMultiheadAttention,
+    ParametrizedModule,
     Repeat,
     model_context,
     search_space,
@@ -253,3 +254,41 @@ def test_a_choice_reaching_only_plain_layers_is_refused_naming_both_spellings():
     message = str(info.value)
     assert "nasx.choice('w', [4, 8]) or Categorical([4, 8], label='w')" in message
     assert "int(w / 2)" in message
+
+
+class _PLinear(ParametrizedModule, nn.Linear, wraps=nn.Linear):
+    """NNI's way of parametrizing a torch layer: a plain nn.Linear in a fixed build."""
+
+
+class _ParametrizedSpace(ModelSpace):
+    def __init__(self):
+        super().__init__()
+        width = Categorical([8, 16], label="w")
+        self.a = _PLinear(4, width)
+        self.b = MutableLinear(width, 3)
+
+    def forward(self, x):
+        raise AssertionError("trained: the refusal came too late")
+
+
+def test_a_parametrized_plain_layer_sized_by_a_choice_is_refused_by_label_before_training(
+    tmp_path,
+):
+    # Issue 45: the supernet kept _PLinear at 8 features and the first step of an arch with
+    # w=16 died in MixedLinear's shape check, naming neither the label nor the module.
+    from nasx.evaluator import Classification
+
+    expected = r"label\(s\) 'w' in _PLinear \(a ParametrizedModule wrapping nn\.Linear\).*Mutable"
+    with pytest.raises(NotImplementedError, match=expected):
+        Supernet(_ParametrizedSpace())
+    data = TensorDataset(torch.randn(8, 4), torch.randint(0, 3, (8,)))
+    loader = DataLoader(data, batch_size=4)
+    for strategy in (DARTS(), RandomOneShot()):
+        evaluator = Classification(
+            max_epochs=1, train_dataloaders=loader, val_dataloaders=loader, num_classes=3
+        )
+        exp = NasExperiment(
+            _ParametrizedSpace(), evaluator, strategy, workdir=tmp_path / repr(strategy)
+        )
+        with pytest.raises(NotImplementedError, match=expected):
+            exp.run()

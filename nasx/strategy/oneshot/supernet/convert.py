@@ -30,6 +30,7 @@ from nasx.space.mutable_ops import (
     MutableLinear,
     MutableMultiheadAttention,
 )
+from nasx.space.parametrized import ParametrizedModule
 from nasx.space.value_switch import ValueSwitch
 
 from .mixed import NONE_OPS, MixedInput, MixedLayer, MixedRepeat
@@ -101,6 +102,10 @@ def to_mixed(
 def _mixed_value_layer(module: nn.Module, state: ArchState) -> MixedValueOp | None:
     """The mixed layer of a ``Mutable*`` layer with choices among its arguments, else None."""
     choices = getattr(module, "choices", None)  # Mutable* layers (and other mutable modules)
+    if not hasattr(type(module), "torch_layer") and isinstance(module, ParametrizedModule):
+        if module.choices():  # built once, at the choices' defaults: the supernet cannot vary it
+            raise _unshared_parametrized(module)
+        return None
     if not hasattr(type(module), "torch_layer") or not callable(choices) or not choices():
         return None  # not a Mutable* layer, or no choice in its arguments: an ordinary layer
     layer: Any = module  # a Mutable* layer: MutableLayerLike
@@ -114,4 +119,24 @@ def _mixed_value_layer(module: nn.Module, state: ArchState) -> MixedValueOp | No
         f"{type(module).__name__}; supported: "
         f"{', '.join(t.__name__ for t in MIXED_VALUE_LAYERS)}. Use a LayerChoice, or a "
         "multi-trial strategy"
+    )
+
+
+def _unshared_parametrized(module: ParametrizedModule) -> NotImplementedError:
+    """The refusal, by label, of a user's ParametrizedModule whose arguments hold choices: the
+    supernet would hold it at the choices' defaults whatever arch is sampled (training with
+    wrong shapes, or silently with the wrong value)."""
+    labels = ", ".join(repr(c.label) for c in module.choices())
+    wrapped = module._bound_type
+    what = (
+        f"a ParametrizedModule wrapping nn.{wrapped.__name__}"
+        if wrapped
+        else "a ParametrizedModule"
+    )
+    return NotImplementedError(
+        f"one-shot strategies cannot search label(s) {labels} in {type(module).__name__} "
+        f"({what}): it is built once, at the choices' defaults, so a supernet cannot share its "
+        f"weights over their values. Size layers with nasx's Mutable* layers "
+        f"({', '.join(t.__name__ for t in MIXED_VALUE_LAYERS)}), wrap other modules in a "
+        "LayerChoice, or search the space with a multi-trial strategy"
     )
