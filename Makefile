@@ -18,7 +18,7 @@ PIP_NOISE_FILTER := grep -v -e "^ *$$" -e BuildBackendWarning -e "^ *!!" -e "^ *
 	-e "Please be careful" -e "name as your package" -e "with strategy, WheelFile" \
 	-e "is ignored: it is neither a file nor a directory" || true
 
-.PHONY: demo test test-slow test-all test-latest lint format typecheck constraints clean-venv
+.PHONY: demo docs docs-serve test test-slow test-all test-latest lint format typecheck constraints clean-venv
 
 $(STAMP): pyproject.toml $(wildcard $(CONSTRAINTS))
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,19 @@ $(STAMP): pyproject.toml $(wildcard $(CONSTRAINTS))
 
 demo: $(STAMP)
 	$(PY) tutorials/hello_nas.py
+
+# The documentation site, into docs/_build/html (not committed): the pages of docs/, the API
+# reference generated from the docstrings, the tutorials executed in fast mode. Warnings are
+# errors (-W, nitpicky in docs/conf.py); --keep-going lists them all before failing. The
+# executed tutorials are cached (docs/_build/.jupyter_cache): a rebuild runs only what changed.
+DOCS_OUT := docs/_build/html
+
+docs: $(STAMP)
+	$(PY) -m sphinx -b html -W --keep-going -q docs $(DOCS_OUT)
+	@echo "the site: $(DOCS_OUT)/index.html (make docs-serve serves it on http://127.0.0.1:8000)"
+
+docs-serve: docs
+	$(PY) -m http.server --directory $(DOCS_OUT) --bind 127.0.0.1 8000
 
 # The suite runs on every core with pytest-xdist; each test file stays on one worker, in order
 # (tests/conftest.py groups them), so module fixtures and the shared Ray cluster are built once.

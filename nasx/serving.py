@@ -25,6 +25,8 @@ from pathlib import Path
 import torch
 import torch.nn as nn
 
+__all__ = ["ServingModel", "export_for_serving"]
+
 FORMATS = {".pt2": "torch.export", ".onnx": "onnx", ".pt": "torchscript"}
 
 

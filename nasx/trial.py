@@ -19,6 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, cast, get_args
 
+__all__ = ["Trial", "best_trials", "status_counts", "arch_key"]
+
 # Statuses are plain strings in storage and in the trial table; the Literal lets a type checker
 # catch a misspelled one, the constants let code name them once.
 # With a multi-fidelity scheduler (nasx.experiment.schedulers) a trial may also end 'pruned'

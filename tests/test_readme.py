@@ -17,6 +17,11 @@ README = ROOT / "README.md"
 # guide pages with runnable blocks -> what their blocks print, as their comments say: each
 # claim must be on the page and its text after the last ": " in the output
 GUIDES = {
+    "docs/get_started.md": ["['op', 'width']"],  # the first search's best arch, its labels
+    "docs/concepts.md": [
+        "the search space's labels: ['act', 'width']",
+        "32 GELU",  # the rebuilt model's conv width and activation
+    ],
     "docs/constraints.md": [
         "76 of 96 archs satisfy the constraints (exact, by enumeration)",  # count_valid()
     ],
