@@ -19,6 +19,8 @@ import numbers
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+from .nni_report import mock_runtime
+
 if TYPE_CHECKING:
     import torch.nn as nn
 
@@ -138,6 +140,37 @@ class Evaluator:
             {'default': 0.5, 'accuracy': 0.5, 'params': 8, 'macs': 6, 'flops': 12}
         """
         return CostEvaluator(self, input_shape, **kwargs)
+
+    # -- NNI's testing helpers ----------------------------------------------------------------
+    mock_runtime = staticmethod(mock_runtime)
+
+    def simplify(self) -> dict[str, Any]:
+        """``{label: choice}`` of the choices among this evaluator's arguments (NNI's
+        ``simplify`` of a mutable evaluator; empty for an evaluator without any)."""
+        from .hparams import evaluator_choices
+
+        return dict(evaluator_choices(self))
+
+    def freeze(self, sample: Mapping[str, Any]) -> Any:
+        """This evaluator made again with the values ``sample`` gives its choices (NNI's
+        ``freeze``; labels that are not the evaluator's, a model's, are ignored). NNI returns a
+        ``FrozenEvaluator``, whose :meth:`get` is the evaluator; here the evaluator itself.
+
+        >>> from nasx.evaluator import FunctionalEvaluator
+        >>> from nasx.space import Categorical
+        >>> ev = FunctionalEvaluator(lambda model, t, x: x, t=1, x=Categorical([1, 2], label='x'))
+        >>> ev.freeze({'x': 2, 'layer': 0}).get().arguments
+        {'t': 1, 'x': 2}
+        """
+        from .hparams import evaluator_choices, freeze_evaluator
+
+        labels = evaluator_choices(self)
+        return freeze_evaluator(self, {k: v for k, v in sample.items() if k in labels})
+
+    def get(self) -> Any:
+        """The evaluator itself (NNI's ``FrozenEvaluator.get()``: nasx's :meth:`freeze` already
+        gives the evaluator)."""
+        return self
 
     # Pickle the instance state with cloudpickle so that `__main__` objects survive any pickler.
     def __getstate__(self) -> dict[str, Any]:

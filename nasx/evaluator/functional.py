@@ -8,7 +8,7 @@ from typing import Any
 from .base import Evaluator, Metric, Report, accepts_parameter
 from .checkpoint import Checkpoint
 from .hparams import searchable
-from .nni_report import reporting
+from .nni_report import mock_report, reporting
 
 __all__ = ["FunctionalEvaluator"]
 
@@ -107,10 +107,22 @@ class FunctionalEvaluator(Evaluator):
         with reporting(report) as channel:
             return channel.result(self.fn(model, **kwargs))
 
+    @property
+    def function(self) -> Callable[..., Any]:
+        """NNI's name for ``fn``, the function that evaluates a model."""
+        return self.fn
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        """NNI's name for ``kwargs`` (the keyword arguments ``fn`` is called with)."""
+        return self.kwargs
+
     def __repr__(self) -> str:
         name = getattr(self.fn, "__qualname__", repr(self.fn))
         return f"FunctionalEvaluator({name}, kwargs={sorted(self.kwargs)})"
 
 
 def _ignore(value: float) -> None:
-    """Default reporter: intermediate metrics are dropped when nobody listens."""
+    """Default reporter: intermediate metrics are dropped when nobody listens (logged under
+    :meth:`~nasx.evaluator.Evaluator.mock_runtime`)."""
+    mock_report(value)

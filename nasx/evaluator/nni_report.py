@@ -30,7 +30,7 @@ import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["report_final_result", "report_intermediate_result", "reporting"]
+__all__ = ["mock_runtime", "report_final_result", "report_intermediate_result", "reporting"]
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +62,47 @@ class _Channel:
 _CHANNEL: contextvars.ContextVar[_Channel | None] = contextvars.ContextVar(
     "nasx_nni_report", default=None
 )
+_MOCKED: contextvars.ContextVar[bool] = contextvars.ContextVar("nasx_nni_mock", default=False)
+
+
+@contextlib.contextmanager
+def mock_runtime(model: Any = None) -> Iterator[None]:
+    """NNI's ``Evaluator.mock_runtime(model)``: evaluate outside an experiment and see the
+    reports. Inside the block, the NNI report functions (and the ``report`` callback a
+    :class:`~nasx.evaluator.FunctionalEvaluator` passes when none is given) log each value at
+    INFO level to ``nasx.evaluator.nni_report``, as ``[Mock] Intermediate metric: <value>`` and
+    ``[Mock] Final metric: <value>``, as NNI's mock does. ``model`` is accepted for NNI's
+    signature (nasx needs no ``get_current_parameter()``: the model is the evaluator's argument).
+
+    Refused (RuntimeError) inside a trial's evaluation or another ``mock_runtime``, as NNI's is
+    where trial APIs are already available.
+
+    >>> import logging, sys
+    >>> handler = logging.StreamHandler(sys.stdout); log.addHandler(handler); log.setLevel('INFO')
+    >>> with mock_runtime():
+    ...     report_intermediate_result(0.5)
+    ...     report_final_result(0.6)
+    [Mock] Intermediate metric: 0.5
+    [Mock] Final metric: 0.6
+    >>> log.removeHandler(handler); log.setLevel(logging.NOTSET)
+    """
+    if _CHANNEL.get() is not None or _MOCKED.get():
+        raise RuntimeError(
+            "mock_runtime() cannot mock the trial APIs where they are already available (inside "
+            "a trial's evaluation, or another mock_runtime block)"
+        )
+    token = _MOCKED.set(True)
+    try:
+        yield
+    finally:
+        _MOCKED.reset(token)
+
+
+def mock_report(value: Any) -> None:
+    """The ``report`` callback given when nobody listens: under :func:`mock_runtime` it logs the
+    value, else it drops it."""
+    if _MOCKED.get():
+        log.info("[Mock] Intermediate metric: %s", value)
 
 
 @contextlib.contextmanager
@@ -94,11 +135,13 @@ def report_intermediate_result(metric: Any) -> None:
     >>> report_intermediate_result(0.9)  # no trial running: logged, nothing else
     """
     channel = _CHANNEL.get()
-    if channel is None:
-        log.info("Intermediate result: %s (no trial is running, so it goes nowhere)", metric)
+    if channel is None or channel.report is None:
+        if _MOCKED.get():
+            mock_report(metric)
+        elif channel is None:
+            log.info("Intermediate result: %s (no trial is running, so it goes nowhere)", metric)
         return
-    if channel.report is not None:
-        channel.report(metric)
+    channel.report(metric)
 
 
 def report_final_result(metric: Any) -> None:
@@ -111,8 +154,11 @@ def report_final_result(metric: Any) -> None:
     >>> report_final_result(0.9)  # no trial running: logged, nothing else
     """
     channel = _CHANNEL.get()
+    if _MOCKED.get():
+        log.info("[Mock] Final metric: %s", metric)
     if channel is None:
-        log.info("Final result: %s (no trial is running, so it goes nowhere)", metric)
+        if not _MOCKED.get():
+            log.info("Final result: %s (no trial is running, so it goes nowhere)", metric)
         return
     if channel.final is not _UNSET:
         raise RuntimeError(

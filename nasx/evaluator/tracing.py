@@ -64,8 +64,9 @@ class _TracedClass:
 def _traced_call(symbol: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``symbol(*args, **kwargs)``, recorded. With choices among the arguments (hyperparameters
     searched with the architecture: :mod:`nasx.evaluator.hparams`) the object is made with their
-    defaults, and each trial makes it again with its own values."""
-    if not hparams.contains_choices((args, kwargs)):
+    defaults, and each trial makes it again with its own values. A model space's choices are its
+    own (NNI's ``@nni.trace`` on a ``BaseModelSpace`` subclass): it gets them as they are."""
+    if _is_space_class(symbol) or not hparams.contains_choices((args, kwargs)):
         obj = symbol(*args, **kwargs)
         _record(obj, symbol, args, kwargs)
         return obj
@@ -79,6 +80,12 @@ def _traced_call(symbol: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
         )
     hparams.check_choices(obj)
     return obj
+
+
+def _is_space_class(symbol: Any) -> bool:
+    from nasx.space import BaseModelSpace
+
+    return isinstance(symbol, type) and issubclass(symbol, BaseModelSpace)
 
 
 @functools.cache

@@ -8,8 +8,8 @@ here; :class:`NasBench201Cell` is NNI's general NAS-Bench-201 cell (any operatio
     >>> ops = {'conv': lambda c_in, c_out: nn.Conv2d(c_in, c_out, 3, padding=1),
     ...        'skip': lambda c_in, c_out: nn.Identity()}
     >>> cell = NasBench201Cell(ops, 4, 4, num_tensors=3, label='cell')
-    >>> list(search_space(cell))
-    ['cell/0_1', 'cell/0_2', 'cell/1_2']
+    >>> list(search_space(cell)), cell.label
+    (['cell/0_1', 'cell/0_2', 'cell/1_2'], 'cell')
     >>> cell(torch.randn(1, 4, 8, 8)).shape
     torch.Size([1, 4, 8, 8])
 """
@@ -22,6 +22,7 @@ import torch
 import torch.nn as nn
 
 from ..space import AutoActivation, LayerChoice, NasBench101Cell, label_scope
+from ..space.labels import current_path
 
 __all__ = ["AutoActivation", "NasBench101Cell", "NasBench201Cell"]
 
@@ -38,7 +39,8 @@ class NasBench201Cell(nn.Module):
         in_features, out_features: the channels of the input (node 0) and of every other node.
         num_tensors: nodes, the input included (4 in NAS-Bench-201).
         label: the cell's label scope: edges are labelled ``<label>/<j>_<i>`` (NNI's); without
-            one, the enclosing scope's next number.
+            one, the enclosing scope's next number. ``cell.label`` is the scope's full name
+            (``'model/cell'`` inside a space whose ``label_prefix`` is ``'model'``), as NNI's.
 
     ``[N, in_features, *] -> [N, out_features, *]``. :class:`nasx.hub.NasBench201` is the
     benchmark's whole space, with the benchmark's five operations.
@@ -71,6 +73,7 @@ class NasBench201Cell(nn.Module):
         )
         self.layers = nn.ModuleList()  # layers[i - 1][j]: the op on edge j -> i
         with label_scope() if label is None else label_scope(label):
+            self.label = "/".join(current_path())
             for i in range(1, num_tensors):
                 node_ops = nn.ModuleList()
                 for j in range(i):
@@ -84,7 +87,9 @@ class NasBench201Cell(nn.Module):
         for node_ops in self.layers:
             # a loop, not sum(generator): TorchScript compiles neither
             node = torch.zeros(0)
-            for j, op in enumerate(node_ops):  # type: ignore  # a ModuleList, typed as Module by torch
+            # node_ops is a ModuleList, typed as Module by torch; the ignore stays bare: TorchScript
+            # parses any text after it as a type annotation (and fails to script the cell)
+            for j, op in enumerate(node_ops):  # type: ignore
                 out = op(tensors[j])
                 node = out if j == 0 else node + out
             tensors.append(node)

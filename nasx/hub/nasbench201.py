@@ -17,14 +17,15 @@ arch as ``|nor_conv_3x3~0|+|nor_conv_3x3~0|avg_pool_3x3~1|+|skip_connect~0|...|`
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
 import torch.nn as nn
 
 from ..space import LayerChoice, ModelSpace, label_scope
-from .ops import ReLUConvBN, Zero
+from ..space.labels import current_path
+from .ops import FactorizedReduce, ReLUConvBN, Zero
 
 NUM_NODES = 4
 EDGES = [
@@ -49,6 +50,81 @@ def edge_label(j: int, i: int, cell_label: str = "cell") -> str:
     return f"{cell_label}/{j}_{i}"
 
 
+PRIMITIVES = OPERATIONS
+"""NNI's name for :data:`OPERATIONS` (``nni.nas.hub.pytorch.nasbench201.PRIMITIVES``)."""
+
+
+class ZeroOut(nn.Module):
+    """The ``none`` operation from ``c_in`` to ``c_out`` channels: zeros of the output's shape
+    (``[N, c_in, H, W] -> [N, c_out, ceil(H/stride), ceil(W/stride)]``)."""
+
+    def __init__(self, c_out: int, stride: int = 1):
+        super().__init__()
+        self.c_out, self.stride = c_out, stride
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        strided = x[:, :1, :: self.stride, :: self.stride]
+        return strided.new_zeros((x.shape[0], self.c_out, *strided.shape[2:]))
+
+
+class Pooling(nn.Module):
+    """NAS-Bench-201's pooling edge: a 1x1 ReLU-conv-BN when the channels change, then a 3x3
+    average (``count_include_pad=False``) or max pooling of ``stride``."""
+
+    def __init__(self, c_in: int, c_out: int, stride: int, mode: str):
+        super().__init__()
+        if mode not in ("avg", "max"):
+            raise ValueError(f"Pooling mode must be 'avg' or 'max', got {mode!r}")
+        self.preprocess = None if c_in == c_out else ReLUConvBN(c_in, c_out, 1, 1, 0)
+        self.op: nn.Module = (
+            nn.AvgPool2d(3, stride=stride, padding=1, count_include_pad=False)
+            if mode == "avg"
+            else nn.MaxPool2d(3, stride=stride, padding=1)
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.preprocess is not None:
+            x = self.preprocess(x)
+        out: torch.Tensor = self.op(x)
+        return out
+
+
+def _skip(c_in: int, c_out: int, stride: int) -> nn.Module:
+    if stride == 1 and c_in == c_out:
+        return nn.Identity()
+    if stride != 2:
+        raise ValueError(
+            f"skip_connect from {c_in} to {c_out} channels needs stride 2 (a factorized "
+            f"reduction), got stride {stride}"
+        )
+    return FactorizedReduce(c_in, c_out)
+
+
+OPS_WITH_STRIDE: dict[str, Callable[[int, int, int], nn.Module]] = {
+    "none": lambda c_in, c_out, stride: ZeroOut(c_out, stride),
+    "avg_pool_3x3": lambda c_in, c_out, stride: Pooling(c_in, c_out, stride, "avg"),
+    "max_pool_3x3": lambda c_in, c_out, stride: Pooling(c_in, c_out, stride, "max"),
+    "conv_3x3": lambda c_in, c_out, stride: ReLUConvBN(c_in, c_out, 3, stride, 1),
+    "conv_1x1": lambda c_in, c_out, stride: ReLUConvBN(c_in, c_out, 1, stride, 0),
+    "skip_connect": _skip,
+}
+"""NNI's table of NAS-Bench-201 operations (``nni.nas.hub.pytorch.nasbench201.OPS_WITH_STRIDE``):
+``OPS_WITH_STRIDE[name](c_in, c_out, stride) -> module``, ``[N, c_in, H, W] -> [N, c_out,
+H/stride, W/stride]``; with ``stride=1`` and ``c_in == c_out`` each computes what the
+:class:`NasBench201` space's operation of that name computes (``max_pool_3x3`` is NNI's extra).
+It fits :class:`~nasx.hub.modules.NasBench201Cell`'s
+``op_candidates`` as NNI's examples use it:
+
+    >>> from nasx.hub.modules import NasBench201Cell as Cell
+    >>> ops = {name: (lambda make: lambda c_in, c_out: make(c_in, c_out, 1))(make)
+    ...        for name, make in OPS_WITH_STRIDE.items()}
+    >>> Cell(ops, 4, 8, label='cell')(torch.randn(2, 4, 8, 8)).shape
+    torch.Size([2, 8, 8, 8])
+    >>> OPS_WITH_STRIDE['skip_connect'](4, 8, 2)(torch.randn(2, 4, 8, 8)).shape
+    torch.Size([2, 8, 4, 4])
+"""
+
+
 def _make_op(name: str, channels: int) -> nn.Module:
     if name == "none":
         return Zero(1)
@@ -64,12 +140,14 @@ def _make_op(name: str, channels: int) -> nn.Module:
 class NasBench201Cell(nn.Module):
     """The searched cell: node ``i`` is the sum over ``j < i`` of ``op_{j,i}(node j)``.
 
-    ``[N, C, H, W] -> [N, C, H, W]``. Its six LayerChoices are labelled ``<label>/<j>_<i>``.
+    ``[N, C, H, W] -> [N, C, H, W]``. Its six LayerChoices are labelled ``<label>/<j>_<i>``;
+    ``cell.label`` is the scope's full name, as NNI's.
 
     Example:
         >>> import torch
-        >>> NasBench201Cell(4)(torch.randn(1, 4, 8, 8)).shape
-        torch.Size([1, 4, 8, 8])
+        >>> cell = NasBench201Cell(4)
+        >>> cell(torch.randn(1, 4, 8, 8)).shape, cell.label
+        (torch.Size([1, 4, 8, 8]), 'cell')
     """
 
     def __init__(self, channels: int, label: str = "cell"):
@@ -77,6 +155,7 @@ class NasBench201Cell(nn.Module):
         # edges[i - 1][j]: the op on edge j -> i
         self.edges = nn.ModuleList()
         with label_scope(label):
+            self.label = "/".join(current_path())
             for i in range(1, NUM_NODES):
                 self.edges.append(
                     nn.ModuleList(

@@ -14,6 +14,7 @@ from typing import Any
 
 from .auto_activation import AutoActivation
 from .base import ModelSpace, MutableModule, add_mutable
+from .base_space import BaseModelSpace
 from .cell import Cell
 from .choice import Categorical, CategoricalMultiple, Choice, choice
 from .constraints import (
@@ -80,9 +81,6 @@ from .repeat import Repeat
 from .search_space import SearchSpace, search_space
 from .value_switch import ValueSwitch
 
-BaseModelSpace = ModelSpace
-"""NNI's ``nni.nas.space.BaseModelSpace`` (the framework-neutral base of ``ModelSpace``): nasx has
-one kind of space, so it is :class:`ModelSpace` itself."""
 LabeledMutable = Choice
 """NNI's ``nni.mutable.LabeledMutable``: every labelled mutable of nasx is a :class:`Choice`."""
 MutableSymbol = Choice

@@ -24,7 +24,7 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 
-from .labels import label_scope
+from .labels import current_path, label_scope
 from .layer_choice import LayerChoice
 
 UNARY_OPS = [
@@ -157,12 +157,14 @@ class AutoActivation(nn.Module):
     Args:
         unit_num: the number of core units (each adds one unary and one binary choice).
         label: the scope of its labels (``None``: the enclosing scope's next number, as NNI's
-            auto labels).
+            auto labels); ``.label`` is the scope's full name, as NNI's.
 
     Example:
         >>> from nasx.space import search_space
         >>> {label: len(c) for label, c in search_space(AutoActivation(label='act')).items()}
         {'act/unary_0': 22, 'act/unary_1': 22, 'act/binary_0': 10}
+        >>> AutoActivation(label='act').label
+        'act'
     """
 
     def __init__(self, unit_num: int = 1, label: str | None = None):
@@ -170,6 +172,7 @@ class AutoActivation(nn.Module):
         if not isinstance(unit_num, int) or unit_num < 1:
             raise ValueError(f"AutoActivation unit_num must be an int >= 1, got {unit_num!r}")
         with label_scope(label) if label is not None else label_scope():
+            self.label = "/".join(current_path())
             self.first_unary = LayerChoice([Unary(k) for k in UNARY_OPS], label="unary_0")
             self.unaries = nn.ModuleList(
                 LayerChoice([Unary(k) for k in UNARY_OPS], label=f"unary_{i + 1}")

@@ -14,12 +14,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, cast
 
 import torch.nn as nn
 
+from .base_space import BaseModelSpace
 from .choice import Choice
 from .context import current_arch, model_context
 from .errors import InvalidArchError
@@ -51,7 +52,10 @@ class _ConstructionHook(type):  # nn.Module's metaclass is `type`
     def __signature__(cls) -> inspect.Signature:
         # inspect.signature(cls) would otherwise report __call__'s (*args, **kwargs); a metaclass
         # property answers on classes only, so instances keep forward's signature.
-        sig = inspect.signature(cls.__init__)  # type: ignore[misc]  # the class's own __init__
+        try:  # the annotations as objects, as for any function (not the strings of the source)
+            sig = inspect.signature(cls.__init__, eval_str=True)  # type: ignore[misc]
+        except (NameError, AttributeError, TypeError):  # a name imported for type checking only
+            sig = inspect.signature(cls.__init__)  # type: ignore[misc]  # the class's own __init__
         params = list(sig.parameters.values())[1:]
         if issubclass(cls, ModelSpace) and "label_prefix" not in sig.parameters:
             params = [p for p in params if p.kind is not p.VAR_KEYWORD]
@@ -132,8 +136,9 @@ class MutableModule(nn.Module, metaclass=_ConstructionHook):
         return list(self.__dict__.get("_nasx_mutables", []))
 
     def simplify(self, is_leaf: Callable[[Any], bool] | None = None) -> dict[str, Any]:
-        """``{label: choice}`` of this module and its submodules (NNI's ``simplify``; see
-        :func:`~nasx.space.search_space.simplify_module` for ``is_leaf``)."""
+        """``{label: choice}`` of this module and its submodules (NNI's ``simplify``).
+        ``is_leaf(obj)`` is asked about every labelled choice module met walking down (which
+        then stands for its whole subtree) and about every registered mutable."""
         from .search_space import simplify_module
 
         return simplify_module(self, is_leaf)
@@ -236,8 +241,13 @@ def _space_labels(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> l
     return labels
 
 
-class ModelSpace(nn.Module, metaclass=_ConstructionHook):
+class ModelSpace(nn.Module, BaseModelSpace, metaclass=_ConstructionHook):
     """Base class of a model space: an ``nn.Module`` whose constructor declares choices.
+
+    It is NNI's :class:`~nasx.space.BaseModelSpace` written as a PyTorch module: its choices are
+    found in its submodules and constructor, and :meth:`freeze` builds the plain model of an arch
+    with the space's weights (``contains``, ``validate``, ``random``, ``grid``, ``default`` come
+    from BaseModelSpace).
 
     Constructing a ModelSpace gives it a label scope: choices inside are labelled under its
     ``label_prefix`` (a class attribute, or a ``label_prefix=`` keyword to the constructor, which
@@ -263,8 +273,8 @@ class ModelSpace(nn.Module, metaclass=_ConstructionHook):
     """
 
     label_prefix: str | None = None
-    #: Constraints every arch must satisfy, declared on the class: expressions of choices are
-    #: built in ``__init__``, so here they are functions ``f(arch) -> bool`` or filters
+    #: The constraints every arch must satisfy, declared on the class. Expressions of choices
+    #: are built in ``__init__``, so here they are functions ``f(arch) -> bool`` or filters
     #: (see :mod:`nasx.space.constraints`; ``self.add_constraint(...)`` adds more).
     constraints: ClassVar[Sequence[Any]] = ()
     # TorchScript compiles every property of a scripted module; a rebuilt model is scripted.
@@ -311,18 +321,20 @@ class ModelSpace(nn.Module, metaclass=_ConstructionHook):
         return list(self.__dict__.get("_nasx_mutables", []))
 
     def simplify(self, is_leaf: Callable[[Any], bool] | None = None) -> dict[str, Any]:
-        """``{label: choice}``: the search space as a plain dict (NNI's ``simplify``; see
-        :func:`~nasx.space.search_space.simplify_module` for ``is_leaf``)."""
+        """``{label: choice}``: the search space as a plain dict (NNI's ``simplify``).
+        ``is_leaf(obj)`` is asked about every labelled choice module met walking down (which
+        then stands for its whole subtree) and about every registered mutable."""
         from .search_space import simplify_module
 
         return simplify_module(self, is_leaf)
 
-    def contains(self, arch: dict[str, Any]) -> bool:
-        """Whether ``arch`` is a valid, complete arch of this space that satisfies its
-        constraints."""
-        return self.check_contains(arch) is None
+    def leaf_mutables(self, is_leaf: Callable[[Any], bool]) -> Iterator[Any]:
+        """The labelled mutables :meth:`simplify` keeps for ``is_leaf`` (NNI's ``leaf_mutables``)."""
+        from .search_space import simplify_module
 
-    def check_contains(self, arch: dict[str, Any]) -> InvalidArchError | None:
+        yield from simplify_module(self, is_leaf).values()
+
+    def check_contains(self, arch: Mapping[str, Any]) -> InvalidArchError | None:
         """The error :meth:`validate` would raise for ``arch`` (constraints included), or None."""
         from .search_space import search_space
 
@@ -333,14 +345,7 @@ class ModelSpace(nn.Module, metaclass=_ConstructionHook):
             return error
         return None
 
-    def validate(self, arch: dict[str, Any]) -> None:
-        """Raise :class:`~nasx.space.InvalidArchError` naming what is wrong with ``arch`` (NNI's
-        ``validate``: a missing, unknown or disallowed value, or a broken constraint)."""
-        error = self.check_contains(arch)
-        if error is not None:
-            raise error
-
-    def freeze(self, arch: dict[str, Any]) -> nn.Module:
+    def freeze(self, arch: Mapping[str, Any]) -> nn.Module:
         """Validate ``arch`` against this space and build the plain model it selects, with this
         space's weights.
 
@@ -377,84 +382,6 @@ class ModelSpace(nn.Module, metaclass=_ConstructionHook):
             model: nn.Module = type(self)(*record.args, **record.kwargs)
         copy_space_weights(self, model, arch)
         return model
-
-    def random(self, memo: dict[str, Any] | None = None, random_state: Any = None) -> nn.Module:
-        """The model of a random arch (NNI's ``space.random()``), with this space's weights.
-
-        Labels already in ``memo`` keep their values; the arch drawn is written into ``memo``.
-        ``random_state``: a :class:`random.Random`, an int seed or a NumPy RandomState. The
-        space's constraints hold (see :meth:`SearchSpace.sample`).
-
-            >>> import torch.nn as nn
-            >>> from nasx.space import LayerChoice
-            >>> class Net(ModelSpace):
-            ...     def __init__(self):
-            ...         super().__init__()
-            ...         self.act = LayerChoice([nn.ReLU(), nn.Tanh()], label='act')
-            >>> memo = {}
-            >>> type(Net().random(memo, random_state=0)).__name__, list(memo)
-            ('Net', ['act'])
-        """
-        from .expression import _as_rng
-        from .search_space import search_space
-
-        space = search_space(self)
-        rng = _as_rng(random_state)
-        sample = {} if memo is None else memo
-        given = {label: sample[label] for label in space if label in sample}
-        if given:
-            arch = {label: c.sample(rng) for label, c in space.items()}
-            arch = space.validate({**arch, **given})
-            space.check(arch)
-        else:
-            arch = space.sample(rng)
-        sample.update(arch)
-        return self.freeze(arch)
-
-    def grid(
-        self, memo: dict[str, Any] | None = None, granularity: int | None = None
-    ) -> Iterator[nn.Module]:
-        """The model of every arch, one after the other (NNI's ``space.grid()``), with this
-        space's weights; the last label varies fastest, constraints hold.
-
-        Labels in ``memo`` keep their values, and ``memo`` holds the arch of the model just
-        given; ``granularity`` lists continuous choices as :meth:`Numerical.grid` does.
-
-            >>> import torch.nn as nn
-            >>> from nasx.space import LayerChoice
-            >>> class Net(ModelSpace):
-            ...     def __init__(self):
-            ...         super().__init__()
-            ...         self.act = LayerChoice([nn.ReLU(), nn.Tanh()], label='act')
-            >>> [model.act for model in Net().grid()]
-            [ReLU(), Tanh()]
-        """
-        import itertools
-
-        from .search_space import search_space
-
-        space = search_space(self)
-        sample = {} if memo is None else memo
-        labels = list(space)
-        values = [
-            [space[label].validate(sample[label])]
-            if label in sample
-            else space[label].grid(granularity=granularity)
-            for label in labels
-        ]
-        for combination in itertools.product(*values):
-            arch = dict(zip(labels, combination))
-            if space.constraints and not space.satisfies(arch):
-                continue
-            sample.update(arch)
-            yield self.freeze(arch)
-
-    @classmethod
-    def frozen_factory(cls, sample: dict[str, Any]) -> Any:
-        """``frozen_factory(cls, sample)``: calling it builds the model of ``sample`` (NNI's)."""
-        from .context import frozen_factory
-
-        return frozen_factory(cls, sample)
 
     @classmethod
     def load_searched_model(cls, name: str, *args: Any, **kwargs: Any) -> nn.Module:

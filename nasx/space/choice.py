@@ -321,8 +321,8 @@ def choice(label: str, values: Sequence[_V]) -> _V:
     form) it is the default (the first value), and the choice is recorded in the space being
     built so that :func:`~nasx.space.search_space` lists it.
 
-    In the search form an int, float or str value comes back as a :class:`~nasx.space.chosen.
-    ChosenValue` (``ChosenInt``, ...): the value itself, which also remembers its choice, so a
+    In the search form an int, float or str value comes back as a ``ChosenValue``
+    (``ChosenInt``, ...): the value itself, which also remembers its choice, so a
     ``Mutable*`` layer given it searches it as NNI's do (``MutableConv2d(c, choice('w', [16,
     32]), 3)`` shares one weight over ``w`` in one-shot search, exactly as
     ``Categorical([16, 32], label='w')`` would). Arithmetic on it remembers NNI's expression

@@ -39,14 +39,14 @@ import random
 import statistics
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import torch.nn as nn
 
 from .cell import CELL_LABEL_PATTERN
-from .errors import ConstraintViolation
+from .errors import ConstraintViolation, InvalidArchError
 from .expression import Mutable, MutableExpression
 
 if TYPE_CHECKING:
@@ -158,17 +158,27 @@ class Constraint:
         return f"Constraint({self.label!r})"
 
 
-class ExpressionConstraint(Constraint):
+class ExpressionConstraint(Constraint, Mutable):
     """NNI's ``ExpressionConstraint(expression, label=...)``: a constraint that is a boolean
     expression of choices. Registered with ``self.add_mutable(...)`` in a space's constructor,
     as NNI's docs do, it joins the space's constraints (:func:`add_constraint`).
 
+    As in NNI it is also a mutable, so it can stand among a space's mutables (a
+    :class:`~nasx.space.BaseModelSpace`'s ``self.mutables = MutableList([a, b, constraint])``):
+    ``leaf_mutables`` gives the expression's choices and then the constraint itself,
+    ``check_contains`` reports a broken constraint as a
+    :class:`~nasx.space.ConstraintViolation`, and ``freeze`` checks the sample and gives ``None``.
+
     Example:
-        >>> from nasx.space import Categorical
+        >>> from nasx.space import Categorical, MutableList
         >>> a, b = Categorical([1, 2], label='a'), Categorical([1, 2], label='b')
         >>> ExpressionConstraint(a <= b, label='a <= b').check({'a': 2, 'b': 1})
         'a <= b'
+        >>> MutableList([a, b, ExpressionConstraint(a <= b, label='a <= b')]).freeze({'a': 1, 'b': 2})
+        [1, 2, None]
     """
+
+    rule: MutableExpression
 
     def __init__(self, expression: Any, *, label: str | None = None):
         if not isinstance(expression, MutableExpression):
@@ -178,6 +188,43 @@ class ExpressionConstraint(Constraint):
                 "use Constraint(fn) / add_constraint"
             )
         super().__init__(expression, label)
+
+    @property
+    def expression(self) -> MutableExpression:
+        """The boolean expression (NNI's attribute)."""
+        return self.rule
+
+    # -- the Mutable protocol (NNI's) --------------------------------------------------------
+    def leaf_choices(self) -> Iterator[Any]:
+        return self.rule.leaf_choices()
+
+    def leaf_mutables(self, is_leaf: Callable[[Any], bool]) -> Iterator[Any]:
+        yield from self.rule.leaf_mutables(is_leaf)
+        if is_leaf(self):
+            yield self
+
+    def check_contains(self, sample: Mapping[str, Any]) -> InvalidArchError | None:
+        error = self.rule.check_contains(sample)  # a missing label, a value not allowed
+        if error is not None:
+            return error
+        if self.check(sample) is not None:
+            return ConstraintViolation(f"the constraint {self.label!r} is not satisfied")
+        return None
+
+    def freeze(self, sample: Mapping[str, Any]) -> None:
+        """Raise :class:`~nasx.space.ConstraintViolation` unless ``sample`` satisfies the
+        constraint; ``None`` (NNI's)."""
+        error = self.check_contains(sample)
+        if error is not None:
+            raise error
+
+    def equals(self, other: Any) -> bool:
+        return (
+            type(other) is type(self) and other.label == self.label and self.rule.equals(other.rule)
+        )
+
+    def __repr__(self) -> str:
+        return f"ExpressionConstraint({self.rule!r}, label={self.label!r})"
 
 
 class _CountAtMost:

@@ -122,8 +122,8 @@ def ensure_frozen(
     """Turn a choice or an expression into a plain value; anything else passes through.
 
     Under :func:`model_context` (or :class:`frozen_context`) the value is the arch's; inside a
-    space's constructor it is the default, and the choices are recorded in the space (see
-    :func:`resolve`). ``sample=`` freezes with that arch instead (NNI's argument). Outside any
+    space's constructor it is the default, and the choices are recorded in the space.
+    ``sample=`` freezes with that arch instead (NNI's argument). Outside any
     space, context or sample there is no arch to take the value from: as in NNI, that raises
     ``RuntimeError`` unless ``strict=False``, which takes the default. ``retries`` is accepted
     for NNI's signature (nasx takes the default, which the space's constraints do not filter).

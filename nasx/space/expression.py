@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 __all__ = ["Mutable", "MutableExpression", "Sample"]
 
 Sample = dict[str, Any]
-"""NNI's name for an arch: ``{label: value}``."""
+"""NNI's name for an arch, a dict ``{label: value}``."""
 
 
 def _as_rng(random_state: Any) -> random.Random:

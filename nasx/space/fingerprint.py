@@ -26,13 +26,18 @@ from typing import Any
 
 import torch.nn as nn
 
+from .base_space import BaseModelSpace
 from .layer_choice import LayerChoice
 from .search_space import search_space
 
 
-def space_fingerprint(space: nn.Module) -> dict[str, str]:
-    """``{label: description}``: the choice, and for a LayerChoice its candidates in order."""
+def space_fingerprint(space: nn.Module | BaseModelSpace) -> dict[str, str]:
+    """``{label: description}``: the choice, and for a LayerChoice its candidates in order (a
+    space that is not an ``nn.Module``, a :class:`~nasx.space.BaseModelSpace` written NNI's
+    way, has its choices only)."""
     found = {label: repr(c) for label, c in search_space(space).items()}
+    if not isinstance(space, nn.Module):
+        return found
     for module in space.modules():
         if isinstance(module, LayerChoice) and module.label in found:
             described = ", ".join(f"{key}: {_describe(m)}" for key, m in module.candidates())

@@ -89,7 +89,7 @@ class LayerChoice(MutableModule):
 
     @property
     def names(self) -> list[Any]:
-        """Candidate values: indices or keys, in order."""
+        """The candidates' values (their indices or keys), in order."""
         return list(self.choice.values)
 
     def __getitem__(self, value: Any) -> nn.Module:

@@ -39,7 +39,7 @@ from .base import MutableModule
 from .choice import Categorical, CategoricalMultiple, Choice
 from .context import resolve
 from .errors import ConstraintViolation
-from .labels import label_scope
+from .labels import current_path, label_scope
 
 OpFactory = Callable[[int], nn.Module]
 Projection = Callable[[int, int], nn.Module]
@@ -205,7 +205,8 @@ class NasBench101Cell(MutableModule):
             feeds a vertex (a 1x1 conv-BN-ReLU in the paper).
         max_num_nodes: at most this many vertices, input and output included (7 in the paper).
         max_num_edges: at most this many edges (9 in the paper).
-        label: the scope of the cell's labels (None: the enclosing scope's next number).
+        label: the scope of the cell's labels (None: the enclosing scope's next number);
+            ``.label`` is the scope's full name, as NNI's.
 
     The search form's ``forward`` runs the default arch (every vertex, each fed by all earlier
     ones: rebuild a sampled arch to train it). Its choices are plain data for any strategy.
@@ -225,6 +226,7 @@ class NasBench101Cell(MutableModule):
         _check(max_num_nodes, max_num_edges)
         ops = _ops_dict(op_candidates)
         with label_scope(label) if label is not None else label_scope():
+            self.label = "/".join(current_path())
             self.num_nodes, self.op_choices, self.input_choices = _decisions(ops, max_num_nodes)
         self.max_num_edges = max_num_edges
         # The default arch rebuilt, so the search form runs (edges beyond the limit allowed here).

@@ -29,6 +29,7 @@ import torch.nn as nn
 
 from . import constraints as _constraints
 from .base import ModelSpace, MutableModule, space_record
+from .base_space import BaseModelSpace
 from .choice import Choice
 from .constraints import Constraint, ValidCount
 from .context import model_context
@@ -186,8 +187,8 @@ class SearchSpace(dict[str, Choice]):
 
     @property
     def size(self) -> int | float:
-        """Number of distinct archs (product of the choices' sizes, before constraints: see
-        :meth:`count_valid`); ``math.inf`` when a choice is continuous (a
+        """The number of distinct archs, the product of the choices' sizes (before constraints;
+        :meth:`count_valid` applies them), or ``math.inf`` when a choice is continuous (a
         :class:`~nasx.space.Numerical` without quantisation)."""
         if not all(c.finite for c in self.values()):
             return math.inf
@@ -266,16 +267,20 @@ def simplify_module(
     return dedup_by_label(walk(module))
 
 
-def search_space(space: nn.Module) -> SearchSpace:
+def search_space(space: nn.Module | BaseModelSpace) -> SearchSpace:
     """Every choice in ``space`` (and its submodules), keyed by label.
 
     A label shared on purpose appears once; two different decisions under one label raise
     :class:`~nasx.space.LabelConflictError`. A fixed model (built under ``model_context``) has an
-    empty search space.
+    empty search space. A :class:`~nasx.space.BaseModelSpace` that is not a ModelSpace (a space
+    written NNI's way) gives the choices of its ``simplify()``.
     """
+    if isinstance(space, BaseModelSpace) and not isinstance(space, ModelSpace):
+        return base_space_search_space(space)
     if not isinstance(space, nn.Module):
         raise TypeError(
-            f"search_space expects an nn.Module (a ModelSpace), got {type(space).__name__}"
+            f"search_space expects an nn.Module (a ModelSpace) or a BaseModelSpace, got "
+            f"{type(space).__name__}"
         )
     found = SearchSpace()
     constraints: list[Constraint] = []
@@ -307,3 +312,62 @@ class _ModelFn:
     def __call__(self, arch: dict[str, Any]) -> nn.Module:
         with model_context(arch):
             return self.cls(*self.args, **self.kwargs)
+
+
+def base_space_search_space(space: BaseModelSpace) -> SearchSpace:
+    """The search space of a space written NNI's way (a :class:`~nasx.space.BaseModelSpace`).
+
+    Its ``simplify()`` gives the choices; the constraints among its leaves become the search
+    space's constraints, and so does its own ``check_contains`` when the class overrides it (an
+    arch it refuses is never proposed). A constraint that looks at the model builds it with the
+    space's ``freeze``.
+
+    >>> from nasx.space import BaseModelSpace, Categorical, ExpressionConstraint
+    >>> class Pair(BaseModelSpace):
+    ...     def __init__(self):
+    ...         a, b = Categorical([1, 2], label='a'), Categorical([1, 2], label='b')
+    ...         self.mutables = [a, b, ExpressionConstraint(a < b, label='a < b')]
+    >>> space = search_space(Pair())
+    >>> list(space), list(space.grid())
+    (['a', 'b'], [{'a': 1, 'b': 2}])
+    """
+    found = SearchSpace()
+    constraints: list[Constraint] = []
+    for label, leaf in space.simplify().items():
+        if isinstance(leaf, Choice):
+            choices = {label: leaf}
+        elif isinstance(leaf, Constraint):
+            constraints.append(leaf)
+            continue
+        elif isinstance(leaf, (nn.Module, BaseModelSpace)):
+            choices = dict(search_space(leaf))
+        else:
+            raise TypeError(
+                f"{type(space).__name__}.simplify() gives {leaf!r} for label {label!r}: nasx "
+                "searches choices (Categorical, Numerical, ...), modules holding them and "
+                "constraints"
+            )
+        for key, choice in choices.items():
+            other = found.setdefault(key, choice)
+            if other is not choice and not other.same_decision(choice):
+                raise LabelConflictError(
+                    f"label {key!r} is used by two different choices: {other!r} and {choice!r}"
+                )
+    if type(space).check_contains is not BaseModelSpace.check_contains:
+        constraints.append(
+            Constraint(_Contains(space), label=f"{type(space).__name__}.check_contains")
+        )
+    if constraints:
+        found.constraints = tuple(constraints)
+        found.model_fn = space.freeze
+    return found
+
+
+class _Contains:
+    """A space's own ``check_contains`` as a constraint's rule (picklable with the space)."""
+
+    def __init__(self, space: BaseModelSpace):
+        self.space = space
+
+    def __call__(self, arch: Mapping[str, Any]) -> bool:
+        return self.space.check_contains(arch) is None

@@ -59,8 +59,9 @@ class ValueSwitch(MutableModule):
         choice: a :class:`~nasx.space.Categorical` (its label is the decision's).
         candidates: ``{value: module}``, one per value of ``choice``.
 
-    The search form keeps every candidate (children named by :func:`child_name`) and runs the
-    default one; under :func:`~nasx.space.model_context` the constructor returns the chosen module.
+    The search form keeps every candidate (children named ``str(value)``, dots as ``_``) and
+    runs the default one; under :func:`~nasx.space.model_context` the constructor returns the
+    chosen module.
     """
 
     def __init__(self, choice: Categorical, candidates: Mapping[Any, nn.Module]):

@@ -193,6 +193,46 @@ class BaseOneShotStrategy(abc.ABC):
     supernet_mode: ClassVar[str] = "mixture"
     needs_alphas: ClassVar[bool] = True
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> BaseOneShotStrategy:
+        # Keeps the arguments as given, for repr() only (what __init__ stores may be derived).
+        strategy = super().__new__(cls)
+        strategy.__dict__["_given_arguments"] = (args, kwargs)
+        return strategy
+
+    def __repr__(self) -> str:
+        """The class and the arguments it was given: ``DARTS()`` with none, as NNI's repr.
+
+        >>> from nasx.strategy import DARTS
+        >>> DARTS(), DARTS(warmup_epochs=1)
+        (DARTS(), DARTS(warmup_epochs=1))
+        """
+        args, kwargs = self.__dict__.get("_given_arguments", ((), {}))
+        shown = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+    def mutate_model(self, model: nn.Module) -> Supernet:
+        """NNI's ``mutate_model``: the one-shot supernet of ``model`` (:meth:`build_supernet`),
+        to inspect before a search. nasx builds it from a copy, so ``model`` is left as it is
+        (NNI converts the space in place and returns it); the supernet answers ``simplify()``
+        and ``freeze(arch)`` as the space does, ``freeze`` with the supernet's weights.
+
+        >>> import torch.nn as nn
+        >>> from nasx.space import LayerChoice, ModelSpace
+        >>> from nasx.strategy import DARTS
+        >>> class Net(ModelSpace):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.op = LayerChoice([nn.Linear(2, 2), nn.Identity()], label='op')
+        ...     def forward(self, x):
+        ...         return self.op(x)
+        >>> supernet = DARTS().mutate_model(Net())
+        >>> list(supernet.simplify()), [name for name, _ in supernet.named_parameters()][-1]
+        (['op'], 'arch_params.op')
+        >>> supernet.freeze({'op': 1}).op
+        Identity()
+        """
+        return self.build_supernet(model)
+
     def __init__(
         self,
         *,

@@ -25,17 +25,31 @@ no other node reads in the fixed model, so the layers reading it (named by the m
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, Protocol
 
 import torch
 import torch.nn as nn
 
-from nasx.space import Cell, ModelSpace
+from nasx.space import Cell, ModelSpace, SearchSpace
 
 from .mixed import MixedInput, MixedLayer, MixedRepeat, submodule
 from .mixed_cell import MixedCell
 from .mixed_value import MixedSwitch, value_ops
-from .network import Supernet
+
+
+class SupernetLike(Protocol):
+    """What :func:`subnet` and :func:`inherit_weights` read of a supernet: a
+    :class:`~nasx.strategy.oneshot.supernet.Supernet` is one (the protocol names it without
+    importing it, since the supernet's ``freeze`` calls :func:`subnet`)."""
+
+    @property
+    def model(self) -> nn.Module: ...
+    @property
+    def search_space(self) -> SearchSpace: ...
+    @property
+    def source_space(self) -> nn.Module: ...
+    def modules(self) -> Iterator[nn.Module]: ...
 
 
 def _own_state(module: nn.Module) -> list[str]:
@@ -93,7 +107,7 @@ def _map_cell(
             )
 
 
-def fixed_state_keys(supernet: Supernet, arch: dict[str, Any]) -> dict[str, str]:
+def fixed_state_keys(supernet: SupernetLike, arch: dict[str, Any]) -> dict[str, str]:
     """``{fixed-model state key: supernet.model state key}`` for ``arch``."""
     arch = supernet.search_space.validate(arch)
     out: dict[str, str] = {}
@@ -105,7 +119,7 @@ def _loose_end_slice(
     key: str,
     weight: torch.Tensor,
     shape: torch.Size,
-    supernet: Supernet,
+    supernet: SupernetLike,
     model: nn.Module,
     readers: dict[str, str],
 ) -> torch.Tensor | None:
@@ -135,7 +149,7 @@ def _loose_end_slice(
 
 
 def inherit_weights(
-    supernet: Supernet, model: nn.Module, arch: dict[str, Any], strict: bool = True
+    supernet: SupernetLike, model: nn.Module, arch: dict[str, Any], strict: bool = True
 ) -> nn.Module:
     """Load the supernet's weights for ``arch`` into ``model`` (built by ``space.freeze(arch)``
     or under ``model_context(arch)``) and return it. ``strict`` requires every key to match."""
@@ -184,7 +198,7 @@ def inherit_weights(
     return model
 
 
-def subnet(supernet: Supernet, arch: dict[str, Any]) -> nn.Module:
+def subnet(supernet: SupernetLike, arch: dict[str, Any]) -> nn.Module:
     """``space.freeze(arch)`` with the supernet's weights for ``arch`` loaded into it."""
     space = supernet.source_space
     if not isinstance(space, ModelSpace):

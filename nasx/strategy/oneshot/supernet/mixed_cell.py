@@ -45,7 +45,15 @@ def _partial_factory(label: str, value: Any, factory: Any, k: int) -> Any:
 
 
 class MixedCell(nn.Module):
-    """Replaces a :class:`~nasx.space.Cell` inside a supernet (see the module docstring)."""
+    """Replaces a :class:`~nasx.space.Cell` inside a supernet: a DARTS cell, where node ``i``
+    has an edge from every earlier node and each edge one module per op value.
+
+    In mixture mode every edge runs its ops weighted by the alpha ``'<cell>/edge_<i>_<j>'``; in
+    path mode each node sums the ops the arch picks. Export keeps, per node, the
+    ``num_ops_per_node`` incoming edges whose strongest non-``'none'`` op weighs most, as DARTS
+    does. With ``partial_channels=K`` (PC-DARTS) each edge's ops see only the first ``C/K``
+    channels and the others bypass the edge.
+    """
 
     _state: ArchState  # the supernet's shared forward-time state (a plain object)
 

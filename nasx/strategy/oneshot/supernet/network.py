@@ -39,7 +39,10 @@ from .mixed_cell import MixedCell
 from .mixed_value import value_ops
 from .state import ArchState
 
+#: The classes of the mixed modules a supernet holds in place of its space's choices (for
+#: ``isinstance``).
 MIXED_TYPES = (MixedLayer, MixedInput, MixedRepeat, MixedCell)
+#: The type of any of those mixed modules (for annotations).
 MixedModule = MixedLayer | MixedInput | MixedRepeat | MixedCell
 
 
@@ -227,6 +230,19 @@ class Supernet(nn.Module):
             # Recomputed each forward so gradients reach the alphas: {key: [n] weights}.
             self.state.weights = {k: self.weight_fn(k, a) for k, a in self.alphas().items()}
         return self.model(*args, **kwargs)
+
+    # -- NNI's mutated space: simplify() and freeze(sample) answer as the space's did ---------
+    def simplify(self) -> dict[str, Any]:
+        """``{label: choice}`` of the space this supernet was built from (NNI's ``simplify`` of a
+        space after ``strategy.mutate_model``)."""
+        return dict(self.search_space)
+
+    def freeze(self, arch: Mapping[str, Any]) -> nn.Module:
+        """The fixed model of ``arch`` with this supernet's weights (NNI's ``freeze`` of a
+        mutated space; :func:`~nasx.strategy.oneshot.supernet.subnet`)."""
+        from .inherit import subnet
+
+        return subnet(self, dict(arch))
 
     # -- export ----------------------------------------------------------------------------
     @torch.no_grad()
