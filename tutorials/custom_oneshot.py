@@ -5,7 +5,9 @@ NNI's one-shot pattern in nasx names: ``mutator = MyMutator(model)``; each step
 first-order DARTS as a custom mutator (about 15 lines) and train it without Lightning. Run
 ``python tutorials/custom_oneshot.py`` (a few minutes on a laptop CPU) or
 ``NASX_FAST=1 python tutorials/custom_oneshot.py`` (seconds; what the tests run). Needs CIFAR-10
-under ``../shared/data`` or ``$NASX_DATA_DIR`` (see ``nasx.datasets``).
+under ``../shared/data`` or ``$NASX_DATA_DIR`` (see ``nasx.datasets``), or a copy in nasx's cache:
+``python -c "from nasx.datasets import cifar10; cifar10('train', download=True)"`` fetches the
+official archive (170 MB) once. ``--help`` lists the options.
 """
 # %% [markdown]
 # ## 1. A model space
@@ -13,8 +15,31 @@ under ``../shared/data`` or ``$NASX_DATA_DIR`` (see ``nasx.datasets``).
 # map feeds the classifier.
 
 # %%
+import argparse
 import os
-import sys
+
+# The command line first, so that `--help` answers before the imports that take seconds.
+# ruff: noqa: E402
+parser = argparse.ArgumentParser(
+    description="Write your own one-shot algorithm with a Mutator, in a plain PyTorch loop:\n"
+    "first-order DARTS as a custom mutator, trained without Lightning (a few minutes on a CPU).",
+    epilog="""environment:
+  NASX_FAST=1     a smoke run of seconds whose numbers mean nothing (same as --fast)
+  NASX_DATA_DIR   a folder holding cifar10/
+
+data: CIFAR-10, from $NASX_DATA_DIR/cifar10 or ../shared/data/cifar10 (cifar10_jpg.tar.gz
+beside cifar10_labels_canonical.npz), else a copy downloaded earlier into nasx's cache. This
+script downloads nothing; to fetch the official archive (170 MB) into the cache once:
+  python -c "from nasx.datasets import cifar10; cifar10('train', download=True)"
+""",
+    formatter_class=argparse.RawDescriptionHelpFormatter,
+    allow_abbrev=False,  # a kernel's `--f=...` must not read as --fast
+)
+parser.add_argument("--fast", action="store_true", help="smoke run (same as NASX_FAST=1)")
+args, _ = parser.parse_known_args()  # known only: a notebook kernel passes arguments of its own
+FAST = args.fast or os.environ.get("NASX_FAST") == "1"
+
+import tempfile
 
 import torch
 import torch.nn as nn
@@ -25,7 +50,6 @@ from nasx.datasets import cifar10
 from nasx.space import InputChoice, LayerChoice, ModelSpace, model_context
 from nasx.strategy import Mutator, RandomMutator
 
-FAST = "--fast" in sys.argv or os.environ.get("NASX_FAST") == "1"
 torch.manual_seed(0)
 
 
@@ -102,6 +126,7 @@ model = Net(width)
 mutator = DartsMutator(model)
 w_optim = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=3e-4)
 a_optim = torch.optim.Adam(mutator.parameters(), lr=3e-3, betas=(0.5, 0.999), weight_decay=1e-3)
+history = [mutator.sample_final()]  # softmax(alpha) of every choice: at the start, after each step
 
 for epoch in range(epochs):
     model.train()
@@ -111,6 +136,7 @@ for epoch in range(epochs):
         mutator.reset()
         F.cross_entropy(model(x_val), y_val).backward()
         a_optim.step()
+        history.append(mutator.sample_final())
         # weight step, on training data
         w_optim.zero_grad()
         mutator.reset()
@@ -127,6 +153,47 @@ print(
         for m, w in zip(mutator.mutables[0].candidates, mutator.sample_final()["layer1"])
     },
 )
+
+# %% [markdown]
+# How the decisions moved: the mutator's weight (softmax of alpha) of each candidate after every
+# architecture step, recorded in the loop above. The export keeps the candidate on top at the
+# end. (The fast mode's smoke run takes two steps: its lines barely leave 1/3.)
+
+
+# %%
+def weights_figure():
+    """One panel per choice, a line per candidate: a closed matplotlib figure."""
+    import matplotlib.pyplot as plt
+
+    names = {"skip": ["stem", "layer1", "layer2"]}  # the skip's candidates are input indices
+    fig, axes = plt.subplots(1, len(mutator.mutables), figsize=(7, 2.8), sharey=True)
+    plt.close(fig)  # nothing pops up: show() below displays it
+    for ax, m in zip(axes, mutator.mutables, strict=True):
+        for j, candidate in enumerate(names.get(m.key, m.candidates)):
+            ax.plot([float(weights[m.key][j]) for weights in history], label=str(candidate))
+        ax.set_title(m.key, fontsize=10)
+        ax.set_xlabel("architecture step")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="best")
+    low = min(float(w.min()) for weights in history for w in weights.values())
+    high = max(float(w.max()) for weights in history for w in weights.values())
+    axes[0].set_ylim(min(low, 0.2) - 0.02, max(high, 0.5) + 0.02)  # 1/3 each at the start
+    axes[0].set_ylabel("weight (softmax of alpha)")
+    fig.suptitle("The DARTS mutator's weights during the search", fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+try:
+    from nasx.plot import show
+
+    saved = show(
+        weights_figure(),
+        os.path.join(tempfile.mkdtemp(prefix="nasx_custom_oneshot_"), "arch_weights.png"),
+    )
+    print(f"figure of the architecture weights by step: {saved}")
+except ImportError as e:  # matplotlib is the [plot] extra
+    print(f"no figure: {e}")
 
 # %% [markdown]
 # ## 4. Export, rebuild, train the found model

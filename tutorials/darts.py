@@ -4,7 +4,9 @@ export it, draw it, rebuild it, and retrain it with the DARTS recipe.
 NNI's "Searching in DARTS search space" tutorial in nasx names. Run ``python tutorials/darts.py``
 (a small search, tens of minutes on a laptop CPU) or ``NASX_FAST=1 python tutorials/darts.py``
 (``--fast`` works too; seconds: a few hundred images, tiny widths; what the test suite runs). Needs CIFAR-10 under
-``../shared/data`` or ``$NASX_DATA_DIR`` (see ``nasx.datasets``).
+``../shared/data`` or ``$NASX_DATA_DIR`` (see ``nasx.datasets``), or a copy in nasx's cache:
+``python -c "from nasx.datasets import cifar10; cifar10('train', download=True)"`` fetches the
+official archive (170 MB) once. ``--help`` lists the options.
 """
 # %% [markdown]
 # ## 1. Data
@@ -12,9 +14,32 @@ NNI's "Searching in DARTS search space" tutorial in nasx names. Run ``python tut
 # only training data and the strategy splits it 50/50 (and says so in a warning).
 
 # %%
-import dataclasses
+import argparse
 import os
-import sys
+
+# The command line first, so that `--help` answers before the imports that take seconds.
+# ruff: noqa: E402
+parser = argparse.ArgumentParser(
+    description="The DARTS journey on CIFAR-10: evaluate the pre-searched DARTS-V2, search a\n"
+    "cell, export it, draw it, rebuild it, and retrain it with the DARTS recipe.",
+    epilog="""environment:
+  NASX_FAST=1     a smoke run of seconds whose numbers mean nothing (same as --fast)
+  NASX_DATA_DIR   a folder holding cifar10/
+  NASX_CACHE_DIR  nasx's cache (default ~/.cache/nasx): downloaded data, pretrained weights
+
+data: CIFAR-10, from $NASX_DATA_DIR/cifar10 or ../shared/data/cifar10 (cifar10_jpg.tar.gz
+beside cifar10_labels_canonical.npz), else a copy downloaded earlier into nasx's cache. This
+script downloads nothing; to fetch the official archive (170 MB) into the cache once:
+  python -c "from nasx.datasets import cifar10; cifar10('train', download=True)"
+""",
+    formatter_class=argparse.RawDescriptionHelpFormatter,
+    allow_abbrev=False,  # a kernel's `--f=...` must not read as --fast
+)
+parser.add_argument("--fast", action="store_true", help="smoke run (same as NASX_FAST=1)")
+args, _ = parser.parse_known_args()  # known only: a notebook kernel passes arguments of its own
+FAST = args.fast or os.environ.get("NASX_FAST") == "1"
+
+import dataclasses
 import tempfile
 
 import torch
@@ -24,11 +49,10 @@ from nasx.datasets import cifar10
 from nasx.evaluator import Classification, darts_retrain_evaluator, darts_train_transform
 from nasx.evaluator.recipes import DartsRecipe
 from nasx.hub import DARTS as DartsSpace
-from nasx.plot import plot_double_cells
+from nasx.plot import plot_double_cells, show
 from nasx.space import model_context
 from nasx.strategy import DARTS
 
-FAST = "--fast" in sys.argv or os.environ.get("NASX_FAST") == "1"
 torch.manual_seed(0)
 
 # Retraining data is augmented as DARTS does: crop, flip and Cutout (nasx.evaluator.augment).
@@ -128,14 +152,14 @@ print("normal/op_2_0 weights:", strategy.export_probs()["normal/op_2_0"])
 
 # %% [markdown]
 # The found cells, drawn (graphviz lays them out; without its `dot` program matplotlib draws them
-# alone). In a notebook the figure shows inline; here it is saved beside the experiment.
+# alone). `nasx.plot.show` saves the figure beside the experiment and, in a notebook, shows it.
 
 # %%
 figure = plot_double_cells(exported_arch)
 cells_png = os.path.join(
     workdir if NasExperiment is not None else tempfile.gettempdir(), "cells.png"
 )
-figure.savefig(cells_png, dpi=80)
+show(figure, cells_png, dpi=80)  # in a notebook it also shows here
 print(f"cells drawn to {cells_png}")
 
 # %% [markdown]

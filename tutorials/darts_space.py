@@ -175,3 +175,16 @@ class DartsLikeSpace(ModelSpace):
         for cell in self.cells:
             s0, s1 = cell(s0, s1)
         return self.classifier(self.pool(s1).flatten(1))  # [B, num_classes]
+
+
+if __name__ == "__main__":  # run as a script: it only defines the space (import it to use it)
+    import argparse
+
+    argparse.ArgumentParser(
+        description="A small DARTS-like model space (2 cell inputs, sep_conv/max_pool/skip/none\n"
+        "edges) with NNI's labels, for the DARTS tutorial, the tests and the benchmark. Running\n"
+        "it defines the space and does nothing else: import DartsLikeSpace from it (with\n"
+        "tutorials/ on sys.path). It reads no data and no environment variables.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+    ).parse_known_args()  # known only: a notebook kernel passes arguments of its own

@@ -3,8 +3,9 @@ Pareto front, train the best three archs fully (stage 2), export the winner for 
 search the same space one-shot (Proxyless with an expected-latency penalty, RandomOneShot with a
 latency range).
 
-Run it with ``python tutorials/hardware_aware.py`` (CIFAR-10 at 32x32 from ``../shared/data``;
-random images when it is absent), or ``NASX_FAST=1`` for a smoke run of seconds. ``NASX_SHORT=1``
+Run it with ``python tutorials/hardware_aware.py`` (CIFAR-10 at 32x32 from ``../shared/data``, or
+a copy in nasx's cache: ``cifar10('train', download=True)`` fetches one; random images when it is
+absent), or ``NASX_FAST=1`` for a smoke run of seconds. ``NASX_SHORT=1``
 is a short real run (about half an hour on one CPU core): 2,000 training images, 6 search trials,
 stage 2 of 3 epochs, one-shot searches of 2 epochs (its results:
 ``benchmarks/hardware_aware_tutorial.results.md``).
@@ -17,14 +18,39 @@ stage 2 of 3 epochs, one-shot searches of 2 epochs (its results:
 # measured once on this machine (ProxylessNAS/FBNet style), so trials need no timing runs.
 
 # %%
-import logging
+import argparse
 import os
-import statistics
-import tempfile
-import time
-from pathlib import Path
 
-import matplotlib
+# The command line first, so that `--help` answers before the imports that take seconds.
+parser = argparse.ArgumentParser(
+    description="Hardware-aware search, the MnasNet way: search the MnasNet space for accuracy\n"
+    "under a latency target, look at the Pareto front, train the best three archs fully, export\n"
+    "the winner for serving, then search the same space one-shot (Proxyless, RandomOneShot).",
+    epilog="""environment:
+  NASX_FAST=1     a smoke run of seconds whose numbers mean nothing (same as --fast)
+  NASX_SHORT=1    a short real run (about half an hour on one CPU core): 2,000 training
+                  images, 6 search trials, stage 2 of 3 epochs, one-shot searches of 2 epochs
+  NASX_DATA_DIR   a folder holding cifar10/
+
+data: CIFAR-10, from $NASX_DATA_DIR/cifar10 or ../shared/data/cifar10 (cifar10_jpg.tar.gz
+beside cifar10_labels_canonical.npz), else a copy downloaded earlier into nasx's cache; random
+images stand in when there is none (the script says so; its accuracies then mean nothing). To
+fetch the official archive (170 MB) into the cache once:
+  python -c "from nasx.datasets import cifar10; cifar10('train', download=True)"
+""",
+    formatter_class=argparse.RawDescriptionHelpFormatter,
+    allow_abbrev=False,  # a kernel's `--f=...` must not read as --fast
+)
+parser.add_argument("--fast", action="store_true", help="smoke run (same as NASX_FAST=1)")
+args, _ = parser.parse_known_args()  # known only: a notebook kernel passes arguments of its own
+
+import logging  # noqa: E402
+import statistics  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 import torch  # noqa: E402
@@ -39,13 +65,13 @@ from nasx.experiment.pareto import export_front  # noqa: E402
 from nasx.experiment.stage2 import stage2  # noqa: E402
 from nasx.hardware import LatencyTable, MnasNetReward, arch_cost  # noqa: E402
 from nasx.hub.mnasnet import MnasLayer, MnasNet  # noqa: E402
-from nasx.plot import plot_pareto  # noqa: E402
+from nasx.plot import plot_pareto, show  # noqa: E402
 from nasx.serving import export_for_serving  # noqa: E402
 from nasx.space import search_space  # noqa: E402
 from nasx.strategy import Proxyless, RandomOneShot, RegularizedEvolution  # noqa: E402
 from nasx.strategy.oneshot.cost import ArchCostRange, CostPenalty  # noqa: E402
 
-FAST = os.environ.get("NASX_FAST") == "1"
+FAST = args.fast or os.environ.get("NASX_FAST") == "1"
 SHORT = not FAST and os.environ.get("NASX_SHORT") == "1"
 logging.getLogger("pytorch_lightning").setLevel(logging.WARNING)
 logging.getLogger("lightning").setLevel(logging.WARNING)
@@ -62,6 +88,9 @@ print(
 
 # %% [markdown]
 # ## Data: CIFAR-10 at 32x32 (random images when it is not installed)
+#
+# Read from `$NASX_DATA_DIR/cifar10` or `../shared/data/cifar10`, else from nasx's cache, where
+# `nasx.datasets.cifar10('train', download=True)` puts the official archive once.
 
 # %%
 try:
@@ -153,7 +182,7 @@ front = search.pareto_front(["accuracy", "-latency_ms"])
 print(f"Pareto front: trials {[t.id for t in front]}")
 export_front(search.trials(), ["accuracy", "-latency_ms"], WORK / "front.csv")
 fig = plot_pareto(search, "latency_ms", "accuracy")
-fig.savefig(WORK / "pareto.png")
+print(f"the front drawn to {show(fig, WORK / 'pareto.png')}")
 top = search.export_top_models(3)
 hits = sum(arch_cost(space, a, SHAPE, latency=table).latency_ms <= target for a in top)
 print(f"latency hit rate of the top {len(top)}: {hits}/{len(top)} under {target:.2f} ms")

@@ -6,7 +6,8 @@ with ``NASX_FAST=1`` (or ``--fast``) for a smoke run of a few seconds. ``--seed 
 seed (same seed, CPU and torch thread count: same numbers; torch's kernels split sums by thread,
 so another thread count or CPU rounds differently and ends slightly apart);
 ``--data-dir DIR`` points at Fashion-MNIST's IDX files; Ctrl-C stops it and running it again
-resumes where it stopped.
+resumes where it stopped. It ends by writing a chart of the search beside the experiment and
+printing the ``nasx show`` and ``nasx serve`` commands that show its trials.
 """
 # %% [markdown]
 # # Hello NAS
@@ -19,13 +20,44 @@ resumes where it stopped.
 # 3. a **strategy**: proposes archs and learns from the metrics (here: regularized evolution).
 #
 # `NasExperiment` runs the trials, stores them in a directory (SQLite + one folder per trial),
-# and can be stopped and resumed at any time.
+# and can be stopped and resumed at any time. The data is Fashion-MNIST, found on this machine or
+# downloaded, else scikit-learn's handwritten digits stand in (see *Data* below).
 
 # %%
 import argparse
+import os
+
+# The command line first, so that `--help` answers before the imports that take seconds.
+# ruff: noqa: E402
+parser = argparse.ArgumentParser(
+    description="Hello NAS: search a small CNN space on Fashion-MNIST with regularized\n"
+    "evolution, export the best arch and retrain it (about 3 minutes on 2 CPU cores).",
+    epilog="""environment:
+  NASX_FAST=1     a smoke run of seconds whose numbers mean nothing (same as --fast)
+  NASX_DATA_DIR   a folder holding fashion-mnist/ (Fashion-MNIST's IDX files)
+
+data: Fashion-MNIST from --data-dir, else $NASX_DATA_DIR/fashion-mnist or ../shared/data/
+fashion-mnist, else /usr/share/datasets/fashion-mnist (Debian's dataset-fashion-mnist), else a
+copy downloaded earlier; else it is downloaded, else installed with apt (as root), else
+scikit-learn's handwritten digits stand in. The script says which one it used.""",
+    formatter_class=argparse.RawDescriptionHelpFormatter,
+    allow_abbrev=False,  # a kernel's `--f=...` must not read as --fast
+)
+parser.add_argument("--seed", type=int, default=0, help="seed of the whole run (default 0)")
+parser.add_argument("--data-dir", default=None, help="folder with Fashion-MNIST's IDX files")
+parser.add_argument(
+    "--workdir",
+    default=None,
+    help="experiment folder (default: nasx_experiments/hello_nas_seed<SEED>, a temporary one "
+    "with --fast); run again with the same one to resume",
+)
+parser.add_argument("--fast", action="store_true", help="smoke run (same as NASX_FAST=1)")
+args, _ = parser.parse_known_args()  # known only: a notebook kernel passes arguments of its own
+FAST = args.fast or os.environ.get("NASX_FAST") == "1"
+
 import json
 import logging
-import os
+import shutil
 import sys
 import tempfile
 import time
@@ -44,14 +76,6 @@ from nasx.experiment.progress import format_seconds
 from nasx.space import LayerChoice, ModelSpace
 from nasx.strategy import RegularizedEvolution
 
-parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-parser.add_argument("--seed", type=int, default=0, help="seed of the whole run (default 0)")
-parser.add_argument("--data-dir", default=None, help="folder with Fashion-MNIST's IDX files")
-parser.add_argument("--workdir", default=None, help="experiment folder (default: see below)")
-parser.add_argument("--fast", action="store_true", help="smoke run (same as NASX_FAST=1)")
-args, _ = parser.parse_known_args()  # tolerate notebook / runpy arguments
-
-FAST = args.fast or os.environ.get("NASX_FAST") == "1"
 logging.getLogger("pytorch_lightning").setLevel(logging.WARNING)  # keep Lightning's banners quiet
 logging.getLogger("lightning").setLevel(logging.WARNING)
 torch.manual_seed(args.seed)
@@ -264,3 +288,35 @@ print(
     f"retrained best arch: test accuracy {test_accuracy:.2%} on {len(test):,} {data.name} test "
     f"images{smoke}; total time {format_seconds(time.monotonic() - T0)}"
 )
+
+# %% [markdown]
+# ## Look at the search
+#
+# A chart of every trial's accuracy and of the best so far (`nasx.plot`, which needs matplotlib:
+# `pip install 'nasx[plot]'`) goes beside the experiment. `nasx show` prints the trials in a
+# terminal; `nasx serve` opens a page with the trials and their charts.
+
+# %%
+try:
+    from nasx.plot import plot_metric_history, show
+
+    chart = workdir / "search_history.png"
+    figure = plot_metric_history(experiment)
+    axes = figure.axes[0]  # the metric is called 'default': name it
+    axes.set_ylabel("validation accuracy")
+    axes.set_title(axes.get_title().replace("default", "validation accuracy", 1), fontsize=10)
+    show(figure, chart)  # a file; in a notebook also shown here
+    print(f"chart of the search (accuracy by trial, best so far): {chart}")
+except ImportError as e:  # matplotlib is the [plot] extra
+    print(f"no chart: {e}")
+if shutil.which("nasx"):
+    nasx_command = "nasx"
+elif Path(sys.executable).with_name("nasx").exists():  # `make demo`: .venv/bin/nasx
+    nasx_command = str(Path(sys.executable).with_name("nasx"))
+    if not os.path.relpath(nasx_command).startswith(".."):
+        nasx_command = os.path.relpath(nasx_command)
+else:
+    nasx_command = f"{sys.executable} -m nasx.cli"
+print("the trials:")
+print(f"  {nasx_command} show {workdir}    # a table in this terminal")
+print(f"  {nasx_command} serve {workdir}   # a page with the trials and their charts")

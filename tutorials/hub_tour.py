@@ -5,6 +5,17 @@
 # Nothing is downloaded.
 
 # %%
+import argparse
+
+# The command line first, so that `--help` answers before the imports that take seconds.
+# ruff: noqa: E402
+parser = argparse.ArgumentParser(
+    description="A tour of the nasx hub: spaces to search in, searched models to reuse.\n"
+    "Runs in a few seconds on a laptop CPU; nothing is downloaded and no data is read.",
+    allow_abbrev=False,
+)
+args, _ = parser.parse_known_args()  # known only: a notebook kernel passes arguments of its own
+
 import torch
 
 from nasx.hub import (
@@ -65,12 +76,12 @@ print(
 import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from nasx.plot import plot_double_cells  # noqa: E402
+from nasx.plot import plot_double_cells, show  # noqa: E402
 
 pictures = Path(tempfile.mkdtemp(prefix="nasx-cells-"))
-plot_double_cells(DARTS_V2).savefig(pictures / "darts_v2.png", dpi=70)  # pre-searched (a genotype)
+show(plot_double_cells(DARTS_V2), pictures / "darts_v2.png", dpi=70)  # pre-searched (a genotype)
 sampled = choices.sample(seed=0)  # any arch dict of the space, e.g. an exported one
-plot_double_cells(sampled).savefig(pictures / "sampled.png", dpi=70)
+show(plot_double_cells(sampled), pictures / "sampled.png", dpi=70)
 print("cell pictures:", sorted(p.name for p in pictures.iterdir()), "in", pictures)
 
 # %% [markdown]

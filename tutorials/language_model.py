@@ -14,7 +14,26 @@ for a smoke run of seconds. No download: the text is this interpreter's own stan
 # architecture, then train the pruned model to match the parent's next-token distribution.
 
 # %%
+import argparse
 import os
+
+# The command line first, so that `--help` answers before the imports that take seconds.
+# ruff: noqa: E402
+parser = argparse.ArgumentParser(
+    description="Prune and distill a language model: train a byte-level GPT on the Python\n"
+    "standard library's source, prune it to about half its parameters with Minitron's\n"
+    "importance, distill it from the parent's logits, and save it as a Hugging Face GPT-2.",
+    epilog="""environment:
+  NASX_FAST=1     a smoke run of seconds whose numbers mean nothing (same as --fast)
+
+data: the .py files of this interpreter's own standard library (nothing is downloaded).""",
+    formatter_class=argparse.RawDescriptionHelpFormatter,
+    allow_abbrev=False,  # a kernel's `--f=...` must not read as --fast
+)
+parser.add_argument("--fast", action="store_true", help="smoke run (same as NASX_FAST=1)")
+args, _ = parser.parse_known_args()  # known only: a notebook kernel passes arguments of its own
+FAST = args.fast or os.environ.get("NASX_FAST") == "1"
+
 import tempfile
 
 import torch
@@ -25,7 +44,6 @@ from nasx.hub.gpt import GPTSpace, largest_arch
 from nasx.lm import distill, evaluate_loss, prune_search, train
 from nasx.space import search_space
 
-FAST = os.environ.get("NASX_FAST") == "1"
 torch.manual_seed(0)
 BLOCK = 32 if FAST else 64
 
@@ -55,7 +73,8 @@ space = GPTSpace(
 parent = space.freeze(largest_arch(search_space(space)))
 train(parent, loader, steps=20 if FAST else 600, lr=2e-3)
 n_parent = sum(p.numel() for p in parent.parameters())
-print(f"parent: {n_parent} parameters, validation loss {evaluate_loss(parent, val):.3f}")
+parent_loss = evaluate_loss(parent, val)
+print(f"parent: {n_parent} parameters, validation loss {parent_loss:.3f}")
 
 # %% [markdown]
 # ## Prune to half, distill each candidate briefly, rank
@@ -79,7 +98,57 @@ for c in ranked:
     print(f"{c.params} params: {c.loss_pruned:.3f} pruned -> {c.loss_distilled:.3f} distilled")
 best = ranked[0]
 distill(best.model, parent, loader, steps=5 if FAST else 200)
-print(f"best child {best.arch}: validation loss {evaluate_loss(best.model, val):.3f}")
+best_loss = evaluate_loss(best.model, val)
+print(f"best child {best.arch}: validation loss {best_loss:.3f}")
+
+# %% [markdown]
+# The candidates, drawn: each one's size and validation loss right after pruning (hollow) and
+# after its short distillation (filled; `#1` is the best ranked), the parent they came from (star)
+# and the best child after its longer final distillation (diamond). Lower is better.
+
+
+# %%
+def candidates_figure():
+    """Parameters against validation loss, a point per model: a closed matplotlib figure."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    plt.close(fig)  # nothing pops up: show() below displays it
+    k = [c.params / 1e3 for c in ranked]  # thousands of parameters
+    for rank, (x, c) in enumerate(zip(k, ranked, strict=True), 1):
+        arrow = {"arrowstyle": "->", "color": "tab:blue", "shrinkA": 5, "shrinkB": 5}
+        ax.annotate("", (x, c.loss_distilled), (x, c.loss_pruned), arrowprops=arrow)
+        ax.annotate(f"#{rank}", (x, c.loss_distilled), (6, -3), textcoords="offset points")
+    pruned, distilled = [c.loss_pruned for c in ranked], [c.loss_distilled for c in ranked]
+    ax.scatter(k, pruned, s=50, facecolors="none", edgecolors="tab:blue", label="pruned")
+    ax.scatter(k, distilled, s=50, color="tab:blue", label="pruned, then distilled briefly")
+    ax.scatter(
+        best.params / 1e3,
+        best_loss,
+        s=70,
+        marker="D",
+        color="tab:orange",
+        label="#1 distilled longer",
+    )
+    ax.scatter(n_parent / 1e3, parent_loss, s=200, marker="*", color="black", label="parent")
+    ax.axvline(n_parent / 2e3, color="grey", ls="--", lw=1, label="target: half the parent")
+    ax.set_xlabel("parameters (thousands)")
+    ax.set_ylabel("validation loss (nats per byte)")
+    ax.set_title("Children pruned from the parent: size against validation loss", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    return fig
+
+
+try:
+    from nasx.plot import show
+
+    figure_dir = tempfile.mkdtemp(prefix="nasx_language_model_")
+    saved = show(candidates_figure(), os.path.join(figure_dir, "candidates.png"))
+    print(f"figure of the candidates (parameters against validation loss): {saved}")
+except ImportError as e:  # matplotlib is the [plot] extra
+    print(f"no figure: {e}")
 
 # %% [markdown]
 # ## Out as a Hugging Face GPT-2 (when the child's heads fill its embedding)

@@ -22,8 +22,33 @@ points at Fashion-MNIST's IDX files; without it the data comes from wherever
 
 # %%
 import argparse
-import collections
 import os
+
+# The command line first, so that `--help` answers before the imports that take seconds.
+# ruff: noqa: E402
+parser = argparse.ArgumentParser(
+    description="Multi-fidelity search: stop poor architectures after an epoch or two, train the\n"
+    "good ones longer (ASHA and Hyperband against a plain search; a few minutes on 2 CPU cores).",
+    epilog="""environment:
+  NASX_FAST=1     a smoke run of seconds whose numbers mean nothing (same as --fast)
+  NASX_DATA_DIR   a folder holding fashion-mnist/ (Fashion-MNIST's IDX files)
+
+data: Fashion-MNIST from --data-dir, else $NASX_DATA_DIR/fashion-mnist or ../shared/data/
+fashion-mnist, else /usr/share/datasets/fashion-mnist (Debian's dataset-fashion-mnist), else a
+copy downloaded earlier; else (full runs only) it is downloaded, else installed with apt (as
+root); else scikit-learn's handwritten digits stand in. The script says which one it used.""",
+    formatter_class=argparse.RawDescriptionHelpFormatter,
+    allow_abbrev=False,  # a kernel's `--f=...` must not read as --fast
+)
+parser.add_argument("--data-dir", default=None, help="folder with Fashion-MNIST's IDX files")
+parser.add_argument(
+    "--workdir", default=None, help="where the experiments go (default: a temp dir)"
+)
+parser.add_argument("--fast", action="store_true", help="smoke run (same as NASX_FAST=1)")
+args, _ = parser.parse_known_args()  # known only: a notebook kernel passes arguments of its own
+FAST = args.fast or os.environ.get("NASX_FAST") == "1"
+
+import collections
 import sys
 import tempfile
 import time
@@ -42,15 +67,6 @@ from nasx.experiment.schedulers import ASHA, Hyperband
 from nasx.space import LayerChoice, ModelSpace
 from nasx.strategy import Random
 
-parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-parser.add_argument("--data-dir", default=None, help="folder with Fashion-MNIST's IDX files")
-parser.add_argument(
-    "--workdir", default=None, help="where the experiments go (default: a temp dir)"
-)
-parser.add_argument("--fast", action="store_true", help="smoke run (same as NASX_FAST=1)")
-args, _ = parser.parse_known_args()  # tolerate notebook / runpy arguments
-
-FAST = args.fast or os.environ.get("NASX_FAST") == "1"
 torch.manual_seed(0)
 T0 = time.monotonic()
 
@@ -246,6 +262,15 @@ print(f"ASHA's best arch: {asha_best} (validation accuracy {asha_metric:.1%})")
 
 # %%
 nasx_cli(["show", str(root / "asha")])
+
+# %% [markdown]
+# Each trial's validation accuracy after every epoch it trained: the curves that stop at 1 or 3
+# epochs are the trials ASHA paused there (`nasx.plot`, the `plot` extra).
+
+# %%
+from nasx.plot import plot_learning_curves, show
+
+show(plot_learning_curves(asha, top_k=3), root / "asha_learning_curves.png")
 
 # %% [markdown]
 # ## Pruning for good: ASHA's stopping mode and Hyperband

@@ -9,7 +9,10 @@
 #   `from nni.nas.experiment import`   -> `from nasx.experiment import`
 # plus ONE block, marked "nasx port: data" below, which stands in for torchvision's MNIST: this
 # machine cannot download it, so the same 28x28 grey 10-class images come from the local copy of
-# Fashion-MNIST (Debian package `dataset-fashion-mnist`, or $NASX_DATA_DIR/fashion-mnist).
+# Fashion-MNIST (Debian package `dataset-fashion-mnist`, or $NASX_DATA_DIR/fashion-mnist; without
+# either, `python -c "from nasx.datasets import fashion_mnist as f; f('train', download=True);
+# f('test', download=True)"` puts a copy in nasx's cache once), and a small block marked
+# "nasx port: --help" after the docstring, which answers `--help` (NNI's script has no options).
 # The text is NNI's (it still says MNIST). Formatting is NNI's too, hence `fmt: off` above.
 #
 # Run it with `python tutorials/nni_hello_nas.py` (3 trials x 3 epochs over 60,000 images: about
@@ -39,6 +42,30 @@ Define your Model Space
 Model space is defined by users to express a set of models that users want to explore, which contains potentially good-performing models.
 In this framework, a model space is defined with two parts: a base model and possible mutations on the base model.
 """
+
+# %%
+# ---- nasx port: --help (not in NNI's tutorial) ---------------------------------------------
+import argparse as _argparse
+
+_argparse.ArgumentParser(
+    description="Hello, NAS! NNI 3.0's hello-NAS tutorial, ported to nasx by changing its imports\n"
+    "(and its data loading): a random search of a small CNN space, 3 trials of 3 epochs (about\n"
+    "20 minutes on a laptop CPU).",
+    epilog="""environment:
+  NASX_FAST=1     a smoke run of seconds on 32 training and 32 test images (numbers mean nothing)
+  NASX_DATA_DIR   a folder holding fashion-mnist/
+  NNI_OUTPUT_DIR  read only by NNI's evaluate_model_with_visualization, defined but not run
+
+data: Fashion-MNIST stands in for MNIST (torchvision's download is not used): from
+$NASX_DATA_DIR/fashion-mnist, ../shared/data/fashion-mnist, /usr/share/datasets/fashion-mnist
+(Debian's dataset-fashion-mnist) or nasx's cache. To fetch it (30 MB) into the cache once:
+  python -c "from nasx.datasets import fashion_mnist as f; f('train', download=True); f('test', download=True)"
+Trials are stored under ./nasx_experiments/<time stamp>/.
+""",
+    formatter_class=_argparse.RawDescriptionHelpFormatter,
+    allow_abbrev=False,
+).parse_known_args()  # known only: a notebook kernel passes arguments of its own
+# ---- end of the nasx port's --help block ---------------------------------------------------
 
 # %%
 #

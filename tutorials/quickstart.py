@@ -7,11 +7,41 @@
 # the Debian package `dataset-fashion-mnist`, or CIFAR-10 from `../shared/data`).
 #
 # Run it with `python tutorials/quickstart.py`; `NASX_FAST=1` makes it a few-second smoke run.
+# Nothing is downloaded: without either data set on this machine, fetch Fashion-MNIST into
+# nasx's cache once with `python -c "from nasx.datasets import fashion_mnist as f;
+# f('train', download=True); f('test', download=True)"` (30 MB).
 
 # %%
-import json
+import argparse
 import os
+
+# The command line first, so that `--help` answers before the imports that take seconds.
+# ruff: noqa: E402
+parser = argparse.ArgumentParser(
+    description="nasx quick start: a model space in five minutes. Declares a space with every\n"
+    "primitive, lists its search space, rebuilds a few archs as plain PyTorch models and trains\n"
+    "one briefly on real data.",
+    epilog="""environment:
+  NASX_FAST=1     a smoke run of seconds (same as --fast)
+  NASX_DATA_DIR   a folder holding fashion-mnist/ or cifar10/
+
+data: Fashion-MNIST from $NASX_DATA_DIR/fashion-mnist, ../shared/data/fashion-mnist,
+/usr/share/datasets/fashion-mnist (Debian's dataset-fashion-mnist) or nasx's cache; else
+CIFAR-10 from $NASX_DATA_DIR/cifar10, ../shared/data/cifar10 or the cache. This script
+downloads nothing; to fetch Fashion-MNIST (30 MB) into the cache once:
+  python -c "from nasx.datasets import fashion_mnist as f; f('train', download=True); f('test', download=True)"
+""",
+    formatter_class=argparse.RawDescriptionHelpFormatter,
+    allow_abbrev=False,  # a kernel's `--f=...` must not read as --fast
+)
+parser.add_argument("--fast", action="store_true", help="smoke run (same as NASX_FAST=1)")
+args, _ = parser.parse_known_args()  # known only: a notebook kernel passes arguments of its own
+FAST = args.fast or os.environ.get("NASX_FAST") == "1"
+
+import json
+import tempfile
 import time
+from pathlib import Path
 
 import torch
 import torch.nn as nn
@@ -28,7 +58,6 @@ from nasx.space import (
     search_space,
 )
 
-FAST = os.environ.get("NASX_FAST") == "1"
 torch.manual_seed(0)
 
 # %% [markdown]
@@ -137,23 +166,76 @@ test_loader = torch.utils.data.DataLoader(test_set, batch_size=256)
 with model_context(arch):
     model = SmallConvSpace(in_channels=in_channels)
 optimizer = torch.optim.Adam(model.parameters(), lr=2e-3)
+steps = {"loss": [], "accuracy": []}  # per training step, for the figure below
+test_accuracy = []  # per epoch
 start = time.perf_counter()
 for epoch in range(epochs):
     model.train()
     for x, y in train_loader:
-        loss = F.cross_entropy(model(x), y)
+        logits = model(x)
+        loss = F.cross_entropy(logits, y)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+        steps["loss"].append(loss.item())
+        steps["accuracy"].append((logits.argmax(1) == y).float().mean().item())
     model.eval()
     with torch.no_grad():
         correct = sum((model(x).argmax(1) == y).sum().item() for x, y in test_loader)
+    test_accuracy.append(correct / len(test_set))
     smoke = " (FAST smoke run: a tiny subset, this number means nothing)" if FAST else ""
     print(
-        f"epoch {epoch + 1}: loss {loss.item():.3f}, test accuracy {correct / len(test_set):.2%}"
-        f"{smoke}"
+        f"epoch {epoch + 1}: loss {loss.item():.3f}, test accuracy {test_accuracy[-1]:.2%}{smoke}"
     )
 print(f"trained in {time.perf_counter() - start:.1f} s")
+
+# %% [markdown]
+# The training, drawn: the loss and the accuracy of every training batch (thin lines; thick: their
+# running mean over about an eighth of an epoch), and the test accuracy at the end of each epoch
+# (dots). `nasx.plot.show` writes the figure to a file and, in a notebook, also shows it here.
+# (Drawing needs matplotlib: `pip install 'nasx[plot]'`.)
+
+
+# %%
+def training_figure():
+    """Two panels, loss and accuracy by training step: a closed matplotlib figure."""
+    import matplotlib.pyplot as plt
+
+    per_epoch = len(steps["loss"]) // epochs
+    window = max(1, per_epoch // 8)
+    fig, axes = plt.subplots(1, 2, figsize=(7, 2.8), sharex=True)
+    plt.close(fig)  # nothing pops up: show() below displays it
+    for ax, key in zip(axes, ("loss", "accuracy"), strict=True):
+        values, x = steps[key], range(1, len(steps[key]) + 1)
+        recent = [values[max(0, i - window + 1) : i + 1] for i in range(len(values))]
+        ax.plot(x, values, color="tab:blue", lw=0.6, alpha=0.4)
+        ax.plot(
+            x, [sum(r) / len(r) for r in recent], color="tab:blue", lw=1.8, label="training batches"
+        )
+        ax.set_xlabel("training step")
+        ax.grid(alpha=0.3)
+    ends = [per_epoch * (e + 1) for e in range(epochs)]
+    axes[1].plot(ends, test_accuracy, "o", color="tab:orange", label="test set, end of epoch")
+    axes[0].set_ylabel("cross-entropy")
+    axes[0].set_title("training loss", fontsize=10)
+    axes[1].set_ylabel("accuracy")
+    axes[1].set_ylim(0, 1)
+    axes[1].set_title("accuracy", fontsize=10)
+    axes[1].legend(fontsize=8, loc="best")
+    fig.suptitle(f"Training the last sampled arch on {data_name}", fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+try:
+    from nasx.plot import show
+
+    saved = show(
+        training_figure(), Path(tempfile.mkdtemp(prefix="nasx_quickstart_")) / "training.png"
+    )
+    print(f"figure of the training (loss and accuracy by step): {saved}")
+except ImportError as e:  # matplotlib is the [plot] extra
+    print(f"no figure: {e}")
 
 # %% [markdown]
 # The rebuilt model is plain PyTorch, so it exports like any other:

@@ -12,11 +12,34 @@ several minutes when other jobs share them);
 
 # %%
 import argparse
-import logging
 import os
+
+# The command line first, so that `--help` answers before the imports that take seconds.
+# ruff: noqa: E402
+parser = argparse.ArgumentParser(
+    description="Segmentation NAS: search a small encoder space for semantic segmentation of\n"
+    "pasted objects, ranked by mIoU (6 trials: about a minute on 2 idle CPU cores).",
+    epilog="""environment:
+  NASX_FAST=1     a smoke run of seconds whose numbers mean nothing (same as --fast)
+  NASX_DATA_DIR   a folder holding fashion-mnist/ or cifar10/
+
+data: the objects are Fashion-MNIST items ($NASX_DATA_DIR/fashion-mnist, ../shared/data/
+fashion-mnist, /usr/share/datasets/fashion-mnist from Debian's dataset-fashion-mnist, or nasx's
+cache), else CIFAR-10 photos ($NASX_DATA_DIR/cifar10, ../shared/data/cifar10 or the cache), else
+scikit-learn's handwritten digits; nothing is downloaded.""",
+    formatter_class=argparse.RawDescriptionHelpFormatter,
+    allow_abbrev=False,  # a kernel's `--f=...` must not read as --fast
+)
+parser.add_argument("--fast", action="store_true", help="smoke run (same as NASX_FAST=1)")
+parser.add_argument("--workdir", default=None, help="default: a temporary folder")
+args, _ = parser.parse_known_args()  # known only: a notebook kernel passes arguments of its own
+FAST = args.fast or os.environ.get("NASX_FAST") == "1"
+
+import logging
 import tempfile
 from pathlib import Path
 
+import pytorch_lightning as pl
 import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader
@@ -34,11 +57,6 @@ from nasx.experiment import NasExperiment
 from nasx.space import LayerChoice, ModelSpace, search_space
 from nasx.strategy import Random
 
-parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-parser.add_argument("--fast", action="store_true", help="smoke run (same as NASX_FAST=1)")
-parser.add_argument("--workdir", default=None, help="default: a temporary folder")
-args, _ = parser.parse_known_args()  # known only: a notebook passes its own arguments
-FAST = args.fast or os.environ.get("NASX_FAST") == "1"
 TRIALS, EPOCHS = (2, 1) if FAST else (6, 4)
 TRAIN_IMAGES, VAL_IMAGES, CANVAS = (8, 4, 32) if FAST else (600, 150, 48)
 
@@ -136,8 +154,25 @@ print(f"space: {len(search_space(space))} choices")
 
 # %% [markdown]
 # ## Random search ranked by mIoU
+#
+# Each trial trains its encoder with a new head, measures it and moves on: nothing keeps the
+# trained models. To draw the best one's masks at the end, a Lightning callback (given to the
+# evaluator like any other `Trainer` argument) keeps the model with the best mIoU so far.
+
 
 # %%
+BEST = {"miou": -1.0, "model": None}  # the search's best trained model: encoder and head
+
+
+class KeepBestModel(pl.Callback):
+    """After each trial's training, keep its model when its validation mIoU is the best yet."""
+
+    def on_fit_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        miou = float(trainer.callback_metrics["val_miou"])
+        if miou > BEST["miou"]:  # a tie keeps the earlier trial, as max() below does
+            BEST.update(miou=miou, model=pl_module.model)
+
+
 evaluator = Segmentation(
     num_classes=num_classes,
     head="linear",
@@ -149,6 +184,7 @@ evaluator = Segmentation(
     check_val_every_n_epoch=EPOCHS,  # one validation, at the end: only its mIoU ranks
     accelerator="cpu",
     latency_options={"warmup": 1, "repeats": 2} if FAST else None,
+    callbacks=[KeepBestModel()],
 )
 search = NasExperiment(
     space,
@@ -170,3 +206,59 @@ for t in search.trials("succeeded"):
         f"{m['flops'] / 1e6:.1f} MFLOPs, latency {m['latency_ms']:.2f} ms  {t.arch}"
     )
 print(f"best arch: {search.export_top_models(1)[0]}")
+
+# %% [markdown]
+# ## What the best model sees
+#
+# Four validation canvases (top row), their true masks (middle) and the masks the search's best
+# trained model predicts (bottom): one colour per class, black for the background. In the fast
+# mode's smoke run the model has barely trained, so expect background almost everywhere.
+
+
+# %%
+def masks_figure(model: nn.Module, samples: list, title: str):
+    """Canvases, true and predicted masks in three rows: a closed matplotlib figure."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
+
+    images = torch.stack([image for image, _ in samples])
+    true = torch.stack([mask for _, mask in samples])
+    with torch.no_grad():
+        predicted = model.eval()(images).argmax(1)
+    colours = ["black"] + [plt.get_cmap("tab10")(i % 10) for i in range(num_classes - 1)]
+    names = ["background", *(train_objects.classes or range(num_classes - 1))]
+    fig, axes = plt.subplots(3, len(samples), figsize=(7, 6), squeeze=False)
+    plt.close(fig)  # nothing pops up: show() below displays it
+    for col in range(len(samples)):
+        axes[0, col].imshow(images[col].permute(1, 2, 0).numpy())
+        for row, masks in ((1, true), (2, predicted)):
+            axes[row, col].imshow(
+                masks[col].numpy(),
+                cmap=ListedColormap(colours),
+                vmin=0,
+                vmax=num_classes - 1,
+                interpolation="nearest",
+            )
+    for row, name in enumerate(("canvas", "true mask", "predicted")):
+        axes[row, 0].set_ylabel(name)
+    for ax in axes.flat:
+        ax.set_xticks([])
+        ax.set_yticks([])
+    present = sorted(set(true.unique().tolist()) | set(predicted.unique().tolist()))
+    handles = [Patch(color=colours[c], label=str(names[c])) for c in present]
+    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 5), fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    return fig
+
+
+best = max(search.trials("succeeded"), key=lambda t: t.metric)  # the first of equals, as BEST
+title = f"best trained model: trial {best.id}, mIoU {best.metric:.3f}\n{best.arch}"
+try:
+    from nasx.plot import show
+
+    saved = show(masks_figure(BEST["model"], val_data[:4], title), WORK / "best_masks.png")
+    print(f"figure of the best model's masks on 4 validation canvases: {saved}")
+except ImportError as e:  # matplotlib is the [plot] extra
+    print(f"no figure: {e}")

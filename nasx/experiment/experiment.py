@@ -50,11 +50,12 @@ from .loop import Limits, TrialBook, TrialLoop, as_seen, label_splitter
 from .nni_config import NniControls, accepts_nni_run_options
 from .oneshot_run import run_one_shot
 from .partial import end_of_run, top_trials
-from .progress import announce_constraints
+from .progress import announce, announce_constraints
 from .recovery import trials_to_rerun
 from .runner import ModelBuilder, no_model, rerun
 from .settings import joint_space, parse_duration
 from .storage import TrialStore, load_trials
+from .summary import NoResultError, nothing_to_export, report_end_of_run
 from .table import TrialTable
 from .tensorboard import TrialWriter
 from .weights import keeper_for
@@ -113,7 +114,10 @@ class NasExperiment(NniControls):
             model, so a trial's numbers do not depend on the trials that ran before it in the same
             process (a rerun or a resumed run gives the same metrics). None: leave the RNGs alone.
         progress: show a progress bar over trials in a terminal (one line per trial when output
-            is not a terminal; a refreshing HTML display in Jupyter); ``False`` for silence.
+            is not a terminal; a refreshing HTML display in Jupyter), and when the run ends a few
+            lines: trials by outcome, the best trial, the most common error with a hint
+            (:mod:`~nasx.experiment.summary`); ``False`` for silence (a run in which no trial
+            succeeded still logs a WARNING on the ``nasx.experiment`` logger).
         tensorboard: log each finished trial (curve, final metrics, arch as hparams) under
             ``workdir/tensorboard`` for ``tensorboard --logdir <workdir>``.
         ray_address, trial_resources: for ``execution='ray'`` (the default when either is given):
@@ -193,8 +197,8 @@ class NasExperiment(NniControls):
         self.keep_weights = settings.keep_weights_policy(keep_weights, self.build_model)
         self.scheduler = check_scheduler(scheduler, evaluator, self._one_shot, self.execution)
         self.stop_reason: str | None = None
-        #: with constraints on the space: how many archs satisfy them (set by run(); a
-        #: nasx.space.ValidCount, exact or estimated, ``str()`` says which)
+        #: How many archs satisfy the space's constraints, when it has some (set by ``run()``;
+        #: a :class:`~nasx.space.ValidCount`, exact or estimated: ``str()`` says which).
         self.valid_count: Any = None
         # The trials not finished yet and the status counts, kept across run()s of this object.
         self._book = TrialBook()
@@ -223,8 +227,8 @@ class NasExperiment(NniControls):
 
     @accepts_nni_run_options  # NNI's run(port, wait_completion=, ...): web UI, background
     def run(self) -> None:
-        """Run until a limit is reached, the strategy is exhausted or :meth:`stop` is called;
-        call again to go on. NNI's ``run(port, wait_completion=...)``: :mod:`.nni_config`."""
+        """Run until a limit is reached, the strategy is exhausted or :meth:`~NniControls.stop`
+        is called; call again to go on. NNI's ``run(port, wait_completion=...)``: :mod:`.nni_config`."""
         settings.check_limits(self)  # exp.config (NNI) may have set them after construction
         if not self._execution_given:  # max_concurrent_trials may have changed (exp.config)
             self.execution = self._default_execution()
@@ -232,6 +236,7 @@ class NasExperiment(NniControls):
 
     def _run_one_shot(self, fresh: bool) -> None:
         """Train the one-shot strategy's supernet, storing its exported archs as rows."""
+        self._warn_if_nothing_to_search(search_space(self.model_space), SearchSpace())
         self.stop_reason = run_one_shot(self, fresh, on_open=self._mark_opened)
 
     def _mark_opened(self) -> None:  # a second run() of this object continues its experiment
@@ -240,9 +245,10 @@ class NasExperiment(NniControls):
     def _run_multi_trial(self, fresh: bool) -> None:
         """Open the store, then run trials until a limit is reached or the strategy is done."""
         space = search_space(self.model_space)
+        hparam_space = evaluator_choices(self.evaluator)
+        self._warn_if_nothing_to_search(space, hparam_space)
         if space.constraints:
             self.valid_count = announce_constraints(space, self.progress)
-        hparam_space = evaluator_choices(self.evaluator)
         meta = experiment_meta(
             self.model_space, self.strategy, self.evaluator, self.direction, space, hparam_space
         )
@@ -295,6 +301,7 @@ class NasExperiment(NniControls):
             progress.close(end_of_run(self.stop_reason, store, self.scheduler, self.direction))
             if keeper is not None:
                 _log.info(keeper.summary())
+            self._summarize(store)
         finally:
             executor.shutdown()
             progress.close()  # Ctrl-C or an error: leave the terminal tidy
@@ -326,11 +333,14 @@ class NasExperiment(NniControls):
 
         Read from the store: the best trials (with a scheduler, at its full budget; by the budget reached
         with ``include_partial``: :mod:`.partial`), or the archs a one-shot run exported, best first (its
-        :data:`~nasx.experiment.oneshot_run.EXPORTED_ARCHS` best; ``strategy.export_top_models(k)`` has more)."""
+        ``EXPORTED_ARCHS`` (10) best; ``strategy.export_top_models(k)`` has more).
+        Nothing to export (no trial ran yet, none succeeded, none reached a scheduler's full budget):
+        :class:`~nasx.experiment.summary.NoResultError` says why (with failures: how many, their most
+        common error and a hint), so ``(best,) = exp.export_top_models()`` never unpacks an empty list."""
         check_int("top_k", top_k, minimum=1, allow_none=False)
         if formatter not in ("dict", "instance"):
             raise ValueError(f"formatter must be 'dict' or 'instance', got {formatter!r}")
-        archs = [t.arch for t in top_trials(self, top_k, include_partial)]
+        archs = [t.arch for t in self._top_trials(top_k, include_partial)]
         if formatter == "instance":
             return [self.model_space.freeze(arch) for arch in archs]
         return archs
@@ -354,10 +364,11 @@ class NasExperiment(NniControls):
         ``arch`` holds the model's labels (``model_context(arch)`` / ``space.freeze(arch)``
         rebuild the model), ``hparams`` the evaluator's (``freeze_evaluator(evaluator,
         hparams)`` rebuilds the evaluator; empty when it has no choices): together they are
-        what :meth:`rerun_trial` runs again. JSON-serialisable. ``include_partial``: as above."""
+        what :meth:`rerun_trial` runs again. JSON-serialisable. ``include_partial`` and
+        :class:`~nasx.experiment.summary.NoResultError`: as above."""
         check_int("top_k", top_k, minimum=1, allow_none=False)
         keys = ("id", "arch", "hparams", "metric", "metrics")
-        return [{k: getattr(t, k) for k in keys} for t in top_trials(self, top_k, include_partial)]
+        return [{k: getattr(t, k) for k in keys} for t in self._top_trials(top_k, include_partial)]
 
     def rerun_trial(self, trial_id: int) -> dict[str, float]:
         """Run trial ``trial_id`` again in this process, as the experiment ran it; its metrics.
@@ -385,6 +396,42 @@ class NasExperiment(NniControls):
     def _default_execution(self) -> str:
         wants_ray = self.ray_address is not None or self.trial_resources is not None
         return settings.default_execution(self.max_concurrent_trials, self.trial_timeout, wants_ray)
+
+    def _summarize(self, store: TrialStore) -> None:
+        """What the person is told when the run has ended (:mod:`.summary`); it never turns a
+        finished run into a failed one (its trials are stored already)."""
+        try:
+            summary = report_end_of_run(store, self.direction, self.workdir, self.progress)
+        except Exception:  # a damaged row, say: `nasx show` will name it
+            _log.exception("could not summarise the run")
+            return
+        if summary is not None:
+            announce(summary)
+
+    def _warn_if_nothing_to_search(self, space: SearchSpace, hparam_space: SearchSpace) -> None:
+        """A space without choices (and an evaluator without any) has one arch, ``{}``: said
+        (logged, and shown unless ``progress=False``) before the run opens its store."""
+        if space or hparam_space:
+            return
+        note = (
+            f"the space {type(self.model_space).__name__} has no choices (no LayerChoice, "
+            "InputChoice, Repeat or nasx.space.choice(...) in its constructor; or they were "
+            "built under model_context): there is nothing to search, every arch is {}"
+        )
+        _log.warning("%s", note)
+        if self.progress:
+            announce(f"WARNING: {note}")
+
+    def _top_trials(self, top_k: int, include_partial: bool) -> list[Trial]:
+        """:func:`~nasx.experiment.partial.top_trials`, or :class:`NoResultError` saying why
+        there is none (no trial ran, none succeeded, none reached the full budget)."""
+        ranked = top_trials(self, top_k, include_partial)
+        if not ranked:
+            why = nothing_to_export(
+                self._all_trials(), self.workdir, self.direction, self.scheduler
+            )
+            raise NoResultError(why)
+        return ranked
 
     def _all_trials(self) -> list[Trial]:
         return load_trials(self.workdir) if TrialStore.exists(self.workdir) else []

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import html
 import io
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
+from nasx._notebook import in_notebook as in_notebook  # re-exported: display.py, oneshot_run.py
 from nasx.trial import Trial
 
 from .html import progress_html
@@ -32,23 +32,12 @@ from .progress import Progress, format_seconds
 LAST_TRIALS = 5
 
 
-def in_notebook() -> bool:
-    """Whether this code runs in a Jupyter kernel (not a terminal IPython, not plain Python)."""
-    if "ipykernel" not in sys.modules:
-        return False
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    shell = get_ipython()
-    return shell is not None and hasattr(shell, "kernel")
-
-
 def _ipython_display(first: str) -> Callable[[str], None]:
-    from IPython.display import HTML, display
+    from IPython import display as ipython_display
 
-    handle = display(HTML(first), display_id=True)
-    return lambda new: handle.update(HTML(new))
+    shown: Any = ipython_display  # IPython's display functions carry no type hints
+    handle = shown.display(shown.HTML(first), display_id=True)
+    return lambda new: handle.update(shown.HTML(new))
 
 
 class NotebookProgress(Progress):

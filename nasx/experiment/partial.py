@@ -5,9 +5,10 @@ and only they are ranked by ``export_top_models`` (as Optuna's ``best_trial`` ra
 trials only): a paused or pruned trial's metric was measured after fewer epochs, so it is not
 comparable with a complete one. A run can end with none (ASHA with fewer trials than its rungs
 need, a run stopped early); then :func:`no_full_budget` says why, once at the end of the run and
-whenever ``export_top_models`` returns nothing, and ``include_partial=True`` ranks the trials by
-the budget they reached (:func:`rank_by_budget`): the best at the highest budget first, the rule
-of Hyperband's and BOHB's own pick (and of :func:`~nasx.experiment.schedulers.simulate`).
+in the error ``export_top_models`` raises when it has nothing to export, and
+``include_partial=True`` ranks the trials by the budget they reached (:func:`rank_by_budget`):
+the best at the highest budget first, the rule of Hyperband's and BOHB's own pick (and of
+:func:`~nasx.experiment.schedulers.simulate`).
 
     >>> from nasx.trial import Trial
     >>> trials = [Trial(0, {'w': 1}, 'paused', metric=0.5, budget=1),
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import logging
 import math
-import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -141,17 +141,11 @@ def top_trials(exp: Any, top_k: int, include_partial: bool = False) -> list[Tria
     """What ``NasExperiment.export_top_models`` and ``export_top_trials`` rank: the ``top_k``
     best succeeded trials stored in ``exp.workdir`` (SQLite ranks them without reading the
     others), or with ``include_partial`` every trial by the budget it reached
-    (:func:`rank_by_budget`). When that is none although trials stopped below the full budget, a
-    ``UserWarning`` says why (:func:`no_full_budget`, with the budgets of ``exp.scheduler``),
-    pointing at the line that called ``export_top_models``."""
+    (:func:`rank_by_budget`). None at all: ``export_top_models`` raises
+    :class:`~nasx.experiment.summary.NoResultError` saying why (when trials stopped below the
+    full budget, :func:`no_full_budget`'s note, with the budgets of ``exp.scheduler``)."""
     if not TrialStore.exists(exp.workdir):
         return []
     if include_partial:
-        ranked = rank_by_budget(load_trials(exp.workdir), exp.direction, top_k)
-    else:
-        ranked = best_stored(exp.workdir, exp.direction, top_k)
-    if not ranked:
-        note = no_full_budget(load_trials(exp.workdir), exp.direction, scheduler=exp.scheduler)
-        if note is not None:
-            warnings.warn(note, UserWarning, stacklevel=3)  # the caller of export_top_models
-    return ranked
+        return rank_by_budget(load_trials(exp.workdir), exp.direction, top_k)
+    return best_stored(exp.workdir, exp.direction, top_k)

@@ -27,6 +27,8 @@ _LAZY_NAMES = {
     "arch_weight_history": "nasx.plot.charts",
     "pareto_front": "nasx.plot.charts",
     "running_best": "nasx.plot.charts",
+    "show": "nasx.plot.display",
+    "in_notebook": "nasx.plot.display",
 }
 
 __all__ = list(_LAZY_NAMES)
@@ -47,5 +49,7 @@ if TYPE_CHECKING:
     from nasx.plot.charts import plot_metric_history as plot_metric_history
     from nasx.plot.charts import plot_pareto as plot_pareto
     from nasx.plot.charts import running_best as running_best
+    from nasx.plot.display import in_notebook as in_notebook
+    from nasx.plot.display import show as show
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY_NAMES, globals())

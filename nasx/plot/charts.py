@@ -319,7 +319,7 @@ def plot_learning_curves(
     multi-fidelity scheduler, the trials it **pruned** are greyed (light grey, a cross where they
     stopped) and the **paused** ones (waiting at a rung for a promotion that may come) dashed
     grey-blue with an open circle: neither is ever among the coloured best, whose curves are
-    complete (:func:`draw_stopped`).
+    complete.
 
     Example:
         >>> trials = [Trial(i, {}, 'succeeded', metric=m, intermediates=[m / 2, m])

@@ -1,6 +1,7 @@
 """A scheduled run that ends with no trial at the full budget says so (issue 31): one warning
-at the end of the run (logged, and on the progress display's last line) and one from
-export_top_models, naming the full budget, the highest reached and what to change; and
+at the end of the run (logged, and on the progress display's last line) and the error
+export_top_models raises (issue 43; a UserWarning and [] before), naming the full budget, the
+highest reached and what to change; and
 ``include_partial=True`` ranks the trials by the budget they reached, the pick of the scheduler's
 own simulation first."""
 
@@ -10,7 +11,7 @@ import logging
 
 import pytest
 
-from nasx.experiment import NasExperiment
+from nasx.experiment import NasExperiment, NoResultError
 from nasx.experiment.partial import no_full_budget, rank_by_budget
 from nasx.experiment.schedulers import ASHA, simulate
 from nasx.trial import Trial
@@ -57,17 +58,25 @@ def test_a_run_with_no_trial_at_the_full_budget_says_why_at_its_end(tmp_path, ca
         "with export_top_models(include_partial=True)"
     ]
     assert exp.stop_reason == "max_trials (4) reached"  # the reason itself is unchanged...
-    last = capsys.readouterr().err.strip().splitlines()[-1]  # ...and the display says both
-    assert last.startswith("search stopped after ") and f"{exp.stop_reason}; {said[0]}" in last
+    err = capsys.readouterr().err.strip().splitlines()  # ...and the display says both
+    (last,) = [line for line in err if line.startswith("search stopped after ")]
+    assert f"{exp.stop_reason}; {said[0]}" in last
+    # the summary after it says how to rank them, and warns of no failure: none failed
+    assert "best: no trial reached the full budget; export_top_models(include_partial=True)" in (
+        "\n".join(err)
+    )
+    assert not [r for r in caplog.records if "no trial succeeded" in r.getMessage()]
 
 
-def test_export_top_models_warns_and_ranks_partial_trials_when_asked(tmp_path):
+def test_export_top_models_says_why_and_ranks_partial_trials_when_asked(tmp_path):
     exp = _experiment(tmp_path, FEW)
     exp.run()
-    with pytest.warns(UserWarning, match=r"^no trial reached the full budget \(9\): .* was 3 "):
-        assert exp.export_top_models() == []
-    with pytest.warns(UserWarning, match="include_partial=True"):
-        assert exp.export_top_trials(2) == []
+    # nothing to export is an error that says why (it returned [] with a UserWarning before
+    # issue 43: `(best,) = exp.export_top_models()` then failed to unpack, naming nothing)
+    with pytest.raises(NoResultError, match=r"^no trial reached the full budget \(9\): .* was 3 "):
+        exp.export_top_models()
+    with pytest.raises(NoResultError, match="include_partial=True"):
+        exp.export_top_trials(2)
     # the reference: by hand (budget reached, then the table's value there), and the pick of
     # the scheduler's own simulation of the same search
     by_hand = sorted(exp.trials(), key=lambda t: (-t.budget, -_val(t), t.id))

@@ -102,7 +102,8 @@ def test_experiment_reports_each_trial_and_a_resume(tmp_path, capsys):
         SmallNet(), FailOnTanh(), GridSearch(shuffle=False), workdir=tmp_path, max_trials=2
     ).run()
     err = capsys.readouterr().err
-    assert err.count("trial ") == 2 and "search stopped after" in err
+    assert sum(line.startswith("trial ") for line in err.splitlines()) == 2
+    assert "search stopped after" in err and "2 trials in " in err  # the summary after it
     NasExperiment(
         SmallNet(),
         FailOnTanh(),

@@ -47,6 +47,12 @@ def _run(tmp_path, scheduler, max_trials, **kwargs):
     return exp
 
 
+def _stop_line(err: list[str]) -> str:
+    """The display's last line (the run's summary follows it: nasx.experiment.summary)."""
+    (line,) = [line for line in err if line.startswith("search stopped after ")]
+    return line
+
+
 def test_lines_count_budget_towards_the_planned_total(tmp_path, capsys):
     # SuccessiveHalving(1, 4, eta=2) plans 4 trials x 1 + 2 promoted to 2 + 1 promoted to 4 = 8
     exp = _run(tmp_path, SuccessiveHalving(1, 4, eta=2), 4)
@@ -55,14 +61,14 @@ def test_lines_count_budget_towards_the_planned_total(tmp_path, capsys):
     assert len(trial_lines) == 4  # a promotion is no new trial
     assert trial_lines[0].endswith(" left | budget 1/8")
     assert "paused: metric" in trial_lines[0] and "at budget 1" in trial_lines[0]
-    assert err[-1].endswith("; budget 8/8")
+    assert _stop_line(err).endswith("; budget 8/8")
     # the count is what the stored trials reached
     assert sum(t.budget for t in exp.trials()) == 8
 
 
 def test_a_scheduler_whose_budget_depends_on_results_says_the_most_it_can_be(tmp_path, capsys):
     exp = _run(tmp_path, ASHA(1, 4, eta=2), 4)
-    last = capsys.readouterr().err.splitlines()[-1]
+    last = _stop_line(capsys.readouterr().err.splitlines())
     reached = sum(t.budget for t in exp.trials())
     assert last.endswith(f"; budget {reached} (at most 16)")
 
@@ -75,7 +81,7 @@ def test_a_resumed_run_counts_from_the_stored_budget(tmp_path, capsys):
     err = capsys.readouterr().err.splitlines()
     first = next(line for line in err if line.startswith("trial "))
     assert f"budget {stored + 1}/{2 * stored}" in first  # the third trial's first epoch
-    assert err[-1].endswith(f"; budget {2 * stored}/{2 * stored}")
+    assert _stop_line(err).endswith(f"; budget {2 * stored}/{2 * stored}")
 
 
 def test_a_terminal_bar_fills_with_budget_and_counts_trials_beside_it():

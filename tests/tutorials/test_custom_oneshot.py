@@ -3,6 +3,7 @@ default suite on generated stand-in data (as on a fresh clone, without ../shared
 CIFAR-10 in the slow tier."""
 
 import os
+import re
 import runpy
 import sys
 from pathlib import Path
@@ -23,6 +24,10 @@ def _run_fast_mode(monkeypatch, capsys) -> None:
     # export keeps the strongest candidate of each choice (DARTS's rule)
     weights = namespace["mutator"].sample_final()["layer1"]
     assert arch["layer1"] == namespace["mutator"].mutables[0].candidates[int(weights.argmax())]
+    # the weights recorded at the start and after each architecture step, drawn to a file it names
+    assert len(namespace["history"]) == 1 + 2  # fast mode: 128 training images in batches of 64
+    figure = re.search(r"figure of the architecture weights .*: (\S+\.png)$", out, re.M)
+    assert figure and Path(figure[1]).stat().st_size > 10_000
 
 
 def test_custom_oneshot_tutorial_fast_mode_on_a_fresh_clone(

@@ -52,3 +52,13 @@ def test_hello_nas_fast_mode(tmp_path):
     assert "FAST smoke run" in text  # a fast-mode number says it means nothing
     # progress from the first trial on, one line per trial when output is not a terminal
     assert out.stderr.count(" succeeded: metric ") == 4, out.stderr[-2000:]
+    # the run's summary after it names the best trial (nasx.experiment.summary)
+    workdir = re.search(r"experiment in (\S+)", text).group(1)
+    assert f"4 trials in {workdir}: 4 succeeded" in out.stderr
+    assert re.search(r"^best: trial \d, metric 0\.\d{4} \(maximize\), arch \{", out.stderr, re.M)
+    # it ends with its chart, written to a file it names, and the commands that show the trials
+    chart = re.search(r"chart of the search .*: (\S+)$", text, re.M).group(1)
+    assert chart == f"{workdir}/search_history.png" and Path(chart).stat().st_size > 10_000
+    last = text.strip().splitlines()[-2:]
+    assert re.fullmatch(rf"  \S*nasx\S*( -m nasx\.cli)? show {re.escape(workdir)} .*", last[0])
+    assert re.fullmatch(rf"  \S*nasx\S*( -m nasx\.cli)? serve {re.escape(workdir)} .*", last[1])

@@ -1,6 +1,7 @@
 """The language-model tutorial (train, prune, distill, rank, save) runs in fast mode."""
 
 import os
+import re
 import runpy
 import sys
 from pathlib import Path
@@ -18,3 +19,6 @@ def test_language_model_tutorial_fast_mode(monkeypatch, capsys):
     losses = [c.loss_distilled for c in ranked]
     assert losses == sorted(losses)
     assert all(c.params < namespace["n_parent"] for c in ranked)
+    # the candidates drawn, to a file it names (matplotlib: a dev dependency)
+    figure = re.search(r"figure of the candidates .*: (\S+\.png)$", out, re.M)
+    assert figure and Path(figure[1]).stat().st_size > 10_000

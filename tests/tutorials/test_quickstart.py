@@ -1,6 +1,7 @@
 """tutorials/quickstart.py runs end to end in fast mode on real data."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -39,3 +40,6 @@ def test_quickstart_fast_mode():
     assert result.returncode == 0, result.stderr[-3000:]
     assert "architectures" in result.stdout and "test accuracy" in result.stdout
     assert "exported with torch.export" in result.stdout
+    # the training drawn, to a file it names (matplotlib: a dev dependency)
+    figure = re.search(r"figure of the training .*: (\S+\.png)$", result.stdout, re.M)
+    assert figure and Path(figure[1]).stat().st_size > 10_000

@@ -46,3 +46,6 @@ def test_segmentation_tutorial_fast_mode(tmp_path):
         0 <= float(m) <= 1 and 0 <= float(a) <= 1 and float(p) > 0 for m, a, p in trials
     )
     assert re.search(r"best arch: \{'width': \d+, 'block1': '\w+', 'block2': '\w+'\}", text)
+    # the best trained model's masks, drawn to a file it names (matplotlib: a dev dependency)
+    figure = re.search(r"figure of the best model's masks .*: (\S+\.png)$", text, re.M)
+    assert figure and Path(figure[1]).stat().st_size > 10_000

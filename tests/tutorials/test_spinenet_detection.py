@@ -41,3 +41,6 @@ def test_spinenet_detection_fast_mode(tmp_path):
     assert re.search(r"SpineNet-49 \(published arch\): mAP [0-9.]+, mAP@50 [0-9.]+", text)
     assert re.search(r"searched arch: mAP [0-9.]+, mAP@50 [0-9.]+, [0-9.]+ M backbone params", text)
     assert re.search(r"searched minus baseline: mAP [+-][0-9.]+", text)
+    # both trained detectors' boxes, drawn to a file it names (matplotlib: a dev dependency)
+    figure = re.search(r"figure of both detectors' boxes .*: (\S+\.png)$", text, re.M)
+    assert figure and Path(figure[1]).stat().st_size > 10_000
