@@ -33,11 +33,13 @@ demo: $(STAMP)
 
 # The documentation site, into docs/_build/html (not committed): the pages of docs/, the API
 # reference generated from the docstrings, the tutorials executed in fast mode. Warnings are
-# errors (-W, nitpicky in docs/conf.py); --keep-going lists them all before failing. The
-# executed tutorials are cached (docs/_build/.jupyter_cache): a rebuild runs only what changed.
+# errors (-W, nitpicky in docs/conf.py); --keep-going lists them all before failing. The site is
+# built afresh (a stale page would keep old objects and links); the executed tutorials stay
+# cached (docs/_build/.jupyter_cache): a rebuild runs only the tutorials that changed.
 DOCS_OUT := docs/_build/html
 
 docs: $(STAMP)
+	rm -rf $(DOCS_OUT)
 	$(PY) -m sphinx -b html -W --keep-going -q docs $(DOCS_OUT)
 	@echo "the site: $(DOCS_OUT)/index.html (make docs-serve serves it on http://127.0.0.1:8000)"
 
@@ -89,12 +91,12 @@ constraints:
 	@echo "wrote $(CONSTRAINTS)"
 
 lint: $(STAMP)
-	$(PY) -m ruff check nasx tests tutorials benchmarks
-	$(PY) -m ruff format --check nasx tests tutorials benchmarks
+	$(PY) -m ruff check nasx tests tutorials benchmarks docs/conf.py docs/_ext
+	$(PY) -m ruff format --check nasx tests tutorials benchmarks docs/conf.py docs/_ext
 
 format: $(STAMP)
-	$(PY) -m ruff format nasx tests tutorials benchmarks
-	$(PY) -m ruff check --fix nasx tests tutorials benchmarks
+	$(PY) -m ruff format nasx tests tutorials benchmarks docs/conf.py docs/_ext
+	$(PY) -m ruff check --fix nasx tests tutorials benchmarks docs/conf.py docs/_ext
 
 # mypy reads [tool.mypy] in pyproject.toml: all of nasx/, strict on nasx/space/; then a user's
 # script type-checked against nasx's public API (no Any from its signatures), on the warm cache.

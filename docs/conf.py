@@ -36,7 +36,14 @@ _ipython = HERE / "_build" / ".ipython"
 (_ipython / "profile_default" / "startup" / "00-argv.py").write_text(
     "import sys\nsys.argv = sys.argv[:1]\n"
 )
+(_ipython / "profile_default" / "ipython_kernel_config.py").write_text(
+    "# the kernel's own notices (it runs over local TCP) are not the tutorials' output\n"
+    "c.IPKernelApp.log_level = 'ERROR'\n"
+)
 os.environ["IPYTHONDIR"] = str(_ipython)
+# tqdm.auto (imported by Lightning) warns in a kernel without ipywidgets and falls back to the
+# plain bar, which is what a static page can show anyway: the notice is noise on every page.
+os.environ["PYTHONWARNINGS"] = "ignore:IProgress not found"
 
 import nasx  # noqa: E402
 
@@ -51,7 +58,6 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.napoleon",
     "sphinx.ext.graphviz",
-    "sphinx.ext.viewcode",
     "nasx_docs",  # docs/_ext: generated pages, gallery thumbnails, the docstring check
     "nasx_refs",  # docs/_ext: references by defining module or short name -> the public page
 ]
@@ -103,12 +109,27 @@ graphviz_output_format = "svg"
 # ignored, by package. A nasx name that does not resolve is still an error.
 nitpicky = True
 nitpick_ignore_regex = [
-    (r"py:.*", r"(torch|pytorch_lightning|lightning|lightning_fabric|torchvision|torchmetrics)(\..*)?"),
-    (r"py:.*", r"(numpy|np|pandas|pd|matplotlib|graphviz|ray|onnx|onnxruntime|transformers)(\..*)?"),
+    (
+        r"py:.*",
+        r"(torch|pytorch_lightning|lightning|lightning_fabric|torchvision|torchmetrics)(\..*)?",
+    ),
+    (
+        r"py:.*",
+        r"(numpy|np|pandas|pd|matplotlib|graphviz|ray|onnx|onnxruntime|transformers)(\..*)?",
+    ),
     (r"py:.*", r"(aiohttp|yaml|sqlite3|tensorboard|sklearn|PIL|scipy)(\..*)?"),
     # standard-library types whose documentation lives in Python's own docs (no intersphinx)
-    (r"py:.*", r"(pathlib|collections\.abc|concurrent\.futures|multiprocessing|logging|enum|os)(\..*)?"),
-    (r"py:.*", r"(argparse|dataclasses|datetime|io|random|threading|types|typing_extensions|re)(\..*)?"),
+    (
+        r"py:.*",
+        r"(pathlib|collections\.abc|concurrent\.futures|multiprocessing|logging|enum|os)(\..*)?",
+    ),
+    (
+        r"py:.*",
+        r"(argparse|dataclasses|datetime|io|random|threading|types|typing_extensions|re)(\..*)?",
+    ),
     (r"py:.*", r"(abc|contextlib|subprocess|socket|queue|asyncio|json|functools|warnings)(\..*)?"),
     (r"py:.*", r"(Path|Module|Tensor|Parameter|Dataset|DataLoader|Sequence|Mapping|Iterator)"),
+    # torch.nn by its usual alias, in annotations kept as strings (``import torch.nn as nn``
+    # under ``if TYPE_CHECKING:``, or a NamedTuple's fields)
+    (r"py:.*", r"nn\..*"),
 ]

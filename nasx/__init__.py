@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from ._lazy import lazy_attributes
 
+#: The version of nasx (the package's metadata reads it from here).
 __version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it)
 
 # A library logs, the application decides where it goes: without a handler of the user's own,

@@ -310,8 +310,8 @@ def _plot_trials(exp: Any, save: Any) -> None:
 
 def _plot_best_cells(exp: Any, save: Any, args: argparse.Namespace) -> None:
     """The cells of the best arch (a DARTS-like space's normal and reduction cells)."""
-    from nasx.plot.cell_graph import cell_names
     from nasx.plot.cells import plot_cell, plot_double_cells
+    from nasx.plot.graph import cell_names
 
     best = exp.best(1)
     cells = cell_names(best[0].arch) if best else []

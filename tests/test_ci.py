@@ -11,9 +11,10 @@ def _make_commands(script: str) -> list[str]:
     return [line.strip() for line in script.splitlines() if line.strip().startswith("make ")]
 
 
-def test_ci_runs_the_default_suite_then_the_slow_tier_then_the_type_check():
+def test_ci_runs_the_default_suite_the_docs_the_slow_tier_then_the_type_check():
     assert _make_commands((REPO_ROOT / ".ci" / "run").read_text()) == [
         "make test",
+        "make docs",
         "make test-slow",
         "make typecheck",
     ]

@@ -2,8 +2,9 @@
 
 Public modules: ``nasx``, every package under ``nasx/`` and every top-level module with an
 ``__all__`` (no name starting with ``_``). Each public name is documented once, at its *home*:
-the most specific public module that exports it and whose name prefixes the module that defines
-it (``LayerChoice`` lives in ``nasx.space``, not ``nasx``). Every other module that exports it
+the shallowest public subpackage that exports it and whose name prefixes the module that defines
+it, where users import it from (``LayerChoice`` lives in ``nasx.space``, not ``nasx``;
+``DARTS`` in ``nasx.strategy``, not ``nasx.strategy.oneshot``). Every other module that exports it
 gets a short entry with the same anchor form (``nasx.LayerChoice``) pointing to the home, so
 each (module, name) pair of every ``__all__`` has its own anchor; tests/docs/test_api_pages.py
 checks that against the built site.
@@ -33,6 +34,16 @@ def public_modules() -> list[str]:
             module = importlib.import_module(info.name)
             if hasattr(module, "__all__"):
                 names.append(info.name)
+    for name in list(names):  # modules a public __all__ exports (nasx.hub.modules: NNI's path)
+        module = importlib.import_module(name)
+        for attr in module.__all__:
+            value = getattr(module, attr)
+            if (
+                inspect.ismodule(value)
+                and hasattr(value, "__all__")
+                and value.__name__ not in names
+            ):
+                names.append(value.__name__)
     return ["nasx", *sorted(names[1:])]
 
 
@@ -89,9 +100,11 @@ def entries() -> dict[str, list[Entry]]:
             elif defined is None:  # data: the deepest module exporting it
                 home = max(candidates, key=lambda m: (m.count("."), -candidates.index(m)))
             else:
+                # the shallowest subpackage that exports it: where users import it from
+                # (``nasx.strategy.DARTS``, ``nasx.space.LayerChoice``), not the top-level alias
                 prefixes = [m for m in candidates if defined == m or defined.startswith(m + ".")]
                 pool = prefixes or candidates
-                home = max(pool, key=lambda m: (m.count("."), -candidates.index(m)))
+                home = min(pool, key=lambda m: (m == "nasx", m.count("."), candidates.index(m)))
             # a name exported under another name (an alias) is documented where it is exported
             if getattr(obj, "__name__", attr) != attr and not inspect.ismodule(obj):
                 home = name
@@ -105,7 +118,14 @@ def _first_line(obj: object) -> str:
 
 
 def _page(module: str, items: list[Entry]) -> str:
-    lines = [f"# `{module}`", "", "```{eval-rst}", f".. automodule:: {module}", "   :no-members:", ""]
+    lines = [
+        f"# `{module}`",
+        "",
+        "```{eval-rst}",
+        f".. automodule:: {module}",
+        "   :no-members:",
+        "",
+    ]
     if items:
         lines += [".. autosummary::", "   :nosignatures:", ""]
         lines += [f"   {e.name}" for e in items if not inspect.ismodule(e.obj)]
@@ -114,7 +134,15 @@ def _page(module: str, items: list[Entry]) -> str:
         if inspect.ismodule(e.obj):
             target = e.obj.__name__
             text = f":mod:`{target}`" if target in _PUBLIC else f"``{target}``"
-            lines += [f".. py:data:: {e.full}", "", f"   The module {text}.", ""]
+            # a subpackage: its own page documents it (indexing the entry here would clash)
+            lines += [
+                f".. py:data:: {e.name}",
+                f"   :module: {module}",
+                "   :no-index:",
+                "",
+                f"   The module {text}.",
+                "",
+            ]
             continue
         if e.home == module:
             directive = {"class": "autoclass", "exception": "autoexception"}.get(e.kind)
@@ -129,10 +157,13 @@ def _page(module: str, items: list[Entry]) -> str:
                 lines.append("")
         else:
             role = {"class": "class", "exception": "exc", "function": "func"}.get(e.kind, "data")
-            kind = {"class": "class", "exception": "exception", "function": "function"}.get(e.kind, "data")
+            kind = {"class": "class", "exception": "exception", "function": "function"}.get(
+                e.kind, "data"
+            )
             home_name = f"{e.home}.{e.name}"
             lines += [
-                f".. py:{kind}:: {e.full}",
+                f".. py:{kind}:: {e.name}",
+                f"   :module: {module}",
                 "",
                 f"   Re-exported from :mod:`{e.home}`: see :{role}:`{home_name}`.",
                 f"   {_first_line(e.obj)}" if _first_line(e.obj) else "",

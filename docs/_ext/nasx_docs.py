@@ -12,17 +12,20 @@ Generated files are rewritten only when their text changes, so incremental build
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import inspect
 import shutil
+import sys
 from pathlib import Path
 
 import jupytext
+import nasx_api
 import nbformat
 from sphinx.application import Sphinx
+from sphinx.errors import PycodeError
+from sphinx.pycode import ModuleAnalyzer
 from sphinx.util import logging
-
-import nasx_api
 
 logger = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,6 +116,70 @@ def _title_and_summary(notebook: nbformat.NotebookNode, stem: str) -> tuple[str,
     return stem, "", -1
 
 
+def _rest_headings(text: str) -> str:
+    """reST's underlined headings as Markdown ones (NNI's tutorial text is sphinx-gallery reST).
+
+    Example:
+        >>> _rest_headings("Hello\\n=====\\nText\\n\\nPart\\n----\\n")
+        '## Hello\\nText\\n\\n### Part\\n'
+    """
+    levels = {"=": "## ", "-": "### ", "^": "#### "}
+    lines, out = text.splitlines(keepends=True), []
+    for i, line in enumerate(lines):
+        under = line.strip()
+        if i and under and len(set(under)) == 1 and under[0] in levels and out and out[-1].strip():
+            out[-1] = levels[under[0]] + out[-1]
+            continue
+        out.append(line)
+    return "".join(out)
+
+
+def _docstring_to_markdown(notebook: nbformat.NotebookNode, title: str | None = None) -> None:
+    """A script's module docstring (the first code cell's only statement) becomes Markdown.
+
+    It is written for someone reading the script (reST's ``double`` backticks); on the page it is
+    the introduction, not code whose value the notebook echoes. With no ``# `` heading anywhere,
+    its first sentence becomes the page's title.
+    """
+    import ast
+
+    for i, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code":
+            continue
+        try:
+            body = ast.parse(cell.source).body
+        except SyntaxError:
+            return
+        if len(body) != 1 or not isinstance(body[0], ast.Expr):
+            return
+        value = body[0].value
+        if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+            return
+        text = inspect.cleandoc(value.value).replace("``", "`")
+        if title is not None:  # a page titled here (UNTITLED): its docstring is its introduction
+            notebook.cells[i] = nbformat.v4.new_markdown_cell(
+                f"# {title}\n\n{_rest_headings(text)}"
+            )
+            return
+        has_title = any(
+            c.cell_type == "markdown" and c.source.lstrip().startswith("# ") for c in notebook.cells
+        )
+        if has_title:  # the notebook's own text introduces it: the docstring was for the script
+            del notebook.cells[i]
+            return
+        first, _, rest = text.partition("\n\n")
+        first = " ".join(first.split())
+        first = first.removeprefix("Tutorial: ")
+        # "Title: what it does. More." -> the title, then the rest as the introduction
+        sentence, dot, more = first.partition(". ")
+        title, _, what = sentence.partition(": ")
+        title = title[:1].upper() + title[1:].rstrip(".")
+        what = what[:1].upper() + what[1:].rstrip(".") + "." if what else ""
+        intro = "\n\n".join(part for part in (what, more if dot else "", rest) if part)
+        notebook.cells[i] = nbformat.v4.new_markdown_cell(f"# {title}\n\n{intro}".strip())
+        return
+
+
 def _plain(markdown: str, limit: int = 180) -> str:
     text = markdown.replace("**", "").replace("`", "").replace("*", "")
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + " …"
@@ -126,11 +193,13 @@ def write_tutorial_pages(srcdir: Path) -> list[str]:
         stem = script.stem
         stems.append(stem)
         notebook = jupytext.read(script, fmt="py:percent")
+        _docstring_to_markdown(notebook, UNTITLED.get(stem, (None,))[0])
         _copy(script, downloads / script.name)
         _write(downloads / f"{stem}.ipynb", nbformat.writes(notebook))
         title, summary, at = _title_and_summary(notebook, stem)
-        if at < 0:  # no Markdown heading: give the page one
-            title, summary = UNTITLED.get(stem, (stem, ""))
+        if stem in UNTITLED:
+            title, summary = UNTITLED[stem]
+        if at < 0:  # still no heading (a plain module): the page gets one
             notebook.cells.insert(0, nbformat.v4.new_markdown_cell(f"# {title}\n\n{summary}"))
             at = 0
         links = nbformat.v4.new_markdown_cell(
@@ -206,6 +275,53 @@ def _own_doc(obj: object) -> str | None:
     return getattr(obj, "__doc__", None)
 
 
+def _assignment_doc(name: str, obj: object) -> list[str] | None:
+    """The doc comment (``#:`` above, or a string below) of the assignment that made ``obj``.
+
+    A constant is documented at its public home (``nasx.hub.MNASNET_A1``) but assigned, with its
+    doc comment, in the module that defines it (``nasx/hub/mnasnet.py``), while autodoc reads
+    comments in the home module's source only. This looks in every loaded nasx module that holds
+    the same object under the same name: the home first, then the modules under it.
+    """
+    home, _, attr = name.rpartition(".")
+    holders = sorted(m for m in sys.modules if m == "nasx" or m.startswith("nasx."))
+    for module_name in sorted(holders, key=lambda m: (m != home, not m.startswith(home + "."))):
+        if getattr(sys.modules[module_name], attr, None) is not obj:
+            continue
+        try:
+            analyzer = ModuleAnalyzer.for_module(module_name)
+            analyzer.analyze()
+        except PycodeError:
+            continue
+        comment = analyzer.attr_docs.get(("", attr))
+        if comment:
+            return list(comment)
+    return None
+
+
+def data_docstring(app, what, name, obj, options, lines) -> None:
+    """A public constant's doc comment, wherever it is assigned, in place of its value's class
+    docstring (``dict``'s, ``tuple``'s...)."""
+    if what == "data" and name.startswith("nasx"):
+        found = _assignment_doc(name, obj)
+        if found is not None:
+            lines[:] = found
+
+
+def factory_defaults(app, what, name, obj, options, signature, return_annotation):
+    """A dataclass field with a ``default_factory`` shows as ``= <factory>``, which is not Python:
+    Sphinx then parses the signature by splitting it at every comma (``dict[str, int]`` and
+    ``Literal['a', 'b']`` break into unknown names). Show the factory's call instead."""
+    if not signature or "<factory>" not in signature or not dataclasses.is_dataclass(obj):
+        return None
+    for field in dataclasses.fields(obj):
+        if field.default_factory is not dataclasses.MISSING:
+            factory = getattr(field.default_factory, "__qualname__", "")
+            call = f"{factory}()" if factory.isidentifier() else "..."
+            signature = signature.replace("<factory>", call, 1)
+    return signature, return_annotation
+
+
 def check_docstring(app, what, name, obj, options, lines) -> None:
     if name not in _DOCUMENTED:
         return
@@ -228,6 +344,8 @@ def generate(app: Sphinx) -> None:
 
 def setup(app: Sphinx) -> dict:
     app.connect("builder-inited", generate)
+    app.connect("autodoc-process-docstring", data_docstring, priority=400)  # before the check
+    app.connect("autodoc-process-signature", factory_defaults)
     app.connect("autodoc-process-docstring", check_docstring)
     app.connect("doctree-resolved", record_first_figure)
     app.connect("build-finished", write_thumbnails)

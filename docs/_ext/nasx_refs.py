@@ -21,10 +21,8 @@ import inspect
 import typing
 from functools import cache
 
-from docutils import nodes
-from sphinx.application import Sphinx
-
 import nasx_api
+from sphinx.application import Sphinx
 
 
 @cache
@@ -108,9 +106,7 @@ def missing_reference(app: Sphinx, env, node, contnode):
     domain = env.domains["py"]
     if found is not None:
         role, resolved = found
-        return domain.resolve_xref(
-            env, node["refdoc"], app.builder, role, resolved, node, contnode
-        )
+        return domain.resolve_xref(env, node["refdoc"], app.builder, role, resolved, node, contnode)
     obj = _import(target.lstrip("~.")) if target.lstrip("~.").startswith("nasx") else None
     if obj is not None and _private(target, obj):
         return contnode  # an internal type in a signature: plain text, no link

@@ -179,8 +179,8 @@ def _trial_curve_figure(exp: ExperimentRecord, params: dict[str, str], large: bo
 
 
 def _cells_figure(exp: ExperimentRecord, params: dict[str, str], large: bool) -> Any:
-    from nasx.plot.cell_graph import cell_names
     from nasx.plot.cells import dot_available, plot_double_cells
+    from nasx.plot.graph import cell_names
 
     trial = exp.trial(_int(params.get("trial")))
     cells = cell_names(trial.arch)

@@ -277,7 +277,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if m := re.fullmatch(r"/api/exp/([0-9]+)/trial/([0-9]+)", path):
             version, exp = self.server.experiments.get(int(m.group(1)))
             t = exp.trial(int(m.group(2)))
-            from nasx.plot.cell_graph import cell_names
+            from nasx.plot.graph import cell_names
 
             self._json(
                 {

@@ -25,7 +25,7 @@ from .cifar import CIFAR10_URL as CIFAR10_URL
 from .fashion import FASHION_MNIST_CLASSES, fashion_mnist, read_idx
 from .fashion import FASHION_MNIST_SYSTEM_DIR as FASHION_MNIST_SYSTEM_DIR
 from .fashion import FASHION_MNIST_URL as FASHION_MNIST_URL
-from .files import download_file
+from .files import ChecksumMismatchError, download_file
 from .locate import DataNotFoundError, cache_dir, find_data_dir
 from .tfrecord import TFRecordError
 from .tfrecord_images import TFRecordImageDataset, write_image_folder, write_shards
@@ -36,6 +36,7 @@ __all__ = [
     "CIFAR10_STD",
     "FASHION_MNIST_CLASSES",
     "ArrayImageDataset",
+    "ChecksumMismatchError",
     "DataNotFoundError",
     "TFRecordError",
     "TFRecordImageDataset",

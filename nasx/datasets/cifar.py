@@ -24,10 +24,13 @@ from .locate import DataNotFoundError, _data_dir_candidates, cache_dir
 
 __all__ = ["CIFAR10_CLASSES", "CIFAR10_MEAN", "CIFAR10_STD", "cifar10"]
 
+#: CIFAR-10's class names, in label order (label 0 is ``'airplane'``).
 CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer",
                    "dog", "frog", "horse", "ship", "truck")  # fmt: skip
 # Official CIFAR-10 training-set statistics (the usual normalization constants).
+#: Per-channel (R, G, B) mean of CIFAR-10's training images, on the [0, 1] scale.
 CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)
+#: Per-channel (R, G, B) standard deviation of CIFAR-10's training images, on the [0, 1] scale.
 CIFAR10_STD = (0.2470, 0.2435, 0.2616)
 # Used only when no local copy exists and download=True is passed.
 CIFAR10_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"

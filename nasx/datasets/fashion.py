@@ -18,6 +18,7 @@ from .locate import DataNotFoundError, _data_dir_candidates, cache_dir
 
 __all__ = ["FASHION_MNIST_CLASSES", "fashion_mnist", "read_idx"]
 
+#: Fashion-MNIST's class names, in label order (label 0 is ``'T-shirt/top'``).
 FASHION_MNIST_CLASSES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
                          "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot")  # fmt: skip
 FASHION_MNIST_SYSTEM_DIR = Path("/usr/share/datasets/fashion-mnist")

@@ -98,8 +98,8 @@ class TFRecordImageDataset(IterableDataset):
         label_offset: added to every class label (``-1`` for 1-based ImageNet labels).
         compression: ``'auto'`` (plain or GZIP-compressed shards, told apart per file),
             ``'gzip'`` or ``'none'`` (TensorFlow's ``compression_type``).
-        max_record_bytes: the largest record accepted (default
-            :data:`~nasx.datasets.tfrecord.MAX_RECORD_BYTES`, 256 MiB; None: no limit): a longer
+        max_record_bytes: the largest record accepted (default 256 MiB,
+            ``nasx.datasets.tfrecord.MAX_RECORD_BYTES``; None: no limit): a longer
             one, as a corrupt or forged length claims, raises ``TFRecordError`` naming the
             file, the record and this limit, before anything is allocated for it.
 

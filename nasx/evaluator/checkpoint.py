@@ -102,7 +102,7 @@ class Checkpoint:
         """Atomically make the state file at ``budget`` with ``write_to(path)`` (which writes a
         whole file at ``path``, e.g. Lightning's ``trainer.save_checkpoint``): it writes a
         temporary file, which replaces the final one only once complete, so an earlier state
-        is never lost to a crash mid-write. Does nothing when :attr:`keep` is False.
+        is never lost to a crash mid-write. Does nothing when ``keep`` is False.
 
             >>> import pathlib, tempfile
             >>> ck = Checkpoint(tempfile.mkdtemp(), budget=1)

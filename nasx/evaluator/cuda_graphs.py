@@ -103,7 +103,7 @@ class CudaGraphTraining(pl.Callback):
     """Replay each training step from a CUDA graph where the run allows it (see the module doc).
 
     Args:
-        enabled: ``None`` (default) uses graphs where :func:`graph_blocker` finds nothing in the
+        enabled: ``None`` (default) uses graphs where ``graph_blocker`` finds nothing in the
             way and says why in a log line otherwise; ``True`` raises that reason instead;
             ``False`` never uses them.
 

@@ -24,8 +24,9 @@ from .supervised import OptimizerFactory, _split_trainer_kwargs
 
 class DenseModule(LightningModule):
     """What the dense-prediction LightningModules share: the training settings (checked), the
-    optimizer, and :meth:`set_model`, which attaches a complete model as it is and builds one
-    around a backbone otherwise (:meth:`is_complete` and :meth:`build` say how).
+    optimizer, and :meth:`~DenseModule.set_model`, which attaches a complete model as it is and
+    builds one around a backbone otherwise (:meth:`~DenseModule.is_complete` and
+    :meth:`~DenseModule.build` say how).
 
     Subclasses set ``metric_name``, call ``super().__init__`` first, and implement the steps.
     """
@@ -106,7 +107,7 @@ class DenseLightning(Lightning):
     """A :class:`Lightning` evaluator over images of ``(3, image_size, image_size)`` whose
     ``evaluate`` returns a metrics dict: the validation metric (``'default'`` and
     ``metric_key``), the ``extra_metrics`` its module logs as ``val_<key>``, and the trained
-    model's cost (:func:`model_cost_metrics`).
+    model's cost (params, backbone params, MACs, FLOPs and, unless ``latency=None``, latency).
 
     Subclasses build their LightningModule (its ``model`` attribute is what gets priced) and pass
     it to ``__init__`` with the data, the cost options and the trainer's keyword arguments; they

@@ -197,7 +197,7 @@ def build_detector(
 
 
 class DetectionModule(DenseModule):
-    """Train a detector built around the model given to :meth:`set_model`; log COCO mAP.
+    """Train a detector around the model given to :meth:`~DenseModule.set_model`; log COCO mAP.
 
     Logs ``train_loss`` (per epoch, the sum of the detector's losses), and per validation run
     ``val_map`` (mAP over IoU 0.50:0.95, the metric), ``val_map_50`` and ``val_map_75``.
@@ -266,9 +266,10 @@ class Detection(DenseLightning):
     """Train a detector around the searched backbone; the metric is COCO mAP (``val_map``).
 
     Args:
-        num_classes, detector, image_size, learning_rate, weight_decay, optimizer,
-            anchor_scale, levels, detector_kwargs: see :class:`DetectionModule` and
-            :func:`build_detector`.
+        num_classes, detector, image_size: see :func:`build_detector`.
+        learning_rate, weight_decay, optimizer: the optimizer, built as
+            ``optimizer(parameters, lr=learning_rate, weight_decay=weight_decay)``.
+        anchor_scale, levels, detector_kwargs: see :func:`build_detector`.
         train_dataloaders, val_dataloaders, datamodule: data giving ``(images, targets)``
             batches (``collate_fn=detection_collate``).
         latency: ``'measure'`` (default: time the trained detector on this machine),

@@ -103,7 +103,8 @@ class Trainer:
 
 
 class LightningModule(pl.LightningModule):
-    """A ``pl.LightningModule`` that trains a model given later with :meth:`set_model`.
+    """A ``pl.LightningModule`` that trains a model given later with
+    :meth:`~LightningModule.set_model`.
 
     Subclasses write ``training_step``/``validation_step``/``configure_optimizers`` in terms of
     ``self.model`` and log the metric named by ``metric_name`` (e.g. ``'val_acc'``) in validation.

@@ -78,7 +78,8 @@ class NasBench201Table:
     """The NAS-Bench-201 table in memory: column arrays indexed by the benchmark's arch strings.
 
     Args:
-        path: the CSV file (default: :func:`default_table_path`).
+        path: the CSV file (default: ``nb201/nb201.csv`` in the data directory, else in nasx's
+            data cache).
 
     Attributes:
         archs: the benchmark strings, in the table's order.

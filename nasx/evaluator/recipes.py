@@ -59,8 +59,9 @@ class DartsRetrainModule(ClassificationModule):
 
     The model may return ``(logits, aux_logits)`` in training (the hub's cell spaces do with
     ``auxiliary_loss=True``): the loss is then ``CE(logits) + auxiliary_loss_weight * CE(aux)``.
-    Before each epoch the model's ``set_drop_path_prob`` (when it has one) gets
-    :func:`drop_path_prob_at`. Logs ``train_loss``, ``train_acc``, ``lr``, ``val_loss``, ``val_acc``.
+    Before each epoch the model's ``set_drop_path_prob`` (when it has one) gets the drop-path
+    probability of that epoch, rising linearly from 0 to ``drop_path_prob``. Logs ``train_loss``,
+    ``train_acc``, ``lr``, ``val_loss``, ``val_acc``.
 
     Example:
         >>> m = DartsRetrainModule(max_epochs=10)

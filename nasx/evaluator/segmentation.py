@@ -173,7 +173,7 @@ class SegmentationModel(nn.Module):
 
 
 class SegmentationModule(DenseModule):
-    """Train a :class:`SegmentationModel` around the model given to :meth:`set_model`.
+    """Train a :class:`SegmentationModel` around the model given to :meth:`~DenseModule.set_model`.
 
     Logs ``train_loss`` (per-pixel cross-entropy, per epoch), and per validation run ``val_miou``
     (the metric) and ``val_pixel_accuracy``.

@@ -27,7 +27,7 @@ _LAZY_NAMES = {
     "CostFilter": "nasx.experiment.filters",
     "pareto_front": "nasx.experiment.pareto",
     "export_front": "nasx.experiment.pareto",
-    "stage2": "nasx.experiment.stage2",
+    "stage2": "nasx.experiment.second_stage",
     "load_model": "nasx.experiment.loading",
     "load_supernet": "nasx.experiment.loading",
     "load_subnet": "nasx.experiment.loading",
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from nasx.experiment.pareto import export_front as export_front
     from nasx.experiment.pareto import pareto_front as pareto_front
     from nasx.experiment.runner import TrialStopped as TrialStopped
-    from nasx.experiment.stage2 import stage2 as stage2
+    from nasx.experiment.second_stage import stage2 as stage2
     from nasx.experiment.storage import ExperimentDirError as ExperimentDirError
     from nasx.experiment.storage import TrialStore as TrialStore
     from nasx.experiment.storage import load_trials as load_trials

@@ -324,8 +324,8 @@ def _oneshot_info(workdir: Path) -> dict[str, Any]:
 
 def load_supernet(workdir: str | os.PathLike[str], *, model_space: Any = None) -> Any:
     """The trained supernet of the one-shot search in ``workdir`` (``checkpoints/last.ckpt``),
-    rebuilt from the run's stored :func:`supernet_record` (or ``model_space``) with its weights
-    and arch parameters."""
+    rebuilt from what the run recorded of its space and supernet (or from ``model_space``), with
+    its weights and arch parameters."""
     workdir = Path(workdir)
     return _load_supernet(workdir, _oneshot_info(workdir), model_space)
 

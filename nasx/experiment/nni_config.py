@@ -222,8 +222,9 @@ def _run_serving(run: Callable[[Any], None], exp: Any, port: int | None) -> None
 
 
 class NniControls:
-    """NNI 3.0's experiment controls, mixed into NasExperiment: :meth:`stop`,
-    :meth:`run_or_resume`, and ``run(wait_completion=False)`` running in a background thread."""
+    """NNI 3.0's experiment controls, mixed into NasExperiment: :meth:`~NniControls.stop`,
+    :meth:`~NniControls.run_or_resume`, and ``run(wait_completion=False)`` running in a
+    background thread."""
 
     _background: threading.Thread | None = None  # the run of run(wait_completion=False)
     _background_error: BaseException | None = None  # what it raised, for stop() to re-raise

@@ -179,7 +179,7 @@ def _declares(fn: Callable[..., Any], name: str) -> bool:
 
 class TrialStopped(NasxError, RuntimeError):
     """Raised by a trial's ``report(value)`` when the scheduler stopped it before its job's
-    budget (``decision``: ``'pause'`` or ``'prune'``); :func:`run_trial` catches it and records
+    budget (``decision``: ``'pause'`` or ``'prune'``); the trial runner catches it and records
     the trial as paused or pruned with the last reported value as its metric. An evaluator that
     catches every ``Exception`` around its training loop should let this one through."""
 

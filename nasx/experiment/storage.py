@@ -119,7 +119,8 @@ def _readable(path: Path) -> Iterator[None]:
 
 
 class TrialStore:
-    """The trial table of one experiment directory. Create with :meth:`create` or :meth:`open`."""
+    """The trial table of one experiment directory: a new one with :meth:`~TrialStore.create`,
+    an existing one with ``TrialStore(directory)``."""
 
     def __init__(
         self, directory: str | os.PathLike[str], *, lock: bool = True, read_only: bool = False

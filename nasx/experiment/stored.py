@@ -74,7 +74,8 @@ class _Decoded:
 
 class StoredTrial(Trial):
     """A :class:`~nasx.trial.Trial` from the database whose JSON fields are decoded when first
-    read. Built by :func:`stored_trial`; ``Trial``'s constructor builds an eager one."""
+    read. The trial store builds them (:func:`~nasx.experiment.load_trials`,
+    ``TrialStore.trials(lazy=True)``); ``Trial``'s constructor builds an eager one."""
 
     arch = _Decoded()  # lazily filled dataclass fields
     metrics = _Decoded()

@@ -23,10 +23,12 @@ _LAZY_NAMES = {
     "measure_latency": "nasx.hardware.latency",
     "device_name": "nasx.hardware.latency",
     "LatencyTable": "nasx.hardware.predictor",
+    "MissingEntryError": "nasx.hardware.predictor",
     "ArchCost": "nasx.hardware.cost",
     "arch_cost": "nasx.hardware.cost",
     "model_cost": "nasx.hardware.cost",
     "candidate_costs": "nasx.hardware.cost",
+    "ShapeTrace": "nasx.hardware.shapes",  # the memo arch_cost and model_cost may share
     "mnasnet_reward": "nasx.hardware.reward",
     "MnasNetReward": "nasx.hardware.reward",
     "CostRange": "nasx.hardware.reward",
@@ -44,8 +46,10 @@ if TYPE_CHECKING:
     from nasx.hardware.latency import device_name as device_name
     from nasx.hardware.latency import measure_latency as measure_latency
     from nasx.hardware.predictor import LatencyTable as LatencyTable
+    from nasx.hardware.predictor import MissingEntryError as MissingEntryError
     from nasx.hardware.reward import CostRange as CostRange
     from nasx.hardware.reward import MnasNetReward as MnasNetReward
     from nasx.hardware.reward import mnasnet_reward as mnasnet_reward
+    from nasx.hardware.shapes import ShapeTrace as ShapeTrace
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY_NAMES, globals())

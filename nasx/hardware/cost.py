@@ -52,7 +52,8 @@ class ArchCost:
         return d
 
     def get(self, metric: str) -> float:
-        """One of :data:`METRICS` (or ``'flops'``) as a float; an error names what is missing."""
+        """One of ``'params'``, ``'macs'``, ``'latency_ms'`` or ``'flops'`` as a float; an error
+        names what is missing."""
         if metric == "flops":
             return float(self.flops)
         if metric not in METRICS:
@@ -129,7 +130,8 @@ def arch_cost(
         latency: a :class:`~nasx.hardware.predictor.LatencyTable` or ``fn(model, input_shape)``
             returning milliseconds; None leaves ``latency_ms`` empty.
         device: where the model is built for counting (``'meta'``: shapes only, the fastest).
-        trace: the memo of block shapes and MACs; default :func:`shared_trace` on ``meta``.
+        trace: the memo of block shapes and MACs; default on ``meta``: one shared by the whole
+            process (emptied past 200,000 blocks).
         analytic: use the space's ``analytic_cost`` when it has one (False: always build).
     """
     formula = getattr(space, "analytic_cost", None) if analytic else None
@@ -168,8 +170,7 @@ def candidate_costs(
     one label changed, minus the cost of ``base``: an additive model, exact when choices do not
     interact (a cell's operations) and a first-order estimate when they do (a block's width
     changes the next block's input). ``scale`` multiplies every entry (``1e-6`` for MMACs).
-    Input choices keep their list value's :func:`~nasx.strategy.oneshot.topk.prob_key` form
-    (``[2]`` -> ``2``).
+    Input choices keep their list value in the one-shot strategies' key form (``[2]`` -> ``2``).
 
     >>> import torch.nn as nn
     >>> from nasx.space import LayerChoice, ModelSpace

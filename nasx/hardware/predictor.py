@@ -175,7 +175,7 @@ class LatencyTable:
         ``(scale, offset_ms)`` and uses them in :meth:`predict` from then on (and in ``save``).
 
         ``measured``: the archs' whole-model latencies if already known, else each is measured
-        here (:func:`measure_archs`, ``rounds`` interleaved rounds, the table's settings). The
+        here as the table measures blocks (``rounds`` interleaved rounds, the table's settings). The
         line is Theil-Sen's (median of the pairwise slopes, then the median offset): one arch
         timed during a burst of load does not tilt it. One arch fits a scale alone; a fit that
         would make a slope <= 0 (archs too alike to tell apart) falls back to a scale alone too.

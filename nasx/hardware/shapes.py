@@ -92,7 +92,14 @@ def leaf_macs(module: nn.Module, output: torch.Tensor) -> int:
 
 
 class ShapeTrace:
-    """Output shapes and MACs of blocks, remembered across models (see the module docstring).
+    """Output shapes and MACs of blocks, remembered across models: pricing many archs of a space
+    computes each distinct block (its structure, on an input of a given shape) once.
+
+    A forward pass through :meth:`run` or :meth:`macs` remembers every module's output shape and
+    MACs under a structural key; a module seen before returns an empty tensor of the remembered
+    shape (on the meta device) and adds its remembered MACs. MACs follow
+    :func:`nasx.profiler.count_macs` (conv and linear layers, one sample). Pass one trace to
+    :func:`~nasx.hardware.arch_cost` or :func:`~nasx.hardware.model_cost` calls to share it.
 
     ``on_call(key, module, input_shape)`` is called for every call of a module in ``units``
     (e.g. to look its latency up); those modules are always entered through the memo.

@@ -26,9 +26,9 @@ from .mobilenetv3 import MOBILENETV3_LARGE, MOBILENETV3_SMALL, MobileNetV3Space
 from .nasbench101 import NasBench101, nb101_spec_to_arch
 from .nasbench201 import NasBench201, arch_to_nb201_string, nb201_string_to_arch
 from .nds import DARTS, ENAS, NDS, PNAS, AmoebaNet, NASNet
-from .pretrained import available_models, configure_weights, load_searched_model
+from .pretrained import available_models, configure_weights, load_searched_model, load_weights
 from .proxylessnas import PROXYLESSNAS_GPU, PROXYLESSNAS_MOBILE, ProxylessNAS
-from .registry import list_spaces, space_entry
+from .registry import HubSpace, InputKind, list_spaces, space_entry
 from .shufflenet import SPOS, ShuffleNetSpace
 from .spinenet import SPINENET_49, SpineNet
 
@@ -45,6 +45,8 @@ __all__ = [
     "AmoebaNet",
     "Genotype",
     "GPTSpace",
+    "HubSpace",
+    "InputKind",
     "MNASNET_A1",
     "MOBILENET_V2",
     "MnasNet",
@@ -70,6 +72,7 @@ __all__ = [
     "space_entry",
     "configure_weights",
     "load_searched_model",
+    "load_weights",
     "genotype_to_arch",
     "modules",
 ]

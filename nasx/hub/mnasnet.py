@@ -367,6 +367,8 @@ def _arch(rows: list[tuple]) -> dict:
 # MnasNet-A1, Fig. 7 of Tan et al., "MnasNet: Platform-Aware Neural Architecture Search for Mobile",
 # CVPR 2019: SepConv(k3)x1 16, MBConv6(k3)x2 24, MBConv3(k5,SE)x3 40, MBConv6(k3)x4 80,
 # MBConv6(k3,SE)x2 112, MBConv6(k5,SE)x3 160, MBConv6(k3)x1 320. 3.9M parameters, 312M MACs.
+#: MnasNet-A1, the paper's searched model, as an arch of :class:`MnasNet`'s space (3.9M
+#: parameters, 312M MACs).
 MNASNET_A1 = _arch(
     [
         (1, "mbconv", 1, 3, 0.0, "none", 16),
@@ -382,6 +384,7 @@ MNASNET_A1 = _arch(
 # MobileNetV2 (1.0), Table 2 of Sandler et al., "MobileNetV2: Inverted Residuals and Linear
 # Bottlenecks", CVPR 2018: (t, c, n, s) = (1,16,1,1) (6,24,2,2) (6,32,3,2) (6,64,4,2) (6,96,3,1)
 # (6,160,3,2) (6,320,1,1); 3.4M parameters, 300M MACs.
+#: MobileNetV2 (1.0) as an arch of :class:`MnasNet`'s space (3.4M parameters, 300M MACs).
 MOBILENET_V2 = _arch(
     [
         (1, "mbconv", 1, 3, 0.0, "identity", 16),

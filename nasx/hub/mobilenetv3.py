@@ -89,7 +89,7 @@ _NNI_ONLY = (
 
 
 class MobileNetV3Space(ModelSpace):
-    """MobileNetV3's block choices over a stage skeleton (:data:`SKELETONS`).
+    """MobileNetV3's block choices over a stage skeleton (``skeleton``: Large or Small).
 
     Args:
         num_classes: classifier outputs.
@@ -251,6 +251,8 @@ def _arch(stages: tuple[Stage, ...], rows: list[tuple[bool, str, list[tuple[int,
 # MobileNetV3-Large and -Small, Tables 1 and 2 of Howard et al., "Searching for MobileNetV3",
 # ICCV 2019: kernel, expansion size (here over the input width), SE, activation of every bneck.
 # Large: 5.4M parameters, 219M MACs; Small: 2.5M, 56M (Table 3).
+#: MobileNetV3-Large as an arch of ``MobileNetV3Space(skeleton='large')`` (5.4M parameters,
+#: 219M MACs).
 MOBILENETV3_LARGE = _arch(
     LARGE_STAGES,
     [
@@ -262,6 +264,8 @@ MOBILENETV3_LARGE = _arch(
         (True, "hswish", [(5, 6.0), (5, 6.0), (5, 6.0)]),
     ],
 )
+#: MobileNetV3-Small as an arch of ``MobileNetV3Space(skeleton='small')`` (2.5M parameters,
+#: 56M MACs).
 MOBILENETV3_SMALL = _arch(
     SMALL_STAGES,
     [

@@ -138,7 +138,8 @@ class NDS(ModelSpace):
     """The NDS cell-based space with any operation list (the base of :class:`DARTS` and friends).
 
     Args:
-        op_candidates: operation names from :data:`nasx.hub.ops.OPS`.
+        op_candidates: operation names, keys of ``nasx.hub.ops.OPS`` (``'sep_conv_3x3'``,
+            ``'max_pool_3x3'``, ``'skip_connect'``, ...).
         merge_op: ``'all'`` (concatenate every node) or ``'loose_end'`` (only nodes no other node
             reads); see :class:`~nasx.space.Cell`.
         num_nodes_per_cell: chosen nodes per cell.
@@ -147,8 +148,9 @@ class NDS(ModelSpace):
             ``depth``).
         dataset: ``'cifar'`` (3x3 stem, 10 classes, 32x32 inputs) or ``'imagenet'`` (three
             stride-2 stem convs, 1000 classes).
-        auxiliary_loss: add :class:`AuxiliaryHead`; ``forward`` then returns
-            ``(logits, aux_logits)`` in training mode.
+        auxiliary_loss: add DARTS's auxiliary classifier (``auxiliary_head``, on the output of
+            the second reduction cell); ``forward`` then returns ``(logits, aux_logits)`` in
+            training mode.
         drop_path_prob: drop-path probability on every non-identity op (change it during
             training with :meth:`set_drop_path_prob`).
         num_classes: override the number of classes implied by ``dataset``.
@@ -346,7 +348,8 @@ class NDS(ModelSpace):
     def set_drop_path_prob(self, drop_prob: float) -> None:
         """Set the drop-path probability of every op (DARTS raises it linearly over training).
 
-        Only ops built with ``drop_path_prob > 0`` carry a :class:`~nasx.hub.ops.DropPath`.
+        Only ops built with ``drop_path_prob > 0`` carry a drop-path layer
+        (``nasx.hub.ops.DropPath``).
         """
         for module in self.modules():
             if isinstance(module, DropPath):

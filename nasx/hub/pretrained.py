@@ -265,7 +265,9 @@ def load_searched_model(
             configured), downloading them first when a URL is configured.
         weights: a ``state_dict`` file of your own to load instead (``pretrained`` is ignored).
         progress: show torch.hub's download progress bar on stderr.
-        cache_dir: the cache directory (default: :func:`default_cache_dir`).
+        cache_dir: the cache directory (default: the ``hub/`` folder of nasx's cache root,
+            ``$NASX_CACHE_DIR/hub``, else ``$XDG_CACHE_HOME/nasx/hub``, else
+            ``~/.cache/nasx/hub``).
         sha256: expected checksum (or an 8+ digit prefix) of the file loaded: ``weights``, or
             with ``pretrained=True`` the shipped, cached or downloaded file (checked as well as
             the checksum nasx knows for it); a mismatch refuses to load.

@@ -45,7 +45,8 @@ class ProxylessNAS(ModelSpace):
 
     Args:
         num_classes: classifier outputs.
-        widths: stem, first layer, six stages, last conv (:data:`MOBILE_WIDTHS`, :data:`GPU_WIDTHS`).
+        widths: stem, first layer, six stages, last conv (``nasx.hub.proxylessnas.MOBILE_WIDTHS``,
+            the default, or ``GPU_WIDTHS``).
         dropout: dropout before the classifier.
 
     Example:
@@ -159,6 +160,8 @@ def _arch(stages: list[list[tuple[int, int]]]) -> dict:
 # 320M MACs, GPU 7.1M and 465M (as the ProxylessNAS repository and later papers' tables, e.g.
 # once-for-all's, quote them); the layer lists are those of pytorchcv's port of the released
 # configs (4,080,512 and 7,119,848 parameters).
+#: ProxylessNAS-Mobile, the released model, as an arch of :class:`ProxylessNAS` (4.1M
+#: parameters, 320M MACs).
 PROXYLESSNAS_MOBILE = _arch(
     [
         [(5, 3), (3, 3)],
@@ -169,6 +172,8 @@ PROXYLESSNAS_MOBILE = _arch(
         [(7, 6)],
     ]
 )
+#: ProxylessNAS-GPU, the released model, as an arch of ``ProxylessNAS(widths=GPU_WIDTHS)``
+#: (7.1M parameters, 465M MACs).
 PROXYLESSNAS_GPU = _arch(
     [
         [(5, 3)],

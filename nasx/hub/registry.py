@@ -38,6 +38,7 @@ from .proxylessnas import ProxylessNAS
 from .shufflenet import ShuffleNetSpace
 from .spinenet import SpineNet
 
+#: The inputs a hub space takes, float images (``'image'``) or int64 token ids (``'tokens'``).
 InputKind = Literal["image", "tokens"]
 
 

@@ -320,6 +320,7 @@ def _arch(rows: list[tuple[str, int | None, tuple[int, int]]], output_levels: li
 # Localization", CVPR 2020, as released in the TF Model Garden (SPINENET_BLOCK_SPECS in
 # official/vision/modeling/backbones/spinenet.py): (type, level, parents); outputs have no level
 # of their own, their levels are the ``output_levels`` order.
+#: SpineNet-49, the paper's searched scale-permuted backbone, as an arch of :class:`SpineNet`.
 SPINENET_49 = _arch(
     [
         ("bottleneck", 2, (0, 1)),

@@ -11,7 +11,7 @@ See docs/language_models.md.
 
 from __future__ import annotations
 
-from .llama import llama_importance, llama_prune_search, prune_llama
+from .llama import llama_importance, llama_prune_search, llama_prune_space, prune_llama
 from .prune import (
     Importance,
     PrunedCandidate,
@@ -43,6 +43,7 @@ __all__ = [
     "kv_cache_bytes",
     "llama_importance",
     "llama_prune_search",
+    "llama_prune_space",
     "lm_loss",
     "measure_lm_latency",
     "memory_bytes",

@@ -227,8 +227,9 @@ def _check_arch(parent_arch: dict[str, int], arch: dict[str, Any]) -> dict[str, 
 
 @torch.no_grad()
 def prune_llama(parent: nn.Module, arch: dict[str, Any], imp: Importance) -> nn.Module:
-    """A ``LlamaForCausalLM`` of ``arch``'s sizes (:data:`LLAMA_SIZES`, missing ones the
-    parent's) holding the parent's most important layers, kv groups, neurons and channels.
+    """A ``LlamaForCausalLM`` of ``arch``'s sizes (``hidden_size``, ``num_hidden_layers``,
+    ``num_key_value_heads``, ``intermediate_size``; missing ones the parent's) holding the
+    parent's most important layers, kv groups, neurons and channels.
 
     Example:
         >>> import transformers

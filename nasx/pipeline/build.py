@@ -204,7 +204,7 @@ def run_pipeline(
     subset of the file's steps (in the file's order)."""
     cfg = load(config) if not isinstance(config, dict) else validate(config)
     from nasx.experiment import NasExperiment
-    from nasx.experiment.stage2 import stage2
+    from nasx.experiment.second_stage import stage2
 
     todo = [s for s in cfg["pipeline"] if steps is None or s in steps]
     results: dict[str, Any] = {}

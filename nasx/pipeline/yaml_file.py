@@ -11,7 +11,7 @@ from typing import Any
 from .schema import PipelineError, shown, validate
 
 MAX_YAML_NODES = 100_000
-"""The most values a pipeline file may hold once its aliases are expanded: a real file holds
+"""The most values a pipeline file may hold once its aliases are expanded. A real file holds
 tens; a 20-line alias bomb ("billion laughs") holds billions and is refused at once."""
 
 

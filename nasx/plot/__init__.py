@@ -17,9 +17,9 @@ _LAZY_NAMES = {
     "plot_cell": "nasx.plot.cells",
     "plot_double_cells": "nasx.plot.cells",
     "dot_available": "nasx.plot.cells",
-    "cell_graph": "nasx.plot.cell_graph",
-    "cell_names": "nasx.plot.cell_graph",
-    "CellGraph": "nasx.plot.cell_graph",
+    "cell_graph": "nasx.plot.graph",
+    "cell_names": "nasx.plot.graph",
+    "CellGraph": "nasx.plot.graph",
     "plot_metric_history": "nasx.plot.charts",
     "plot_pareto": "nasx.plot.charts",
     "plot_learning_curves": "nasx.plot.charts",
@@ -36,9 +36,6 @@ __all__ = list(_LAZY_NAMES)
 # What type checkers and IDEs see: the names of _LAZY_NAMES, imported eagerly
 # by them only (tests/test_typing.py checks that the lists agree).
 if TYPE_CHECKING:
-    from nasx.plot.cell_graph import CellGraph as CellGraph
-    from nasx.plot.cell_graph import cell_graph as cell_graph
-    from nasx.plot.cell_graph import cell_names as cell_names
     from nasx.plot.cells import dot_available as dot_available
     from nasx.plot.cells import plot_cell as plot_cell
     from nasx.plot.cells import plot_double_cells as plot_double_cells
@@ -51,5 +48,8 @@ if TYPE_CHECKING:
     from nasx.plot.charts import running_best as running_best
     from nasx.plot.display import in_notebook as in_notebook
     from nasx.plot.display import show as show
+    from nasx.plot.graph import CellGraph as CellGraph
+    from nasx.plot.graph import cell_graph as cell_graph
+    from nasx.plot.graph import cell_names as cell_names
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY_NAMES, globals())

@@ -1,6 +1,6 @@
 """Cell pictures: ``plot_cell`` (a graphviz graph) and ``plot_double_cells`` (a matplotlib figure).
 
-Both draw the :class:`~nasx.plot.cell_graph.CellGraph` of an arch: cell inputs in green, chosen
+Both draw the :class:`~nasx.plot.graph.CellGraph` of an arch: cell inputs in green, chosen
 nodes in blue, the concatenated output in yellow, each edge labelled with its operation. When
 graphviz's ``dot`` program is missing they draw with matplotlib alone and warn once.
 
@@ -20,7 +20,7 @@ from typing import Any
 
 from nasx._optional import is_installed, optional_import
 
-from .cell_graph import CellGraph, cell_graph
+from .graph import CellGraph, cell_graph
 
 BACKENDS = ("auto", "graphviz", "matplotlib")
 _COLORS = {"input": "darkseagreen2", "node": "lightblue", "output": "palegoldenrod"}
@@ -166,7 +166,7 @@ def to_digraph(graph: CellGraph, format: str = "png", title: bool = True):  # no
     """The cell as a ``graphviz.Digraph`` (left to right, DARTS's colours; ``title``: the cell's name).
 
     Example:
-        >>> from nasx.plot.cell_graph import cell_graph
+        >>> from nasx.plot.graph import cell_graph
         >>> g = to_digraph(cell_graph({'c/op_1_0': 'conv', 'c/op_2_0': 'pool', 'c/input_2_0': [1]}))
         >>> print(g.source.splitlines()[0])
         digraph c {

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Direction", "MultiTrialStrategy", "Strategy"]
 
+#: Whether the search looks for the largest metric (``'maximize'``) or the smallest.
 Direction = Literal["maximize", "minimize"]
 
 # Above this many archs, an exhausted-looking dedup search gives up instead of enumerating.

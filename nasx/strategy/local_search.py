@@ -52,7 +52,7 @@ class LocalSearch(Strategy):
         lengthscale, noise: the GP's kernel ``exp(-hamming / lengthscale)`` and noise variance.
         initial_archs: archs proposed first, in order, in place of the first climb's random ones (a
             warm start, e.g. the best of a sample ranked by a zero-cost proxy,
-            :func:`nasx.evaluator.zero_cost.top_archs`); random archs fill up to ``n_init``.
+            ``nasx.evaluator.zero_cost.top_archs``); random archs fill up to ``n_init``.
         seed: makes proposals reproducible, across resumes too.
 
     Archs are never proposed twice (dedup is part of the method); failed and rejected archs are

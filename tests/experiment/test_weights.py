@@ -19,7 +19,7 @@ from nasx.experiment import weights as W
 from nasx.experiment.jobs import Job, TrialResult, WeightsSpec
 from nasx.experiment.readonly import read_experiment
 from nasx.experiment.runner import ModelBuilder, run_trial
-from nasx.experiment.stage2 import stage2
+from nasx.experiment.second_stage import stage2
 from nasx.strategy import GridSearch
 from nasx.trial import Trial, best_trials
 

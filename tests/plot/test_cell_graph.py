@@ -5,7 +5,7 @@ import pytest
 from nasx.hub.genotypes import genotype_to_arch
 from nasx.hub.nasbench201 import nb201_string_to_arch
 from nasx.hub.searched_archs import DARTS_V2, NASNET_A
-from nasx.plot.cell_graph import cell_graph, cell_names
+from nasx.plot.graph import cell_graph, cell_names
 
 
 def test_darts_v2_normal_cell_matches_the_paper_genotype():

@@ -29,6 +29,7 @@ from .base import (
     PRUNE,
     Assignment,
     Decision,
+    RungScheduler,
     Scheduler,
     rung_budgets,
 )
@@ -39,7 +40,7 @@ from .halving import Hyperband, SuccessiveHalving
 from .median import MedianStopping
 from .nni import Medianstop, from_nni
 from .pareto import best_first, nondominated_fronts
-from .simulate import LearningCurves, SimulationResult, simulate
+from .simulate import LearningCurves, SimulatedTrial, SimulationResult, simulate
 
 __all__ = [
     "ASHA",
@@ -56,7 +57,9 @@ __all__ = [
     "LearningCurves",
     "MedianStopping",
     "Medianstop",
+    "RungScheduler",
     "Scheduler",
+    "SimulatedTrial",
     "SimulationResult",
     "SuccessiveHalving",
     "best_first",

@@ -50,10 +50,16 @@ __all__ = [
     "rung_budgets",
 ]
 
+#: What :meth:`Scheduler.report` decides for a trial after a budget unit, one of
+#: :data:`CONTINUE`, :data:`PAUSE`, :data:`PRUNE` and :data:`COMPLETE`.
 Decision = Literal["continue", "pause", "prune", "complete"]
+#: The trial trains on.
 CONTINUE: Final = "continue"
+#: The trial stops here, at a rung, and may be promoted to a larger budget later.
 PAUSE: Final = "pause"
+#: The trial stops for good, not good enough at this budget.
 PRUNE: Final = "prune"
+#: The trial reached the scheduler's maximum budget and is done.
 COMPLETE: Final = "complete"
 
 Budget = float | int
@@ -195,7 +201,8 @@ class Scheduler(abc.ABC):
     def setup(self, search_space: Mapping[str, Any]) -> None:
         """Called by the loop once, before the first :meth:`assign`, with the search space
         (``{label: Choice}``). Schedulers that only decide budgets ignore it; one that proposes
-        architectures (sets :attr:`Assignment.arch`, as BOHB does) models this space."""
+        architectures (sets the ``arch`` of its :class:`Assignment`, as BOHB does) models this
+        space."""
         return None  # nothing to model by default
 
     @abc.abstractmethod
@@ -228,7 +235,8 @@ class Scheduler(abc.ABC):
         """Restore what :meth:`state_dict` returned (for the same scheduler arguments)."""
 
     def score(self, value: float | Sequence[float]) -> Score:
-        """``value`` as a tuple where larger is better (see :func:`~.pareto.to_score`)."""
+        """``value`` (one number, or one per objective) as a tuple where larger is better: each
+        minimized objective's sign flipped."""
         return to_score(value, self.directions)
 
     def promotable(self, trial: int, budget: Budget) -> bool:

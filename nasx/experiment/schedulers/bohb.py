@@ -130,6 +130,9 @@ class BOHB(Hyperband):
         )
 
     def setup(self, search_space: Mapping[str, Any]) -> None:
+        """Take the search space (``{label: Choice}``) the model proposes archs from; a
+        continuous choice, or another space than the one already modelled, raises a
+        ``ValueError``."""
         labels, values = [], []
         for label, choice in search_space.items():
             if not getattr(choice, "finite", True):
@@ -157,6 +160,8 @@ class BOHB(Hyperband):
         return Assignment(None, job.budget, job.from_budget, job.bracket, arch)
 
     def started(self, trial: int, assignment: Assignment) -> None:
+        """Record that new trial ``trial`` trains the arch ``assignment`` proposed (a
+        ``ValueError`` when it carries none: BOHB's trials train BOHB's archs)."""
         if assignment.arch is None:
             raise ValueError(
                 "BOHB proposes its trials' archs: start a trial on the arch of the assignment "
@@ -278,6 +283,7 @@ class BOHB(Hyperband):
     # -- state -----------------------------------------------------------------------------
 
     def state_dict(self) -> dict[str, Any]:
+        """Hyperband's state, the seed and each trial's arch, as JSON-compatible data."""
         return {
             **super().state_dict(),
             "seed": self.seed,

@@ -112,6 +112,8 @@ class LearningCurves:
         return cls([dict(a) for a in archs], val, test, seconds)
 
     def to_csv(self, path: str | Path) -> None:
+        """Write the curves to ``path`` as a CSV table, one row per arch and epoch: columns
+        ``arch`` (JSON), ``epoch`` (from 1), ``val``, ``test``, ``seconds``."""
         with open(path, "w", newline="") as f:
             out = csv.writer(f)
             out.writerow(_COLUMNS)
@@ -172,7 +174,7 @@ class SimulationResult:
     seconds: float  # simulated wall time
     utilisation: float  # busy worker-seconds / (workers * seconds)
     trials: list[SimulatedTrial]
-    #: ``(epochs, pick_test)`` each time the pick changed: the anytime curve of the search
+    #: ``(epochs, pick_test)`` each time the pick changed, the anytime curve of the search
     history: list[tuple[int, float]] = field(default_factory=list)
 
     def test_at(self, epochs: int) -> float:

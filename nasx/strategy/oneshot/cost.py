@@ -35,8 +35,8 @@ class CostPenalty:
     """``weight * f(expected cost)``, a term for the architecture loss.
 
     Args:
-        table: ``{label: {value: cost}}`` (values as :func:`~nasx.strategy.oneshot.topk.prob_key`
-            gives them: an input choice's index).
+        table: ``{label: {value: cost}}`` (values in the one-shot strategies' key form: an input
+            choice's index).
         weight: the penalty's weight.
         target: divide the expected cost by it (a dimensionless term); needed by ``'hinge'``.
         mode: ``'linear'`` (``weight * E[cost] / target``) or ``'hinge'``

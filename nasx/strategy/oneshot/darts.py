@@ -211,11 +211,10 @@ class GumbelDARTS(DARTS):
         min_temperature: the lowest temperature (> 0).
         hard: straight-through one-hot samples (forward like one path, gradient like the softmax).
 
-    NNI's spellings of the schedule are accepted as keywords and translated by
-    :func:`~nasx.strategy.oneshot.nni_args.gumbel_nni_arguments`: 3.0's ``temperature`` (a float:
-    fixed; ``(init, min)``, ``{'init': .., 'min': ..}`` or a scheduler: linear) and 2.x's
-    ``use_temp_anneal`` (linear from ``gumbel_temperature`` to ``min_temp``, default 0.33;
-    ``False``: fixed).
+    NNI's spellings of the schedule are accepted as keywords and translated: 3.0's
+    ``temperature`` (a float: fixed; ``(init, min)``, ``{'init': .., 'min': ..}`` or a
+    scheduler: linear) and 2.x's ``use_temp_anneal`` (linear from ``gumbel_temperature`` to
+    ``min_temp``, default 0.33; ``False``: fixed).
 
     Example:
         >>> s = GumbelDARTS(gumbel_temperature=1.0, temperature_decay=0.9)

@@ -113,7 +113,7 @@ class ENAS(BaseOneShotStrategy):
     NNI's ``batches_per_update`` (nasx's ``ctrl_steps_aggregate``), ``log_prob_every_n_step``
     (``log_arch_every``), ``replay_buffer_size`` and ``penalty`` (NNI 3.0 settings with no nasx
     counterpart: its controller trains by PPO from a replay buffer; only None is accepted) are
-    accepted as keywords and translated by :func:`~nasx.strategy.oneshot.nni_args.enas_nni_arguments`.
+    accepted as keywords and translated.
 
     Example:
         >>> from nasx.strategy import ENAS

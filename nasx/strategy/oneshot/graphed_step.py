@@ -78,9 +78,10 @@ class GraphedSearchStep:
     """One module's search step, captured once in a CUDA graph and replayed (eager for batches of
     another shape or structure, and for good when capturing fails).
 
-    Build it with :meth:`for_module`, which returns None where :func:`graph_blocker` says the
-    step cannot be captured (and raises when the strategy asked for graphs with
-    ``cuda_graphs=True``). Call it as the module's search step.
+    Build it with :meth:`for_module`, which returns None where the step cannot be captured (a
+    path-sampling strategy, a run off the GPU, DDP, fp16 mixed precision, ``cuda_graphs=False``)
+    and raises when the strategy asked for graphs with ``cuda_graphs=True``. Call it as the
+    module's search step.
     """
 
     def __init__(self, module: SearchStepModule):

@@ -75,8 +75,8 @@ class Mutable:
 
 
 class Mutator(nn.Module):
-    """Bind a model space to a decision rule; subclasses write :meth:`sample_search` (and
-    :meth:`sample_final`, which defaults to it).
+    """Bind a model space to a decision rule; subclasses write :meth:`~Mutator.sample_search`
+    (and :meth:`~Mutator.sample_final`, which defaults to it).
 
     Args:
         model: a model space; its choices are replaced in place by mixed modules (as NNI's

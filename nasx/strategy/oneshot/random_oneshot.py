@@ -58,7 +58,7 @@ class RandomOneShot(BaseOneShotStrategy):
             space's constraints and ``filter``.
         inplace_distill: with ``sandwich``, in-place distillation (BigNAS): the largest path
             learns the labels (the evaluator's loss) and the other paths its detached outputs, by
-            :func:`~nasx.strategy.oneshot.sandwich.soft_target_loss` (KL of class or token
+            ``nasx.strategy.oneshot.sandwich.soft_target_loss`` (KL of class or token
             distributions) or by a given ``(output, largest_output) -> loss``.
 
     Example:

@@ -162,7 +162,9 @@ def stage2(
     Args:
         source: the finished search (a NasExperiment, or its workdir).
         evaluator: the full-training evaluator (more epochs, full data...).
-        top_k, rank_by, pareto: which archs (see :func:`top_archs`).
+        top_k, rank_by, pareto: which archs: the ``top_k`` best by the source's metric, or by
+            ``rank_by`` (another metric of its trials), or first of the Pareto front over the
+            ``pareto`` objectives (best ``'default'`` first).
         seeds: trainings per arch; trial ``i`` is seeded with ``seed + i``.
         model_space: the space (default the source experiment's; needed with a workdir).
         workdir: the stage-2 experiment's directory (default ``<source workdir>-stage2``).
