@@ -40,6 +40,7 @@ def _trials(workdir: Path) -> int:
         return 0
 
 
+@pytest.mark.slow  # end to end: make test-slow runs it (and CI)
 def test_dashboard_follows_a_running_experiment(tmp_path):
     workdir = tmp_path / "html-exp"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

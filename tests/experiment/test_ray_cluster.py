@@ -36,6 +36,7 @@ def _wait_for(predicate, timeout: float, what: str):
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
+@pytest.mark.slow  # end to end: make test-slow runs it (and CI)
 def test_a_worker_node_killed_mid_trial_fails_only_its_trial(tmp_path, ray_cluster):
     markers = tmp_path / "markers"
     markers.mkdir()

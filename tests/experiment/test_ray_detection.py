@@ -16,6 +16,7 @@ from .detection_helpers import TASKS, check_trials, tiny_evaluator, tiny_spinene
 pytest.importorskip("ray", reason="Ray is not installed (pip install 'nasx[ray]')")
 
 
+@pytest.mark.slow  # end to end: make test-slow runs it (and CI)
 @pytest.mark.parametrize("task", TASKS)
 def test_a_dense_prediction_search_runs_on_ray(task, tmp_path, ray_cluster):
     exp = NasExperiment(

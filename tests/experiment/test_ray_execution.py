@@ -21,6 +21,7 @@ from .ray_helpers import NodeRecorder, assigned_resources
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'nasx[ray]')")
 
 
+@pytest.mark.slow  # end to end: make test-slow runs it (and CI)
 def test_ray_runs_every_trial_and_survives_a_hard_crash(tmp_path, ray_cluster):
     exp = NasExperiment(
         SmallNet(),
@@ -48,6 +49,7 @@ def test_ray_runs_every_trial_and_survives_a_hard_crash(tmp_path, ray_cluster):
     assert ray.is_initialized()  # a Ray the user started is left running
 
 
+@pytest.mark.slow  # end to end: make test-slow runs it (and CI)
 def test_trials_spread_over_the_worker_nodes(tmp_path, ray_cluster):
     markers = tmp_path / "markers"
     markers.mkdir()
@@ -66,6 +68,7 @@ def test_trials_spread_over_the_worker_nodes(tmp_path, ray_cluster):
     assert nodes == {n.node_id for n in ray_cluster.cluster.worker_nodes}  # both, never the head
 
 
+@pytest.mark.slow  # end to end: make test-slow runs it (and CI)
 def test_trial_resources_place_every_trial_on_the_nodes_that_have_them(tmp_path, ray_cluster):
     exp = NasExperiment(
         SmallNet(),
@@ -83,6 +86,7 @@ def test_trial_resources_place_every_trial_on_the_nodes_that_have_them(tmp_path,
     assert all(t.metrics.get("node_b") == 1.0 and "node_a" not in t.metrics for t in trials)
 
 
+@pytest.mark.slow  # end to end: make test-slow runs it (and CI)
 def test_resources_no_node_has_are_reported(tmp_path, ray_cluster, caplog):
     from nasx.experiment.ray_execution import RayExecutor
 

@@ -9,6 +9,7 @@ TOUR = Path(__file__).resolve().parents[2] / "tutorials" / "hub_tour.py"
 
 
 # The tour draws cells with graphviz when `dot` is installed, else with matplotlib and a warning.
+@pytest.mark.slow  # end to end: make test-slow runs it (and CI)
 @pytest.mark.filterwarnings("ignore:graphviz's 'dot' program is not installed")
 def test_hub_tour_runs(capsys):
     runpy.run_path(str(TOUR), run_name="__main__")

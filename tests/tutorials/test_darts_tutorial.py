@@ -28,6 +28,7 @@ def _run_fast_mode(monkeypatch, capsys) -> str:
 GRAPHVIZ_FALLBACK = "ignore:graphviz's 'dot' program is not installed:UserWarning"
 
 
+@pytest.mark.slow  # end to end: make test-slow runs it (and CI)
 @pytest.mark.filterwarnings(GRAPHVIZ_FALLBACK)
 def test_darts_tutorial_fast_mode_on_a_fresh_clone(fresh_clone_cifar10, monkeypatch, capsys):
     _run_fast_mode(monkeypatch, capsys)

@@ -8,11 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 # About 40 s of CPU (data, a latency table, 3 + 3 trainings, an export, 2 one-shot searches), in the
-# default suite all the same: it is the issue-15 tutorial's proof, and xdist runs it beside others.
+# slow tier (make test-slow, which CI runs): it is the issue-15 tutorial's proof, run end to end.
+@pytest.mark.slow  # end to end: make test-slow runs it (and CI)
 def test_hardware_aware_fast_mode(tmp_path):
     env = {
         **os.environ,

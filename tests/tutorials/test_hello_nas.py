@@ -23,6 +23,7 @@ def _has_fashion_mnist() -> bool:
     return True
 
 
+@pytest.mark.slow  # end to end: make test-slow runs it (and CI)
 @pytest.mark.skipif(
     not _has_fashion_mnist(),
     reason="Fashion-MNIST is not installed (Debian package dataset-fashion-mnist)",

@@ -16,6 +16,7 @@ import pytest
 TUTORIAL = Path(__file__).resolve().parents[2] / "tutorials" / "multi_fidelity.py"
 
 
+@pytest.mark.slow  # end to end: make test-slow runs it (and CI)
 def test_multi_fidelity_tutorial_fast_mode_on_a_fresh_clone(
     fresh_clone_data, tmp_path, monkeypatch, capsys
 ):

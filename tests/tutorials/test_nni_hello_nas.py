@@ -42,6 +42,7 @@ def test_the_port_changes_only_imports_and_the_marked_data_block():
         assert line in outside, line
 
 
+@pytest.mark.slow  # end to end: make test-slow runs it (and CI)
 @pytest.mark.skipif(
     not _has_fashion_mnist(),
     reason="Fashion-MNIST is not installed (Debian package dataset-fashion-mnist)",

@@ -23,6 +23,7 @@ def _have_data() -> bool:
     return False
 
 
+@pytest.mark.slow  # end to end: make test-slow runs it (and CI)
 @pytest.mark.skipif(
     not _have_data(),
     reason="neither Fashion-MNIST (apt-get install dataset-fashion-mnist) nor ../shared/data/cifar10 found",

@@ -8,9 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # end to end: make test-slow runs it (and CI)
 def test_spinenet_detection_fast_mode(tmp_path):
     # Fashion-MNIST objects when installed, else CIFAR-10, else scikit-learn's digits (a dev
     # dependency): the tutorial always has data
