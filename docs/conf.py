@@ -45,6 +45,12 @@ os.environ["IPYTHONDIR"] = str(_ipython)
 # plain bar, which is what a static page can show anyway: the notice is noise on every page.
 os.environ["PYTHONWARNINGS"] = "ignore:IProgress not found"
 
+import logging  # noqa: E402
+
+# nbclient logs "Executing notebook with kernel" for every tutorial at INFO: not news to a reader
+# of the build's output (errors still show, and fail the build)
+logging.getLogger("traitlets").setLevel(logging.WARNING)
+
 import nasx  # noqa: E402
 
 project = "nasx"

@@ -1,28 +1,44 @@
-"""docs/porting_from_nni.md stays true, checked against the modules in both directions.
+"""docs/porting_from_nni.md stays true, checked against NNI 3.0's modules and nasx's.
 
-The table's rows are ``| NNI name | nasx name | status | notes |``. A row whose status is
-``same`` or ``differs`` names nasx objects that must import (and not be a "not provided"
-stand-in); an ``absent`` row says "not provided" and its NNI name must be absent from the nasx
-module the doc's module map gives (or be such a stand-in); every public name of NNI 3.0's NAS
-modules (``NNI_PUBLIC``, their ``__all__`` as NNI 3.0 documents them) must have a row. Every
-``xfail`` of this suite must name a difference the doc describes.
+Every public name of every public module of NNI 3.0's ``nni.nas`` package (``nni_nas_names.txt``
+beside this file: ``module name defined_in`` lines read from NNI's source at tag v3.0) has a row
+``| NNI name | nasx name | status | notes |`` under the heading of its module; a package and the
+submodule it re-exports share one row per object (the same ``defined_in``). A row may list several
+NNI names (NNI internals with one answer). Statuses:
+
+- ``same`` and ``differs``: the nasx column names nasx objects, which must import (and not be a
+  "not provided" stand-in); each ``same`` row's nasx name is exercised by a test of the suite;
+- ``not needed``: the nasx column says ``not needed: <what nasx does instead>``, its nasx names
+  import, and the NNI name is absent from the nasx module the doc's module map gives;
+- ``absent``: the nasx column says "not provided" and the NNI name is absent likewise (or is such
+  a stand-in).
+
+``nni`` and ``nni.mutable`` (outside ``nni.nas``) are checked against ``NNI_PUBLIC``, as NNI 3.0
+documents them. Every ``xfail`` of this suite must name a difference the doc describes.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
+import inspect
 import re
 from pathlib import Path
 
 import pytest
+import torch.nn as nn
 
 from nasx.space.not_provided import SPACE_NOT_PROVIDED, NotProvided
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "porting_from_nni.md"
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "porting_from_nni.md"
 TEXT = DOC.read_text()
 SUITE = Path(__file__).resolve().parent
+STATUSES = ("same", "differs", "not needed", "absent")
 
+# NNI 3.0's public names outside ``nni.nas``, and the ``Mutable*`` layers its docs name (the
+# module computes them at import, so nni_nas_names.txt lists them as one ``Mutable*``).
 NNI_PUBLIC = {
     "nni": [
         "choice",
@@ -68,18 +84,6 @@ NNI_PUBLIC = {
         "auto_label",
     ],
     "nni.nas.nn.pytorch": [
-        "recursive_freeze",
-        "MutableModule",
-        "ModelSpace",
-        "ParametrizedModule",
-        "LayerChoice",
-        "InputChoice",
-        "ValueChoice",
-        "MutationAnchor",
-        "ChosenInputs",
-        "ReductionType",
-        "Repeat",
-        "Cell",
         "MutableLinear",
         "MutableConv1d",
         "MutableConv2d",
@@ -94,122 +98,62 @@ NNI_PUBLIC = {
         "MutableConvTranspose2d",
         "MutableMultiheadAttention",
     ],
-    "nni.nas.space": [
-        "model_context",
-        "current_model",
-        "BaseModelSpace",
-        "ExecutableModelSpace",
-        "RawFormatModelSpace",
-        "SimplifiedModelSpace",
-        "ModelStatus",
-        "GraphModelSpace",
-        "Graph",
-        "Node",
-        "Edge",
-        "IllegalGraphError",
-        "Metrics",
-        "MutationSampler",
-        "Mutator",
-        "StationaryMutator",
-        "InvalidMutation",
-        "MutatorSequence",
-        "Mutation",
-    ],
-    "nni.nas.evaluator": [
-        "Evaluator",
-        "MutableEvaluator",
-        "FrozenEvaluator",
-        "FunctionalEvaluator",
-    ],
-    "nni.nas.evaluator.pytorch": [
-        "LightningModule",
-        "Trainer",
-        "DataLoader",
-        "Lightning",
-        "Classification",
-        "Regression",
-        "SupervisedLearningModule",
-        "ClassificationModule",
-        "RegressionModule",
-    ],
-    "nni.nas.strategy": [
-        "Strategy",
-        "Random",
-        "GridSearch",
-        "RegularizedEvolution",
-        "TPEStrategy",
-        "TPE",
-        "PolicyBasedRL",
-        "DARTS",
-        "Proxyless",
-        "GumbelDARTS",
-        "ENAS",
-        "RandomOneShot",
-    ],
-    "nni.nas.strategy.middleware": [
-        "Chain",
-        "StrategyMiddleware",
-        "Filter",
-        "Deduplication",
-        "FailureHandler",
-        "MultipleEvaluation",
-        "MedianStop",
-    ],
-    "nni.nas.experiment": ["NasExperiment", "NasExperimentConfig"],
-    "nni.nas.hub.pytorch": [
-        "MobileNetV3Space",
-        "NasBench101",
-        "NasBench201",
-        "NDS",
-        "NASNet",
-        "ENAS",
-        "AmoebaNet",
-        "PNAS",
-        "DARTS",
-        "ProxylessNAS",
-        "ShuffleNetSpace",
-        "AutoformerSpace",
-        "AutoFormer",
-    ],
-    "nni.nas.hub.pytorch.modules": ["AutoActivation", "NasBench101Cell", "NasBench201Cell"],
 }
 
 
-def module_map() -> dict[str, str]:
-    """NNI module -> nasx module, from the doc's first table."""
-    found = {"nni": "nasx"}
-    for line in TEXT.split("## Where nasx")[0].splitlines():
+def nni_nas_names() -> list[tuple[str, str, str]]:
+    """``(module, name, defined_in)`` for every public name of NNI 3.0's ``nni.nas``."""
+    lines = (SUITE / "nni_nas_names.txt").read_text().splitlines()
+    return [tuple(line.split()) for line in lines if line.strip() and not line.startswith("#")]
+
+
+NNI_NAS = nni_nas_names()
+
+
+def module_map() -> dict[str, str | None]:
+    """NNI module -> nasx module (None: nasx has none), from the doc's first table."""
+    found: dict[str, str | None] = {"nni": "nasx"}
+    for line in TEXT.split("## Spaces, values")[0].splitlines():
         cells = line.strip().strip("|").split("|")
         if len(cells) == 2 and "`nni." in cells[0]:
             nasx = re.findall(r"`(nasx[\w.]*)`", cells[1])
             for nni in re.findall(r"`(nni[\w.]*)`", cells[0]):
-                if not nni.startswith("nni.choice") and nasx:
-                    found[nni] = nasx[0]
+                if not nni.startswith("nni.choice"):
+                    found[nni] = nasx[0] if nasx else None
     return found
 
 
 MODULES = module_map()
 
 
-def table_rows() -> list[tuple[str, str, str, str]]:
-    rows = []
-    for line in TEXT.split("## Every public name")[1].splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 4 and cells[0] not in ("NNI name", "---"):
-            rows.append((cells[0], cells[1], cells[2], cells[3]))
-    return rows
+def sections() -> list[tuple[str, list[str], list[tuple[str, str, str, str]]]]:
+    """``(heading, NNI modules it names, rows)`` for each ``###`` section of the tables."""
+    found = []
+    for block in TEXT.split("## Every public name")[1].split("\n### ")[1:]:
+        heading = block.splitlines()[0]
+        rows = []
+        for line in block.splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if line.startswith("|") and len(cells) == 4 and cells[0] not in ("NNI name", "---"):
+                rows.append((cells[0], cells[1], cells[2], cells[3]))
+        found.append((heading, re.findall(r"`(nni[\w.]*)`", heading), rows))
+    return found
 
 
-ROWS = table_rows()
+SECTIONS = sections()
+ROWS = [row for _, _, rows in SECTIONS for row in rows]
 
 
-def nni_name(row) -> str | None:
-    """The row's NNI dotted name (None for rows about something that is not a name)."""
-    match = re.match(r"`(nni(?:\.\w+)*)", row[0])
-    return match.group(1) if match else None
+def nni_names(row) -> list[str]:
+    """The NNI dotted names a row is about (none for rows about something that is not a name)."""
+    return re.findall(r"`(nni(?:\.\w+)*\*?)(?!\w)", row[0])
 
 
-def mapped(dotted: str) -> tuple[str, list[str]]:
+def row_id(row) -> str:
+    return row[0].split(",")[0].strip("`")[:80]
+
+
+def mapped(dotted: str) -> tuple[str | None, list[str]]:
     """``nni.nas.space.Graph`` -> ``('nasx.space', ['Graph'])``: the mapped module and the rest."""
     parts = dotted.split(".")
     for cut in range(len(parts) - 1, 0, -1):
@@ -220,6 +164,10 @@ def mapped(dotted: str) -> tuple[str, list[str]]:
 
 
 def resolve(dotted: str):
+    try:
+        return importlib.import_module(dotted)
+    except ModuleNotFoundError:
+        pass
     module, _, name = dotted.rpartition(".")
     try:
         return getattr(importlib.import_module(module), name)
@@ -227,54 +175,184 @@ def resolve(dotted: str):
         return getattr(resolve(module), name)
 
 
-def test_the_table_has_rows_and_only_known_statuses():
-    assert len(ROWS) >= 140
+def test_the_tables_have_rows_and_only_known_statuses():
+    assert len(ROWS) >= 250
     for row in ROWS:
-        assert row[2] in ("same", "differs", "absent"), row
+        assert row[2] in STATUSES, row
         assert (row[2] == "absent") == row[1].startswith("not provided"), row
+        assert (row[2] == "not needed") == row[1].startswith("not needed: "), row
+
+
+def test_every_table_line_has_four_cells():
+    """A ``|`` inside a cell (even in code) splits it: Markdown would show a broken row."""
+    for line in TEXT.split("## Every public name")[1].splitlines():
+        if line.startswith("|"):
+            assert len(line.strip().strip("|").split("|")) == 4, line[:100]
+
+
+def test_the_names_file_is_nni_3_0_nas():
+    modules = {m for m, _, _ in NNI_NAS}
+    assert len(NNI_NAS) >= 600 and len(modules) >= 120
+    assert all(m == "nni.nas" or m.startswith("nni.nas.") for m in modules)
+    for expected in [
+        ("nni.nas.execution", "SequentialExecutionEngine", "nni.nas.execution.sequential"),
+        (
+            "nni.nas.oneshot.pytorch.base_lightning",
+            "BaseOneShotLightningModule",
+            "nni.nas.oneshot.pytorch.base_lightning",
+        ),
+        ("nni.nas.profiler.pytorch.flops", "FlopsProfiler", "nni.nas.profiler.pytorch.flops"),
+        (
+            "nni.nas.benchmark.nasbench201",
+            "query_nb201_trial_stats",
+            "nni.nas.benchmark.nasbench201.query",
+        ),
+        (
+            "nni.nas.experiment.config",
+            "NasExperimentConfig",
+            "nni.nas.experiment.config.experiment",
+        ),
+    ]:
+        assert expected in NNI_NAS, expected
+
+
+def _rowless(module: str) -> list[str]:
+    """The public names of NNI's ``module`` that no row names (nor a row of the same object: a
+    package re-exporting it, or the submodule defining it)."""
+    listed = {name for row in ROWS for name in nni_names(row)}
+    spellings: dict[tuple[str, str], list[str]] = {}
+    for m, n, d in NNI_NAS:
+        spellings.setdefault((d, n), []).append(f"{m}.{n}")
+    return [
+        f"{m}.{n}"
+        for m, n, d in NNI_NAS
+        if m == module and not any(s in listed for s in spellings[(d, n)])
+    ]
+
+
+@pytest.mark.parametrize("module", sorted({m for m, _, _ in NNI_NAS}))
+def test_every_public_name_of_nni_nas_has_a_row(module):
+    missing = _rowless(module)
+    assert not missing, f"docs/porting_from_nni.md has no row for {', '.join(missing)}"
 
 
 @pytest.mark.parametrize("module", list(NNI_PUBLIC))
-def test_every_public_nni_name_has_a_row(module):
-    listed = {nni_name(r) for r in ROWS}
+def test_every_documented_nni_name_has_a_row(module):
+    listed = {name for row in ROWS for name in nni_names(row)}
     missing = [n for n in NNI_PUBLIC[module] if f"{module}.{n}" not in listed]
     assert not missing, f"docs/porting_from_nni.md has no row for {module}.{missing}"
 
 
-PROVIDED = [r for r in ROWS if r[2] != "absent"]
+@pytest.mark.parametrize("section", SECTIONS, ids=[s[0][:60] for s in SECTIONS])
+def test_rows_sit_under_their_modules_heading(section):
+    heading, modules, rows = section
+    assert rows, f"section {heading!r} has no row"
+    for row in rows:
+        for name in nni_names(row) if modules else []:
+            assert any(name == m or name.startswith(m + ".") for m in modules), (
+                f"{name} is under the heading {heading!r}: move its row to its module's section"
+            )
 
 
-@pytest.mark.parametrize("row", PROVIDED, ids=[r[0].strip("`") for r in PROVIDED])
-def test_every_nasx_name_of_a_provided_row_exists(row):
+def test_every_nni_nas_module_is_mapped():
+    for module in sorted({m for m, _, _ in NNI_NAS}):
+        mapped(f"{module}.name")  # raises naming the module
+
+
+GIVEN = [r for r in ROWS if r[2] != "absent"]
+
+
+@pytest.mark.parametrize("row", GIVEN, ids=[row_id(r) for r in GIVEN])
+def test_every_nasx_name_a_row_gives_exists(row):
     names = re.findall(r"`(nasx(?:\.\w+)+)`", row[1])
-    assert names, f"row {row[0]}: the nasx column must name a nasx object or say 'not provided'"
+    assert names or row[2] == "not needed", (
+        f"row {row[0]}: the nasx column must name a nasx object, or say 'not needed: ...' or "
+        "'not provided'"
+    )
     for dotted in names:
         found = resolve(dotted)
         assert found is not None and not isinstance(found, NotProvided), dotted
 
 
-def test_differing_rows_say_how():
+def test_rows_that_are_not_same_say_how():
     for row in ROWS:
-        if row[2] in ("differs", "absent"):
+        if row[2] != "same":
             assert len(row[3]) > 10, f"row {row[0]} must say why in its notes"
 
 
-ABSENT = [r for r in ROWS if r[2] == "absent" and nni_name(r) and "(" not in r[0]]
-
-
-@pytest.mark.parametrize("row", ABSENT, ids=[r[0].strip("`") for r in ABSENT])
-def test_a_name_the_table_calls_absent_is_absent(row):
-    module, attrs = mapped(nni_name(row))
-    obj = importlib.import_module(module)
-    for attr in attrs:
-        try:
-            obj = getattr(obj, attr)
-        except AttributeError:
-            return
-    assert isinstance(obj, NotProvided), (
-        f"docs/porting_from_nni.md says {nni_name(row)} is not provided, but {module}."
-        f"{'.'.join(attrs)} exists: update its row"
+@functools.cache
+def _test_sources() -> str:
+    return "\n".join(
+        p.read_text() for p in sorted((ROOT / "tests").rglob("*.py")) if p != Path(__file__)
     )
+
+
+SAME = [r for r in ROWS if r[2] == "same"]
+
+
+@pytest.mark.parametrize("row", SAME, ids=[row_id(r) for r in SAME])
+def test_every_same_row_is_exercised_by_a_test(row):
+    sources = _test_sources()
+    for dotted in re.findall(r"`(nasx(?:\.\w+)+)`", row[1]):
+        name = dotted.rsplit(".", 1)[1]
+        assert re.search(rf"\b{re.escape(name)}\b", sources), (
+            f"row {row[0]} says nasx has NNI's {name}, but no test uses it: "
+            "add one to tests/nni_compat/test_porting_rows.py"
+        )
+
+
+NOT_THERE = [
+    r for r in ROWS if r[2] in ("absent", "not needed") and nni_names(r) and "(" not in r[0]
+]
+
+
+@pytest.mark.parametrize("row", NOT_THERE, ids=[row_id(r) for r in NOT_THERE])
+def test_a_name_the_table_calls_absent_or_not_needed_is_not_in_nasx(row):
+    for dotted in nni_names(row):
+        module, attrs = mapped(dotted)
+        if module is None:  # NNI's TensorFlow modules: nasx has none
+            continue
+        obj = importlib.import_module(module)
+        for attr in attrs:
+            try:
+                obj = getattr(obj, attr)
+            except AttributeError:
+                break
+        else:
+            assert isinstance(obj, NotProvided), (
+                f"docs/porting_from_nni.md says {dotted} is {row[2]}, but {module}."
+                f"{'.'.join(attrs)} exists: update its row"
+            )
+
+
+def _torch_layers_nni_wraps() -> list[str]:
+    """The ``torch.nn`` classes NNI 3.0's ``nn/pytorch/layers.py`` makes a ``Mutable<Name>`` of."""
+    not_wrapped = {"Parameter", "ParameterList", "UninitializedBuffer", "UninitializedParameter"}
+    not_wrapped |= {"Module", "Sequential", "Container", "DataParallel", "ModuleList", "ModuleDict"}
+    return [
+        name
+        for name, obj in inspect.getmembers(nn)
+        if inspect.isclass(obj) and name not in not_wrapped and issubclass(obj, nn.Module)
+    ]
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # torch's deprecated layers
+def test_mutable_star_row_holds_for_every_torch_layer():
+    import nasx.space
+
+    (row,) = [r for r in ROWS if "nni.nas.nn.pytorch.Mutable*" in nni_names(r)]
+    missing = []
+    for name in _torch_layers_nni_wraps():
+        try:
+            layer = getattr(nasx.space, f"Mutable{name}")
+        except AttributeError:
+            missing.append(f"Mutable{name}")
+            continue
+        assert issubclass(layer, getattr(nn, name)), name
+    assert all(f"`{name}`" in row[3] for name in missing), (
+        f"nasx.space lacks {missing}: the row's notes must name each"
+    )
+    assert missing == ["MutableParameterDict"]
 
 
 @pytest.mark.parametrize("name", sorted(SPACE_NOT_PROVIDED))
@@ -284,7 +362,7 @@ def test_each_stand_in_has_its_row_and_names_the_nasx_way(name):
     stand_in = getattr(nasx.space, name)
     assert isinstance(stand_in, NotProvided)
     nni = stand_in.nni_name.split(" ")[0]
-    assert any(nni_name(r) == nni for r in ROWS), f"no row for {nni}"
+    assert any(nni in nni_names(r) for r in ROWS), f"no row for {nni}"
     with pytest.raises(NotImplementedError, match="not provided by nasx: .+"):
         stand_in()
 
