@@ -171,3 +171,13 @@ def test_every_docs_code_block_is_run_or_a_named_sketch(page):
         assert f"docs/{page}" in GUIDES or page in SKETCHES, (
             f"docs/{page} has python blocks that no test runs: add it to GUIDES"
         )
+
+
+def test_the_concepts_page_defines_every_word_and_draws_the_data_flow():
+    text = (ROOT / "docs" / "concepts.md").read_text()
+    words = "space choice label arch model evaluator metric strategy trial experiment budget"
+    for word in [*words.split(), "scheduler", "rung", "search space"]:
+        assert re.search(rf"^\*\*{word}\*\*", text, re.M), (
+            f"docs/concepts.md does not define {word}"
+        )
+    assert "```{graphviz}" in text and "digraph" in text
