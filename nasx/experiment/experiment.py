@@ -34,7 +34,7 @@ from torch import nn
 from nasx._checks import check_int
 from nasx.evaluator.base import Direction, Metric, ModelEvaluator, direction_of
 from nasx.evaluator.hparams import evaluator_choices
-from nasx.space import ModelSpace, SearchSpace, search_space
+from nasx.space import BaseModelSpace, SearchSpace, search_space
 from nasx.strategy.base import MultiTrialStrategy
 from nasx.strategy.oneshot.base import OneShotStrategy
 from nasx.trial import Trial
@@ -73,7 +73,8 @@ class NasExperiment(NniControls):
     """A multi-trial (or one-shot) architecture search, stored in ``workdir``.
 
     Args:
-        model_space: a :class:`~nasx.space.ModelSpace` instance.
+        model_space: a :class:`~nasx.space.ModelSpace` instance (or, as NNI writes custom spaces, a
+            :class:`~nasx.space.BaseModelSpace` whose mutables are set by hand).
         evaluator: a :class:`~nasx.evaluator.base.ModelEvaluator` (``evaluate(model, report=None)``)
             or a plain function ``fn(model) -> metric``; the metric is a finite float or a dict
             with a ``'default'``. One that declares an ``arch`` parameter also receives the
@@ -139,7 +140,7 @@ class NasExperiment(NniControls):
 
     def __init__(
         self,
-        model_space: ModelSpace,
+        model_space: BaseModelSpace,
         evaluator: AnyEvaluator,
         strategy: AnyStrategy,
         config: Any = None,  # NNI 3.0's NasExperimentConfig (its fields set on exp.config)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from nasx._config import describe
-from nasx.space import ModelSpace, SearchSpace, fingerprint_differences, space_fingerprint
+from nasx.space import BaseModelSpace, SearchSpace, fingerprint_differences, space_fingerprint
 
 from .storage import ExperimentDirError, TrialStore, remove_experiment
 
@@ -40,7 +40,7 @@ __all__ = [
 
 
 def experiment_meta(
-    model_space: ModelSpace,
+    model_space: BaseModelSpace,
     strategy: Any,
     evaluator: Any,
     direction: str,
