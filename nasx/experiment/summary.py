@@ -24,7 +24,6 @@ other failure is pointed at :meth:`~nasx.experiment.NasExperiment.rerun_trial` a
 
 from __future__ import annotations
 
-import collections
 import logging
 import re
 from collections.abc import Sequence
@@ -33,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from nasx._errors import NasxError
-from nasx.trial import FAILED, STATUSES, Trial
+from nasx.trial import FAILED, Trial, status_counts
 
 from .partial import no_full_budget
 
@@ -181,12 +180,9 @@ def common_failure(trials: Sequence[Trial], workdir: Any = None) -> CommonFailur
     return CommonFailure(line, len(members), len(failed), first.id, hint)
 
 
-def _counts(trials: Sequence[Trial]) -> str:
-    """``8 trials: 6 succeeded, 2 failed`` (statuses in their usual order)."""
-    counts = collections.Counter(t.status for t in trials)
-    parts = [f"{counts[s]} {s}" for s in STATUSES if counts[s]]
-    n = len(trials)
-    return f"{n} trial{'' if n == 1 else 's'}" + (": " + ", ".join(parts) if parts else "")
+def _outcomes(trials: Sequence[Trial]) -> str:
+    """``6 succeeded, 2 failed`` (statuses in their usual order, those with no trial left out)."""
+    return ", ".join(f"{n} {status}" for status, n in status_counts(trials).items() if n)
 
 
 def no_success_note(trials: Sequence[Trial], workdir: Any) -> str:
@@ -194,16 +190,9 @@ def no_success_note(trials: Sequence[Trial], workdir: Any) -> str:
     its hint (see the module docstring)."""
     if not trials:
         return f"no trial ran in {workdir}"
-    counts = _counts(trials).split(": ", 1)[-1]
-    note = f"no trial succeeded in {workdir} ({counts})"
+    note = f"no trial succeeded in {workdir} ({_outcomes(trials)})"
     failure = common_failure(trials, workdir)
     return note + (f"; {failure.text()}" if failure is not None else "")
-
-
-def _stopped_below_full_budget(trials: Sequence[Trial], direction: str) -> bool:
-    """None succeeded, but a scheduler stopped some below the full budget with a result:
-    :func:`~nasx.experiment.partial.no_full_budget` says so (and what to do) instead."""
-    return no_full_budget(trials, direction) is not None
 
 
 def _metric_text(metric: float) -> str:
@@ -233,18 +222,19 @@ def run_summary(
       hint: exp.rerun_trial(1) runs it again in this process with its traceback; its log: runs/a/trials/1/trial.log
     every trial: nasx show runs/a
     """
-    lines = [f"{_counts(trials).replace(':', f' in {workdir}:', 1)}"]
     if not trials:
-        lines[0] = f"no trial ran in {workdir}"
+        return f"no trial ran in {workdir}"
+    n = len(trials)
+    lines = [f"{n} trial{'' if n == 1 else 's'} in {workdir}: {_outcomes(trials)}"]
     if best is not None:
         metric = "-" if best.metric is None else _metric_text(best.metric)
         lines.append(f"best: trial {best.id}, metric {metric} ({direction}), {_arch_text(best)}")
-    elif _stopped_below_full_budget(trials, direction):
+    elif no_full_budget(trials, direction) is not None:  # partial.end_of_run said what to do
         lines.append(
             "best: no trial reached the full budget; export_top_models(include_partial=True) "
             "ranks the others by the budget they reached"
         )
-    elif trials:
+    else:
         lines.append("WARNING: no trial succeeded: export_top_models() has nothing to export")
     failure = common_failure(trials, workdir)
     if failure is not None:
@@ -252,8 +242,7 @@ def run_summary(
             f"most common error ({failure.count} of {failure.failed} failed): {failure.error}"
         )
         lines.append(f"  hint: {failure.hint}")
-    if trials:
-        lines.append(f"every trial: nasx show {workdir}")
+    lines.append(f"every trial: nasx show {workdir}")
     return "\n".join(lines)
 
 
@@ -267,7 +256,7 @@ def report_end_of_run(store: Any, direction: str, workdir: Any, show: bool) -> s
     if ranked and not show:
         return None
     trials = store.trials(lazy=True)
-    if not ranked and not _stopped_below_full_budget(trials, direction):
+    if not ranked and no_full_budget(trials, direction) is None:
         _log.warning("%s", no_success_note(trials, workdir))
     return run_summary(trials, ranked[0] if ranked else None, workdir, direction) if show else None
 
