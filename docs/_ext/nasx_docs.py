@@ -284,8 +284,9 @@ def _assignment_doc(name: str, obj: object) -> list[str] | None:
     the same object under the same name: the home first, then the modules under it.
     """
     home, _, attr = name.rpartition(".")
-    holders = sorted(m for m in sys.modules if m == "nasx" or m.startswith("nasx."))
-    for module_name in sorted(holders, key=lambda m: (m != home, not m.startswith(home + "."))):
+    holders = [m for m in sys.modules if m == "nasx" or m.startswith("nasx.")]
+    # the home first, then the modules under it, then the rest; by name within each
+    for module_name in sorted(holders, key=lambda m: (m != home, not m.startswith(home + "."), m)):
         if getattr(sys.modules[module_name], attr, None) is not obj:
             continue
         try:
