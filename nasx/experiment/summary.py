@@ -14,7 +14,8 @@ other failure is pointed at :meth:`~nasx.experiment.NasExperiment.rerun_trial` a
 
     >>> from nasx.trial import Trial
     >>> error = ("ValueError: trial 0: the evaluator returned None: it must return the metric; "
-    ...          "did the evaluation function forget `return`?")
+    ...          "did the evaluation function forget `return`? (NNI's `nni.report_final_result(x)` "
+    ...          "becomes `return x`)")
     >>> failed = [Trial(i, {'w': i}, 'failed', error=error.replace('0', str(i))) for i in range(3)]
     >>> print(no_success_note(failed, 'runs/a'))  # doctest: +NORMALIZE_WHITESPACE
     no trial succeeded in runs/a (3 failed); most common error (3 of 3 failed):
@@ -61,11 +62,6 @@ class NoResultError(NasxError, LookupError):
 
 # A remedy for errors whose text contains the key (nasx's failure kinds start with theirs).
 _HINTS: tuple[tuple[str, str], ...] = (
-    (
-        "the evaluator returned None",
-        "did the evaluation function forget `return`? (NNI's `nni.report_final_result(x)` "
-        "becomes `return x`)",
-    ),
     (
         "must be finite",
         "the training diverged (a NaN or infinite metric): lower the learning rate, or clip "

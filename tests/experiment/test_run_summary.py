@@ -44,6 +44,7 @@ def test_an_all_failed_run_names_the_count_the_error_and_its_hint(tmp_path, caps
     )
     hint = "did the evaluation function forget `return`?"
     assert summary[3].startswith(f"  hint: {hint}")
+    assert summary[3].endswith("(NNI's `nni.report_final_result(x)` becomes `return x`)")
     assert summary[-1] == f"every trial: nasx show {tmp_path}"
     assert len(summary) <= 5  # a few lines, not one per trial
     # the warning is logged too (a quiet run gets it there: see below)
