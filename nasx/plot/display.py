@@ -36,6 +36,11 @@ def show(figure: Any, path: str | os.PathLike[str] | None = None, *, dpi: int = 
         >>> show(fig, tempfile.mkdtemp() + "/line.png").name
         'line.png'
     """
+    if not callable(getattr(figure, "savefig", None)):
+        raise TypeError(
+            f"show() takes a matplotlib figure (what nasx.plot's functions return), got "
+            f"{type(figure).__name__}"
+        )
     saved = None
     if path is not None:
         saved = Path(path)

@@ -41,3 +41,11 @@ def test_in_a_kernel_the_figure_is_displayed(monkeypatch):
     fig = _figure()
     assert show(fig) is None
     assert shown == [fig]
+
+
+def test_what_is_not_a_figure_is_refused_by_name(tmp_path):
+    with pytest.raises(TypeError, match="takes a matplotlib figure .* got Axes"):
+        show(_figure().axes[0], tmp_path / "x.png")
+    assert not (tmp_path / "x.png").exists()
+    with pytest.raises(ValueError, match="not supported"):  # matplotlib names the formats
+        show(_figure(), tmp_path / "line.xyz")
