@@ -50,12 +50,12 @@ from .loop import Limits, TrialBook, TrialLoop, as_seen, label_splitter
 from .nni_config import NniControls, accepts_nni_run_options
 from .oneshot_run import run_one_shot
 from .partial import end_of_run, top_trials
-from .progress import announce, announce_constraints
+from .progress import announce_constraints
 from .recovery import trials_to_rerun
 from .runner import ModelBuilder, no_model, rerun
 from .settings import joint_space, parse_duration
 from .storage import TrialStore, load_trials
-from .summary import NoResultError, nothing_to_export, report_end_of_run
+from .summary import NoResultError, nothing_to_export, report_end_of_run, warn_if_nothing_to_search
 from .table import TrialTable
 from .tensorboard import TrialWriter
 from .weights import keeper_for
@@ -237,7 +237,7 @@ class NasExperiment(NniControls):
 
     def _run_one_shot(self, fresh: bool) -> None:
         """Train the one-shot strategy's supernet, storing its exported archs as rows."""
-        self._warn_if_nothing_to_search(search_space(self.model_space), SearchSpace())
+        warn_if_nothing_to_search(self.model_space, [search_space(self.model_space)], self.progress)
         self.stop_reason = run_one_shot(self, fresh, on_open=self._mark_opened)
 
     def _mark_opened(self) -> None:  # a second run() of this object continues its experiment
@@ -247,7 +247,7 @@ class NasExperiment(NniControls):
         """Open the store, then run trials until a limit is reached or the strategy is done."""
         space = search_space(self.model_space)
         hparam_space = evaluator_choices(self.evaluator)
-        self._warn_if_nothing_to_search(space, hparam_space)
+        warn_if_nothing_to_search(self.model_space, [space, hparam_space], self.progress)
         if space.constraints:
             self.valid_count = announce_constraints(space, self.progress)
         meta = experiment_meta(
@@ -302,7 +302,7 @@ class NasExperiment(NniControls):
             progress.close(end_of_run(self.stop_reason, store, self.scheduler, self.direction))
             if keeper is not None:
                 _log.info(keeper.summary())
-            self._summarize(store)
+            report_end_of_run(store, self.direction, self.workdir, self.progress)
         finally:
             executor.shutdown()
             progress.close()  # Ctrl-C or an error: leave the terminal tidy
@@ -397,31 +397,6 @@ class NasExperiment(NniControls):
     def _default_execution(self) -> str:
         wants_ray = self.ray_address is not None or self.trial_resources is not None
         return settings.default_execution(self.max_concurrent_trials, self.trial_timeout, wants_ray)
-
-    def _summarize(self, store: TrialStore) -> None:
-        """What the person is told when the run has ended (:mod:`.summary`); it never turns a
-        finished run into a failed one (its trials are stored already)."""
-        try:
-            summary = report_end_of_run(store, self.direction, self.workdir, self.progress)
-        except Exception:  # a damaged row, say: `nasx show` will name it
-            _log.exception("could not summarise the run")
-            return
-        if summary is not None:
-            announce(summary)
-
-    def _warn_if_nothing_to_search(self, space: SearchSpace, hparam_space: SearchSpace) -> None:
-        """A space without choices (and an evaluator without any) has one arch, ``{}``: said
-        (logged, and shown unless ``progress=False``) before the run opens its store."""
-        if space or hparam_space:
-            return
-        note = (
-            f"the space {type(self.model_space).__name__} has no choices (no LayerChoice, "
-            "InputChoice, Repeat or nasx.space.choice(...) in its constructor; or they were "
-            "built under model_context): there is nothing to search, every arch is {}"
-        )
-        _log.warning("%s", note)
-        if self.progress:
-            announce(f"WARNING: {note}")
 
     def _top_trials(self, top_k: int, include_partial: bool) -> list[Trial]:
         """:func:`~nasx.experiment.partial.top_trials`, or :class:`NoResultError` saying why

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from nasx._errors import NasxError
 from nasx.trial import FAILED, Trial, status_counts
 
 from .partial import no_full_budget
+from .progress import announce
 
 __all__ = [
     "CommonFailure",
@@ -44,7 +45,9 @@ __all__ = [
     "failure_hint",
     "no_success_note",
     "nothing_to_export",
+    "report_end_of_run",
     "run_summary",
+    "warn_if_nothing_to_search",
 ]
 
 _log = logging.getLogger("nasx.experiment")
@@ -242,19 +245,41 @@ def run_summary(
     return "\n".join(lines)
 
 
-def report_end_of_run(store: Any, direction: str, workdir: Any, show: bool) -> str | None:
+def report_end_of_run(store: Any, direction: str, workdir: Any, show: bool) -> None:
     """At the end of a multi-trial run on ``store`` (a
     :class:`~nasx.experiment.storage.TrialStore`): a WARNING logged when no trial succeeded
     (unless none reached a scheduler's full budget: :func:`~nasx.experiment.partial.end_of_run`
-    warned of that), and, with ``show``, the summary (:func:`run_summary`) returned to be shown.
-    A quiet run that has a succeeded trial reads nothing more than that one row."""
-    ranked = store.best(direction, 1)
-    if ranked and not show:
-        return None
-    trials = store.trials(lazy=True)
-    if not ranked and no_full_budget(trials, direction) is None:
-        _log.warning("%s", no_success_note(trials, workdir))
-    return run_summary(trials, ranked[0] if ranked else None, workdir, direction) if show else None
+    warned of that), and, with ``show``, the summary (:func:`run_summary`) shown. A quiet run
+    that has a succeeded trial reads nothing more than that one row. It never turns a finished
+    run into a failed one: its trials are stored already."""
+    try:
+        ranked = store.best(direction, 1)
+        if ranked and not show:
+            return
+        trials = store.trials(lazy=True)
+        if not ranked and no_full_budget(trials, direction) is None:
+            _log.warning("%s", no_success_note(trials, workdir))
+        if show:
+            announce(run_summary(trials, ranked[0] if ranked else None, workdir, direction))
+    except Exception:  # a damaged row, say: `nasx show` will name it
+        _log.exception("could not summarise the run")
+
+
+def warn_if_nothing_to_search(
+    model_space: Any, spaces: Sequence[Mapping[str, Any]], show: bool
+) -> None:
+    """A space whose search ``spaces`` (its own, its evaluator's) are all empty has one arch,
+    ``{}``: said before a run opens its store (logged, and shown with ``show``)."""
+    if any(spaces):
+        return
+    note = (
+        f"the space {type(model_space).__name__} has no choices (no LayerChoice, InputChoice, "
+        "Repeat or nasx.space.choice(...) in its constructor; or they were built under "
+        "model_context): there is nothing to search, every arch is {}"
+    )
+    _log.warning("%s", note)
+    if show:
+        announce(f"WARNING: {note}")
 
 
 def nothing_to_export(trials: Sequence[Trial], workdir: Any, direction: str, scheduler: Any) -> str:
