@@ -236,6 +236,7 @@ class Classification(Lightning):
     Example:
         >>> import torch
         >>> from torch.utils.data import DataLoader, TensorDataset
+        >>> _ = torch.manual_seed(0)  # the data and the model's first weights: the same every run
         >>> x = torch.randn(64, 2); y = (x[:, 0] > 0).long()
         >>> data = DataLoader(TensorDataset(x, y), batch_size=16)
         >>> ev = Classification(learning_rate=0.1, train_dataloaders=data, val_dataloaders=data,
