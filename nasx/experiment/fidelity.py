@@ -38,17 +38,16 @@ decides exactly as if it had continued; the run says once which evaluator restar
 from __future__ import annotations
 
 import logging
-import os
-import shutil
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from nasx.evaluator.checkpoint import Checkpoint, saved_budgets
 from nasx.trial import FAILED, PAUSED, PRUNED, Trial
 
 from .scheduler_checks import EXECUTIONS as EXECUTIONS  # (its home before; still importable)
 from .scheduler_checks import can_continue, check_scheduler, warn_restarted
 from .schedulers.base import Assignment, Scheduler
+from .schedulers.fifo import FullBudget
+from .trial_checkpoints import Checkpoints, NoCheckpoints, TrialFolders
 
 _log = logging.getLogger("nasx.experiment")
 
@@ -80,8 +79,8 @@ class ScheduledRun:
 
     Args:
         scheduler: the :class:`~nasx.experiment.schedulers.Scheduler`.
-        store: where :meth:`save` writes the state (``set_meta``) and whose trial folders hold
-            the checkpoints (``trial_dir``); None: nowhere, and no checkpoints.
+        store: where :meth:`save` writes the state (``set_meta_all``) and the rows of the paused
+            trials it prunes (``update``); None: nowhere.
         stored: the trials stored before this run (a resume): paused ones may be promoted,
             finished ones were told to the strategy already (it replays them in ``setup``).
         state: the scheduler's stored ``state_dict`` (a resume), loaded into it.
@@ -89,6 +88,14 @@ class ScheduledRun:
             (:func:`can_continue`) continues promoted trials; any other is restarted.
         jobs: the stored jobs in flight (:data:`JOBS_KEY`, a resume): the interrupted ones
             run again, their reports answered as before.
+        checkpoints: where the trials' training states are
+            (:mod:`~nasx.experiment.trial_checkpoints`); default the store's trial folders
+            when it has them, else none.
+        continues: whether promoted trials continue from their checkpoints; default: when the
+            evaluator can (:func:`can_continue`) and there are checkpoints.
+
+    Without a scheduler a run has ``ScheduledRun(FullBudget())`` (:func:`scheduled_run`):
+    every trial is a new one at the evaluator's own budget, and nothing is paused or asked.
     """
 
     def __init__(
@@ -99,8 +106,14 @@ class ScheduledRun:
         state: dict[str, Any] | None = None,
         evaluator: Any = None,
         jobs: dict[str, Any] | None = None,
+        checkpoints: Checkpoints | None = None,
+        continues: bool | None = None,
     ) -> None:
         self.scheduler, self.store = scheduler, store
+        if checkpoints is None:
+            trial_dir = getattr(store, "trial_dir", None)
+            checkpoints = NoCheckpoints() if trial_dir is None else TrialFolders(trial_dir)
+        self.checkpoints = checkpoints
         if state is not None:
             scheduler.load_state_dict(state)
         self.paused: dict[int, Trial] = {}
@@ -117,9 +130,13 @@ class ScheduledRun:
                 failed.append(trial.id)
         self.spent: float = 0  # budget units trained in this run, trials trained again included
         self.evaluator = evaluator
-        self.continues = (
-            evaluator is not None and can_continue(evaluator) and hasattr(store, "trial_dir")
-        )
+        if continues is None:
+            continues = (
+                evaluator is not None
+                and can_continue(evaluator)
+                and not isinstance(checkpoints, NoCheckpoints)
+            )
+        self.continues = continues
         # trial -> (the budget its running job starts from, decided up to, curve before it)
         self._starts: dict[int, tuple[Any, Any, list[float]]] = {}
         # budget reached in this run (each job's budget minus the one it was promoted from, a
@@ -150,9 +167,8 @@ class ScheduledRun:
         # checkpoints nothing will continue, left by a killed run or failed by the resume
         # (an interrupted trial not re-run, one that crashed the process too often)
         self._drop_unpromotable()
-        if hasattr(store, "trial_dir"):
-            for trial_id in failed:
-                shutil.rmtree(self._folder(trial_id), ignore_errors=True)
+        for trial_id in failed:
+            self.checkpoints.drop(trial_id)
 
     def next_assignment(self, allow_new: bool) -> Assignment | None:
         """The scheduler's next assignment (:meth:`Scheduler.assign`).
@@ -204,8 +220,7 @@ class ScheduledRun:
     def rerun(self, trial: Trial) -> None:
         """``trial`` was interrupted in flight (a stopped or killed run, resumed): its job goes
         on from its last checkpoint below the budget it trained towards, or from scratch."""
-        below = [b for b in self._saved(trial.id) if trial.budget is None or b < trial.budget]
-        start = below[-1] if below and self.continues else 0
+        start = self.checkpoints.latest_below(trial.id, trial.budget) if self.continues else 0
         # its reports up to the budget its job was promoted from were decided by earlier jobs
         decided = max(start, self.jobs.get(trial.id, (None, 0))[1])
         self._starts[trial.id] = (start, decided, _curve_before(trial, start))
@@ -219,7 +234,7 @@ class ScheduledRun:
         fields: dict[str, Any] = {"from_budget": start, "decided_budget": decided}
         if self.continues:
             keep = budget is None or budget < self.scheduler.max_budget  # else none continues
-            fields["checkpoint"] = Checkpoint(str(self._folder(trial)), start, budget, keep)
+            fields["checkpoint"] = self.checkpoints.for_job(trial, start, budget, keep)
         return fields
 
     def whole_curve(self, result: Any) -> None:
@@ -294,8 +309,9 @@ class ScheduledRun:
 
     def save(self) -> None:
         """Write the scheduler's state and the jobs in flight to the store, in one
-        transaction (every decision changes them)."""
-        if self.store is None:
+        transaction (every decision changes them). A scheduler that decides nothing
+        (:attr:`~nasx.experiment.schedulers.Scheduler.decides`) has nothing to resume."""
+        if self.store is None or not self.scheduler.decides:
             return
         jobs = {
             "jobs": {
@@ -307,16 +323,10 @@ class ScheduledRun:
         self.store.set_meta_all({STATE_KEY: self.scheduler.state_dict(), JOBS_KEY: jobs})
 
     # ----------------------------------------------------------------- checkpoints
-    def _folder(self, trial: int) -> Any:
-        return self.store.trial_dir(trial) / "checkpoint"
-
-    def _saved(self, trial: int) -> list[int | float]:
-        return saved_budgets(self._folder(trial)) if hasattr(self.store, "trial_dir") else []
-
     def _continuable(self, trial: int, budget: Any) -> bool:
         if not self.continues:
             return False
-        if budget in self._saved(trial):
+        if self.checkpoints.at(trial, budget):
             return True
         _log.warning(
             "trial %d has no checkpoint at budget %s (its evaluator did not save one there): "
@@ -349,32 +359,18 @@ class ScheduledRun:
                     f"({type(self.scheduler).__name__})"
                 )
                 self.retired.append(trial)
-                if hasattr(self.store, "update"):
+                if self.store is not None:
                     self.store.update(trial)
-                if hasattr(self.store, "trial_dir"):
-                    shutil.rmtree(self._folder(trial.id), ignore_errors=True)
+                self.checkpoints.drop(trial.id)
 
     def _tidy(self, trial: Trial) -> None:
         """After ``trial``'s job is stored: a paused trial keeps the checkpoint at the budget it
         reached (the older ones go, and so would a newer one its job wrote before a pause);
         one pruned, failed or complete keeps none, as nothing will continue it."""
-        if not hasattr(self.store, "trial_dir"):
-            return
-        folder = self._folder(trial.id)
-        if trial.status != PAUSED:
-            shutil.rmtree(folder, ignore_errors=True)
-            return
-        if not os.path.isdir(folder):
-            return
-        kept = Checkpoint(str(folder), budget=trial.budget).save_path
-        for name in os.listdir(folder):  # old states and temporary files of a killed write
-            path = os.path.join(folder, name)
-            if path == kept:
-                continue
-            if os.path.isdir(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                os.unlink(path)
+        if trial.status == PAUSED and trial.budget is not None:
+            self.checkpoints.keep_only(trial.id, trial.budget)
+        else:
+            self.checkpoints.drop(trial.id)
 
 
 def _curve_before(trial: Trial, start: Any) -> list[float]:
@@ -387,15 +383,19 @@ def scheduled_run(
     store: Any,
     evaluator: Any = None,
     search_space: Mapping[str, Any] | None = None,
-) -> ScheduledRun | None:
+) -> ScheduledRun:
     """The loop's :class:`ScheduledRun` for one ``run()`` on ``store`` (a
     :class:`~nasx.experiment.storage.TrialStore`): the stored state and paused trials of an
-    earlier run loaded (a resume), or None without a scheduler. ``evaluator``: the
-    experiment's (whether promoted trials continue from checkpoints: :func:`can_continue`).
-    ``search_space``: the joint space the strategy searches; the scheduler is set up with it
-    before its stored state is loaded (BOHB encodes its stored archs by these labels)."""
+    earlier run loaded (a resume). ``evaluator``: the experiment's (whether promoted trials
+    continue from checkpoints: :func:`can_continue`). ``search_space``: the joint space the
+    strategy searches; the scheduler is set up with it before its stored state is loaded (BOHB
+    encodes its stored archs by these labels).
+
+    Without a scheduler, every trial trains as long as its evaluator does
+    (:class:`~nasx.experiment.schedulers.FullBudget` with no budget): nothing is stored, loaded
+    or asked, as no decision is made."""
     if scheduler is None:
-        return None
+        return ScheduledRun(FullBudget())
     if search_space is not None:
         scheduler.setup(search_space)  # as simulate() does: before the first assign()
     meta = store.meta()

@@ -2,9 +2,15 @@
 
 One :class:`TrialLoop` runs one ``NasExperiment.run()`` of a multi-trial search::
 
-    queue (interrupted trials) or strategy.propose() -> arch -> validate -> admit (constraints,
-    filter) -> store.add (running) -> executor.submit(Job)
-    executor.wait() -> TrialResult -> store.update -> weights, callbacks -> strategy.tell
+    queue (interrupted trials), or scheduler.next_assignment(): a promotion, or a new trial of
+    strategy.propose() -> arch -> validate -> admit (constraints, filter) -> store.add (running)
+    -> executor.submit(Job at the assignment's budget)
+    executor.wait() -> TrialResult -> store.update -> scheduler.finished -> weights, callbacks
+    -> strategy.tell
+
+Every run is scheduled: without a multi-fidelity scheduler the loop holds the plain one
+(:class:`~nasx.experiment.schedulers.FullBudget`, first come first served, every trial the
+evaluator's own budget), so there is one path through it for every search, simulated or real.
 
 It knows the store, the executor and the strategy only by the few methods it calls
 (:class:`Store`, :class:`Executor`), so it runs on fakes without a workdir:
@@ -38,7 +44,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 from nasx.space import InvalidArchError, SearchSpace
 from nasx.trial import (
@@ -54,7 +60,7 @@ from nasx.trial import (
 )
 
 from .execution import evaluating_mark
-from .fidelity import ScheduledRun
+from .fidelity import ScheduledRun, scheduled_run
 from .jobs import Job, TrialResult, WeightsSpec
 from .loop_parts import (
     Executor,
@@ -100,8 +106,9 @@ class TrialLoop:
         progress: ``trial_started()``, ``trial_finished(trial)``.
         seed: each trial is seeded with ``seed + trial id`` (None: not seeded).
         on_finished: called with each finished trial after its row is stored (TensorBoard).
-        scheduler: a :class:`~nasx.experiment.fidelity.ScheduledRun` (a multi-fidelity
-            scheduler decides what runs next and at what budget), or None.
+        scheduler: a :class:`~nasx.experiment.fidelity.ScheduledRun`: its scheduler decides
+            what runs next and at what budget, and answers the trials' reports (through the
+            executor's ``decide``). None: every trial trains its evaluator's own budget.
     """
 
     def __init__(
@@ -135,12 +142,12 @@ class TrialLoop:
         self.stop_reason: str | None = None
         self._next_id: int | None = None  # asked of the store once per run, then counted here
         self._rejections_in_a_row = 0
-        self.scheduler = scheduler
-        if scheduler is not None:  # every executor answers its trials' reports with it
-            # (in this process, or asked from a worker or a Ray task: execution.py)
-            cast(Any, executor).decide = scheduler.decide
-            self._count_retired()  # paused trials a resume found it will never promote
-        self._exhausted = False  # the strategy proposed None: with a scheduler, promotions go on
+        self.scheduler = scheduler if scheduler is not None else scheduled_run(None, None)
+        # every executor answers its trials' reports with it (in this process, or asked from
+        # a worker or a Ray task: execution.py); a scheduler that decides nothing is not asked
+        executor.decide = self.scheduler.decide if self.scheduler.scheduler.decides else None
+        self._count_retired()  # paused trials a resume found it will never promote
+        self._exhausted = False  # the strategy proposed None: promotions may go on
 
     # ----------------------------------------------------------------- the loop
     def run(self, queue: list[Trial] | None = None) -> str | None:
@@ -184,33 +191,29 @@ class TrialLoop:
         )
 
     def _fill(self, queue: list[Trial], started: float) -> None:
-        """Submit trials until the executor is full or something says stop."""
+        """Submit jobs until the executor is full or something says stop."""
         while self.stop_reason is None and len(self.in_flight) < self.executor.capacity:
-            # Interrupted trials were counted already: only time and failures stop their rerun;
-            # with a scheduler, max_trials stops new trials only (_fill_scheduled), not promotions.
+            # max_trials stops new trials only (_start_next): not the rerun of interrupted
+            # trials (counted already), nor promotions
             elapsed = time.monotonic() - started
-            new_trial = not queue and self.scheduler is None
-            self.stop_reason = self.limits.reached(self.book.counts, elapsed, new_trial=new_trial)
+            self.stop_reason = self.limits.reached(self.book.counts, elapsed, new_trial=False)
             if self.stop_reason is not None:
                 return
-            if self.scheduler is not None and not queue:
-                if not self._fill_scheduled(elapsed):
-                    return
-                continue
-            trial = self._restart(queue.pop(0)) if queue else self._propose()
-            if trial is not None:
-                self._submit(trial, budget=trial.budget)
+            if queue:
+                trial = self._restart(queue.pop(0))
+                self._submit(trial, trial.budget)
+            elif not self._start_next(elapsed):
+                return
 
-    def _fill_scheduled(self, elapsed: float) -> bool:
-        """One free worker, with a scheduler: a new trial or a promotion at the budget it says.
-        False when nothing can run now (the loop waits for the trials in flight, or stops)."""
-        assert self.scheduler is not None
+    def _start_next(self, elapsed: float) -> bool:
+        """One free worker: a new trial or a promotion at the budget the scheduler says. False
+        when nothing can run now (the loop waits for the trials in flight, or stops)."""
         new = self.limits.reached(self.book.counts, elapsed) is None and not self._exhausted
         assignment = self.scheduler.next_assignment(allow_new=new)
         if assignment is None:
             if not self.in_flight:
                 self.stop_reason = self.limits.reached(self.book.counts, elapsed) or (
-                    "the strategy has no more archs to propose and the scheduler nothing to promote"
+                    self._nothing_left()
                 )
             return False
         if assignment.trial is not None:  # a promotion: continued from its checkpoint, or restarted
@@ -227,21 +230,24 @@ class TrialLoop:
         if sample is None:
             self._exhausted = True  # the assignment is dropped; promotions only from now on
             return True
-        with self._atomic():
-            fresh = self._new_trial(sample)
+        with self._atomic():  # the row and the scheduler's job: both or neither
+            # its budget, while it runs: the one it trains towards (resumed, an interrupted
+            # trial reruns it)
+            fresh = self._new_trial(sample, assignment.budget)
             if fresh is not None:
                 self.scheduler.started(fresh.id, assignment)
-                fresh.budget = (
-                    assignment.budget
-                )  # as above; resumed, an interrupted trial reruns it
-                self.store.update(fresh)
         if fresh is not None:
             self._submit(fresh, assignment.budget)
         return True
 
+    def _nothing_left(self) -> str:
+        """Why the run ends when the scheduler has nothing more to assign."""
+        if not self.scheduler.scheduler.decides:  # no trial is ever paused
+            return "the strategy has no more archs to propose"
+        return "the strategy has no more archs to propose and the scheduler nothing to promote"
+
     def _count_retired(self) -> None:
         """Count the paused trials the scheduler has pruned (it will never promote them)."""
-        assert self.scheduler is not None
         for _ in self.scheduler.retired:
             self.book.counts[PAUSED] -= 1
             self.book.counts[PRUNED] += 1
@@ -255,27 +261,21 @@ class TrialLoop:
 
     def _restart(self, trial: Trial) -> Trial:
         _log.info("re-running interrupted trial %d", trial.id)
-        if self.scheduler is not None:  # from its last checkpoint, if it has one
-            self.scheduler.rerun(trial)
+        self.scheduler.rerun(trial)  # from its last checkpoint, if it has one
         self.book.set_status(trial, RUNNING)
         trial.start_time, trial.error = time.time(), None
         self.store.update(trial)
         return trial
 
-    def _propose(self) -> Trial | None:
-        """A new trial from the strategy, stored as running; None when it did not run."""
-        sample = self.strategy.propose()
-        if sample is None:
-            self.stop_reason = "the strategy has no more archs to propose"
-            return None
-        return self._new_trial(sample)
-
-    def _new_trial(self, sample: Any) -> Trial | None:
-        """A trial of ``sample``, stored as running; None when it was rejected or failed."""
+    def _new_trial(self, sample: Any, budget: Any) -> Trial | None:
+        """A trial of ``sample`` trained towards ``budget``, stored as running; None when it was
+        rejected or failed."""
         arch, hparams = self.split(self._validate(sample))
         if self._next_id is None:
             self._next_id = self.store.next_id()
-        trial = Trial(self._next_id, arch, RUNNING, start_time=time.time(), hparams=hparams)
+        trial = Trial(
+            self._next_id, arch, RUNNING, start_time=time.time(), hparams=hparams, budget=budget
+        )
         self._next_id += 1
         try:
             reason = self.admit(arch)
@@ -320,9 +320,9 @@ class TrialLoop:
             )
 
     def _submit(self, trial: Trial, budget: Any = None, promoted: bool = False) -> None:
-        """Send ``trial`` to the executor, trained up to ``budget`` (None: the evaluator's own);
-        with a scheduler, from where it says (a promoted trial's checkpoint)."""
-        start = {} if self.scheduler is None else self.scheduler.job_fields(trial.id, budget)
+        """Send ``trial`` to the executor, trained up to ``budget`` (None: the evaluator's own),
+        from where the scheduler says (a promoted trial's checkpoint)."""
+        start = self.scheduler.job_fields(trial.id, budget)
         log_path = self.store.log_path(trial.id)
         job = Job(
             trial.id,
@@ -349,18 +349,15 @@ class TrialLoop:
             with open(self.store.log_path(trial.id), "a") as f:
                 f.write(result.log)
         self.book.set_status(trial, result.status)
-        if self.scheduler is not None:  # a continued trial's row keeps its whole curve,
-            self.scheduler.whole_curve(result)  # and a pruned one why (a broken constraint)
-            self.scheduler.explain(result)
+        self.scheduler.whole_curve(result)  # a continued trial's row keeps its whole curve,
+        self.scheduler.explain(result)  # and a pruned one why (a broken constraint)
         result.apply_to(trial)
-        first, reached = True, 0.0
         with self._atomic():  # the row and the scheduler's bookkeeping of the job's end
             self.store.update(trial)
-            if self.scheduler is not None:
-                before = self.scheduler.reached
-                first = self.scheduler.finished(trial)
-                reached = self.scheduler.reached - before
-                self._count_retired()
+            before = self.scheduler.reached
+            first = self.scheduler.finished(trial)
+            reached = self.scheduler.reached - before
+            self._count_retired()
         # Finished only once stored: a stop before this line stores it as interrupted instead.
         del self.book.unfinished[trial.id]
         self.in_flight.discard(trial.id)
@@ -370,15 +367,14 @@ class TrialLoop:
             self.on_finished(trial)
         if trial.status == FAILED:
             _log.warning("trial %d failed: %s", trial.id, (trial.error or "").splitlines()[0])
-        if self.scheduler is not None:
-            self.progress.budget_reached(reached)
-            if not first:
-                # a promoted trial reached a higher budget: the strategy hears its newer result
-                # (the display heard of the trial already)
-                seen, update = as_seen(trial), getattr(self.strategy, "update", None)
-                if update is not None and seen.succeeded:  # a failed promotion: the old one stands
-                    update(seen)
-                return trial
+        self.progress.budget_reached(reached)
+        if not first:
+            # a promoted trial reached a higher budget: the strategy hears its newer result
+            # (the display heard of the trial already)
+            seen, update = as_seen(trial), getattr(self.strategy, "update", None)
+            if update is not None and seen.succeeded:  # a failed promotion: the old one stands
+                update(seen)
+            return trial
         self.strategy.tell(as_seen(trial))
         self.progress.trial_finished(trial)
         return trial

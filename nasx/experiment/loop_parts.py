@@ -42,9 +42,19 @@ class Store(Protocol):
 
 
 class Executor(Protocol):
-    """Where jobs run (:mod:`nasx.experiment.execution`, :mod:`~nasx.experiment.ray_execution`)."""
+    """Where jobs run (:mod:`nasx.experiment.execution`, :mod:`~nasx.experiment.ray_execution`,
+    and the simulator's :class:`~nasx.experiment.simulated.SimulatedExecutor`).
 
-    capacity: int
+    ``decide``: how a running trial's report is answered (``decide(trial, budget, value) ->
+    'continue' | 'pause' | 'prune' | 'complete'``), set by the loop from its scheduler; None:
+    reports are not asked about (every trial trains its whole budget)."""
+
+    decide: Callable[[int, Any, Any], str] | None
+
+    @property
+    def capacity(self) -> int:
+        """How many jobs it runs at once."""
+        ...
 
     def submit(self, job: Job) -> None: ...
     def wait(self, timeout: float | None = None) -> list[TrialResult]: ...

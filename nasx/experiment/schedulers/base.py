@@ -175,6 +175,14 @@ class Scheduler(abc.ABC):
             dirs = self.goal.directions
         self.directions = dirs
 
+    @property
+    def decides(self) -> bool:
+        """Whether the scheduler answers a running trial's reports (it may pause or prune the
+        trial there). False for :class:`~nasx.experiment.schedulers.FullBudget` without
+        constraints: every trial trains its budget, so no executor asks after each report (from
+        a worker, a round trip per epoch)."""
+        return True
+
     def decides_at(self, budget: Budget) -> bool:
         """Whether a report at ``budget`` meets a decision point (a rung): where a trial that
         breaks a constraint is pruned. Every report, for schedulers without rungs."""

@@ -1,5 +1,6 @@
 """Replay a learning-curve table with simulated workers: schedulers and strategies compared over
-hundreds of seeds in seconds (Syne Tune's simulator back-end is the model).
+hundreds of seeds in seconds (Syne Tune's simulator back-end is the model), through the same
+trial loop as ``NasExperiment``, on an executor that replays the table (:class:`SimulatedExecutor`).
 
 A :class:`LearningCurves` table holds, for every architecture of a space, what training it once
 for the full budget gave after each epoch: validation metric, test metric, seconds. :func:`simulate`
@@ -27,17 +28,25 @@ import heapq
 import json
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nasx.experiment.jobs import Job, TrialResult
 from nasx.space import Categorical, SearchSpace
-from nasx.trial import SUCCEEDED, Trial, arch_key
+from nasx.trial import PAUSED, PRUNED, SUCCEEDED, Trial, TrialStatus, arch_key
 
-from .base import CONTINUE, PAUSE, PRUNE, Assignment, Scheduler
+from .base import COMPLETE, CONTINUE, PAUSE, PRUNE, Scheduler
 
-__all__ = ["LearningCurves", "SimulatedTrial", "SimulationResult", "simulate"]
+__all__ = [
+    "BudgetSpent",
+    "LearningCurves",
+    "SimulatedExecutor",
+    "SimulatedTrial",
+    "SimulationResult",
+    "simulate",
+]
 
 _COLUMNS = ("arch", "epoch", "val", "test", "seconds")
 
@@ -208,128 +217,193 @@ def simulate(
     ``max_trials`` trials started, or nothing is left to run. Scheduling decisions take no
     simulated time.
 
+    It is ``NasExperiment``'s own trial loop (:class:`~nasx.experiment.loop.TrialLoop`, with the
+    same :class:`~nasx.experiment.fidelity.ScheduledRun`) on a :class:`SimulatedExecutor` and a
+    store in memory: a simulated search makes the calls a real one makes, in the same order.
     The strategy hears each trial once, when its first job ends (paused, pruned or complete),
-    with the validation metric at the budget it reached then.
+    with the validation metric at the budget it reached then, and later ones as updates.
     """
+    from nasx.experiment.fidelity import ScheduledRun
+    from nasx.experiment.loop import Limits, TrialLoop
+    from nasx.experiment.trial_checkpoints import ReplayedCheckpoints
+
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
-    if int(scheduler.max_budget) != scheduler.max_budget or scheduler.max_budget > curves.epochs:
+    budget = scheduler.max_budget
+    if budget is not None and (int(budget) != budget or budget > curves.epochs):
         raise ValueError(
-            f"the scheduler's max_budget ({scheduler.max_budget}) must be a whole number of "
+            f"the scheduler's max_budget ({budget}) must be a whole number of "
             f"epochs the table has (1..{curves.epochs})"
         )
-    strategy.setup(curves.search_space(), (), curves.direction)
-    scheduler.setup(curves.search_space())
-    run = _Simulation(scheduler, strategy, curves, workers, max_epochs, max_trials)
-    run.dispatch(0.0)
-    while run.events and not run.out_of_epochs():
-        # (at the epoch limit the search stops: epochs still in flight are not counted)
-        run.finish_epoch(*heapq.heappop(run.events))
-    for trial in run.trials:  # as the experiment stores them: never promoted, so pruned
+    space = curves.search_space()
+    strategy.setup(space, (), curves.direction)
+    scheduler.setup(space)
+    executor = SimulatedExecutor(curves, workers, max_epochs)
+    # the table is one training run: a promoted trial continues where it paused
+    run = ScheduledRun(scheduler, checkpoints=ReplayedCheckpoints(), continues=True)
+    loop = TrialLoop(_MemoryStore(), executor, strategy, space, Limits(max_trials), scheduler=run)
+    try:
+        loop.run()
+    except BudgetSpent:  # at the epoch limit the search stops: epochs in flight are not counted
+        pass
+    trials = executor.trials
+    for trial in trials:  # as the experiment stores them: never promoted, so pruned
         if trial.outcome == PAUSE and not scheduler.promotable(trial.id, trial.budget):
             trial.outcome = PRUNE
-    return _result(run.trials, curves, run.epochs, run.now, run.busy, workers, run.history)
+    return _result(
+        trials, curves, executor.epochs, executor.now, executor.busy, workers, executor.history
+    )
 
 
-class _Simulation:
-    """The state of one :func:`simulate` run: trials, idle workers, events in simulated time."""
+class BudgetSpent(Exception):
+    """:meth:`SimulatedExecutor.wait` once ``max_epochs`` epochs were trained: the search ends
+    there, with the epochs in flight lost (a stop criterion of Syne Tune's simulator)."""
 
-    def __init__(
-        self,
-        scheduler: Scheduler,
-        strategy: Any,
-        curves: LearningCurves,
-        workers: int,
-        max_epochs: int | None,
-        max_trials: int | None,
-    ) -> None:
-        self.scheduler, self.strategy, self.curves = scheduler, strategy, curves
-        self.max_epochs, self.max_trials = max_epochs, max_trials
+
+class _MemoryStore:
+    """The loop's store in a simulation: ids only, rows nowhere (the executor keeps the
+    trials)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def add(self, trial: Trial) -> None:
+        self.count += 1
+
+    def update(self, trial: Trial) -> None:
+        pass
+
+    def next_id(self) -> int:
+        return self.count
+
+    def log_path(self, trial_id: int) -> None:
+        return None
+
+
+@dataclass
+class _Job:
+    """A job on a simulated worker: the trial it trains and its values so far."""
+
+    job: Job
+    worker: int
+    values: list[float] = field(default_factory=list)
+    last: str | None = None  # the last decision other than 'continue'
+
+
+class SimulatedExecutor:
+    """An executor of the trial loop that trains nothing: each job replays its arch's curve from
+    ``curves`` epoch by epoch on one of ``workers`` simulated workers, each epoch taking the
+    table's seconds, in simulated time (Syne Tune's simulator back-end is the model).
+
+    After each epoch the trial's report is answered by ``decide`` (the loop's scheduler), as a
+    worker's report is: ``'pause'`` or ``'prune'`` ends the job there. :meth:`wait` returns the
+    next job to end in simulated time, one at a time, so the loop's scheduler and strategy hear
+    the events in the order they happen; a promoted trial continues from the budget it reached.
+    :meth:`wait` raises :class:`BudgetSpent` once ``max_epochs`` epochs were trained in all,
+    and no job starts after that.
+
+    It keeps the search's bookkeeping: :attr:`trials` (one :class:`SimulatedTrial` per trial
+    id), :attr:`epochs`, :attr:`now` (simulated seconds), :attr:`busy` (busy worker-seconds)
+    and :attr:`history` (each change of the pick, see :class:`SimulationResult`).
+    """
+
+    def __init__(self, curves: LearningCurves, workers: int, max_epochs: int | None = None):
+        self.curves, self.workers, self.max_epochs = curves, workers, max_epochs
+        self.decide: Callable[[int, Any, Any], str] | None = None
         self.trials: list[SimulatedTrial] = []
-        self.events: list[tuple[float, int, int, int]] = []  # (finish, sequence, worker, trial)
-        self.idle = list(range(workers))
-        self.told: set[int] = set()  # trials the strategy has heard of
-        self.sequence = self.epochs = 0
-        self.busy = self.now = 0.0
-        self.exhausted = False  # the strategy proposed None: promotions only from then on
+        self.epochs, self.now, self.busy = 0, 0.0, 0.0
+        self.history: list[tuple[int, float]] = []
+        self._idle = list(range(workers))
+        self._running: dict[int, _Job] = {}
+        self._events: list[tuple[float, int, int]] = []  # (finish, sequence, trial)
+        self._sequence = 0
         # the pick so far is the trial with the largest (budget, signed val there, -id): a
         # trial's key only grows, so the running maximum is the pick (see _result)
-        self.sign = 1.0 if curves.direction == "maximize" else -1.0
-        self.best: tuple[int, float, int] | None = None
-        self.history: list[tuple[int, float]] = []
+        self._sign = 1.0 if curves.direction == "maximize" else -1.0
+        self._best: tuple[int, float, int] | None = None
 
-    def out_of_epochs(self) -> bool:
+    @property
+    def capacity(self) -> int:
+        """The workers; none once the epochs are spent, so no job starts after it."""
+        return 0 if self._spent() else self.workers
+
+    def _spent(self) -> bool:
         return self.max_epochs is not None and self.epochs >= self.max_epochs
 
-    def start_epoch(self, worker: int, trial: SimulatedTrial, at: float) -> None:
+    def submit(self, job: Job) -> None:
+        if job.id == len(self.trials):  # a new trial (the loop numbers them from 0)
+            self.trials.append(SimulatedTrial(job.id, self.curves.row(job.arch), job.arch))
+        trial = self.trials[job.id]
+        trial.outcome = "running"
+        self._running[job.id] = _Job(job, self._idle.pop(0))
+        self._start_epoch(trial)
+
+    def wait(self, timeout: float | None = None) -> list[TrialResult]:
+        """The next job to end (simulated time runs until one does); [] when none runs."""
+        while self._events:
+            if self._spent():
+                raise BudgetSpent
+            finish, _, trial_id = heapq.heappop(self._events)
+            result = self._end_epoch(self.trials[trial_id], finish)
+            if result is not None:
+                return [result]
+        return []
+
+    def shutdown(self) -> None:
+        pass
+
+    def _start_epoch(self, trial: SimulatedTrial) -> None:
         seconds = self.curves.seconds[trial.row][trial.budget]  # epoch budget + 1, 0-based
-        heapq.heappush(self.events, (at + seconds, self.sequence, worker, trial.id))
-        self.sequence += 1
+        heapq.heappush(self._events, (self.now + seconds, self._sequence, trial.id))
+        self._sequence += 1
 
-    def next_job(self) -> Assignment | None:
-        """The scheduler's next assignment, with a new trial made for it when it asks for one."""
-        while True:
-            allow_new = not self.exhausted and (
-                self.max_trials is None or len(self.trials) < self.max_trials
-            )
-            job = self.scheduler.assign(new_trials=allow_new)
-            if job is None or job.trial is not None:
-                return job
-            arch = job.arch if job.arch is not None else self.strategy.propose()
-            if arch is None:  # the assignment is dropped; ask again without new trials
-                self.exhausted = True
-                continue
-            trial = SimulatedTrial(len(self.trials), self.curves.row(arch), arch)
-            self.trials.append(trial)
-            self.scheduler.started(trial.id, job)
-            return Assignment(trial.id, job.budget, 0, job.bracket, job.arch)
-
-    def dispatch(self, at: float) -> None:
-        """Give every idle worker a job, while the scheduler has one."""
-        while self.idle and not self.out_of_epochs():
-            job = self.next_job()
-            if job is None or job.trial is None:
-                return
-            trial = self.trials[job.trial]
-            trial.outcome = "running"
-            self.start_epoch(self.idle.pop(0), trial, at)
-
-    def finish_epoch(self, finish: float, _sequence: int, worker: int, trial_id: int) -> None:
-        """An epoch ended: the scheduler hears the table's value and decides."""
-        trial = self.trials[trial_id]
+    def _end_epoch(self, trial: SimulatedTrial, finish: float) -> TrialResult | None:
+        """An epoch of ``trial`` ended at ``finish``: its report is decided; the job's result
+        when that ends it."""
+        running = self._running[trial.id]
         self.busy += self.curves.seconds[trial.row][trial.budget]
         self.now = finish
         trial.budget += 1
         self.epochs += 1
         value = self.curves.val[trial.row][trial.budget - 1]
-        key = (trial.budget, self.sign * value, -trial_id)
-        if self.best is None or key > self.best:
-            if self.best is None or self.best[2] != -trial_id:
-                self.history.append((self.epochs, self.curves.test[trial.row][-1]))
-            self.best = key
-        decision = self.scheduler.report(trial_id, trial.budget, value)
-        if decision == CONTINUE:
-            self.start_epoch(worker, trial, finish)
-            return
-        trial.outcome = decision
-        # the strategy hears each arch's result at its highest budget: told at the first job's
-        # end, updated at each later one (as NasExperiment's loop does)
-        seen = Trial(
-            trial_id,
-            trial.arch,
-            SUCCEEDED,
+        running.values.append(value)
+        self._track_pick(trial, value)
+        job = running.job
+        if self.decide is not None and trial.budget > job.decided_budget:
+            decision = self.decide(trial.id, trial.budget, value)
+            if decision != CONTINUE:
+                running.last = decision
+            if decision in (PAUSE, PRUNE):
+                return self._end_job(trial, running)
+        if trial.budget < (job.budget or self.curves.epochs) and trial.budget < self.curves.epochs:
+            self._start_epoch(trial)
+            return None
+        return self._end_job(trial, running)
+
+    def _end_job(self, trial: SimulatedTrial, running: _Job) -> TrialResult:
+        del self._running[trial.id]
+        self._idle.append(running.worker)
+        self._idle.sort()
+        trial.outcome = running.last if running.last in (PAUSE, PRUNE) else COMPLETE
+        value = running.values[-1]
+        return TrialResult(
+            trial.id,
+            _STATUS[trial.outcome],
             metric=value,
             metrics={"default": value},
+            intermediates=running.values,
             budget=trial.budget,
         )
-        if trial_id not in self.told:
-            self.told.add(trial_id)
-            self.strategy.tell(seen)
-        elif (update := getattr(self.strategy, "update", None)) is not None:
-            update(seen)
-        self.idle.append(worker)
-        self.idle.sort()
-        self.dispatch(finish)
+
+    def _track_pick(self, trial: SimulatedTrial, value: float) -> None:
+        key = (trial.budget, self._sign * value, -trial.id)
+        if self._best is None or key > self._best:
+            if self._best is None or self._best[2] != -trial.id:
+                self.history.append((self.epochs, self.curves.test[trial.row][-1]))
+            self._best = key
+
+
+_STATUS: dict[str, TrialStatus] = {PAUSE: PAUSED, PRUNE: PRUNED, COMPLETE: SUCCEEDED}
 
 
 def _result(
