@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from nasx.experiment.storage import TrialStore  # noqa: E402
+from nasx.experiment.storage.store import TrialStore  # noqa: E402
 from nasx.trial import Trial  # noqa: E402
 from tests.dashboard.cdp import Browser, chromium_path  # noqa: E402
 
@@ -106,7 +106,7 @@ def make_experiment(workdir: Path, n: int) -> float:
 LIVE = """
 import random, sys, time
 sys.path.insert(0, sys.argv[4])
-from nasx.experiment.storage import TrialStore
+from nasx.experiment.storage.store import TrialStore
 from benchmarks.dashboard_scale import make_trial
 workdir, first, seconds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 store = TrialStore(workdir)

@@ -26,8 +26,8 @@ import torch
 import torch.nn as nn
 
 from nasx.experiment import NasExperiment, load_model
-from nasx.experiment.jobs import Job, TrialResult, WeightsSpec
-from nasx.experiment.weights import save_in_trial, space_reference
+from nasx.experiment.execution.jobs import Job, TrialResult, WeightsSpec
+from nasx.experiment.storage.weights import save_in_trial, space_reference
 from nasx.hub import DARTS as DartsSpace
 from nasx.hub.genotypes import genotype_to_arch
 from nasx.hub.searched_archs import DARTS_V2

@@ -317,7 +317,7 @@ def write_database(directory: str, n_trials: int) -> None:
     succeeded with metrics, every 10th failed with a two-line error, every 25th rejected."""
     import random
 
-    from nasx.experiment.storage import _INSERT, TrialStore, _row
+    from nasx.experiment.storage.store import _INSERT, TrialStore, _row
     from nasx.trial import Trial
 
     exp = NasExperiment(
@@ -372,8 +372,8 @@ def table(args) -> None:
     import io
 
     from nasx.cli import main as cli
-    from nasx.experiment.storage import TrialStore
-    from nasx.experiment.table import TrialTable
+    from nasx.experiment.results.table import TrialTable
+    from nasx.experiment.storage.store import TrialStore
 
     n, r = args.table_trials, args.repeats
     d = tempfile.mkdtemp(prefix="nasx-table-")

@@ -1,6 +1,6 @@
 """The lock of an experiment's directory: one process at a time runs a search in it.
 
-Multi-trial runs hold it while their trial store is open (``nasx/experiment/storage.py``), one-shot
+Multi-trial runs hold it while their trial store is open (``nasx/experiment/storage/store.py``), one-shot
 runs while they train into ``checkpoints/`` (``nasx/strategy/oneshot/base.py``): the same lock
 file, so neither kind can run into a directory another process is running in. The holder's pid
 is written beside the lock (filelock owns the lock file's content), for the message.

@@ -34,7 +34,7 @@ class CliError(NasxError):
 
 # ----------------------------------------------------------------------------- helpers
 def _read(path: str):
-    from nasx.experiment.readonly import ExperimentReadError, read_experiment
+    from nasx.experiment.storage.readonly import ExperimentReadError, read_experiment
 
     try:
         return read_experiment(path)
@@ -81,7 +81,11 @@ def _ago(ts: float | None) -> str:
 
 # ----------------------------------------------------------------------------- commands
 def cmd_list(args: argparse.Namespace) -> int:
-    from nasx.experiment.readonly import ExperimentReadError, list_experiments, read_experiment
+    from nasx.experiment.storage.readonly import (
+        ExperimentReadError,
+        list_experiments,
+        read_experiment,
+    )
 
     root = Path(args.dir)
     try:
@@ -133,7 +137,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from nasx.experiment.table import TrialTable, _clip
+    from nasx.experiment.results.table import TrialTable, _clip
 
     exp = _read(args.exp)
     meta = exp.meta
@@ -150,7 +154,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         else "trials      none yet"
     )
     if meta.get("keep_weights", "none") != "none":
-        from nasx.experiment.weights import describe_kept
+        from nasx.experiment.storage.weights import describe_kept
 
         print(
             describe_kept(exp.directory, meta["keep_weights"]).replace(
@@ -222,8 +226,8 @@ def _exported(t: Any) -> dict[str, Any]:
 def cmd_model(args: argparse.Namespace) -> int:
     import torch
 
-    from nasx.experiment.loading import model_file
-    from nasx.experiment.weights import WeightsError
+    from nasx.experiment.results.loading import model_file
+    from nasx.experiment.storage.weights import WeightsError
 
     exp = _read(args.exp)
     trial: int | str = args.trial
@@ -356,7 +360,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_tensorboard(args: argparse.Namespace) -> int:
-    from nasx.experiment.tensorboard import TB_DIR, write_trials
+    from nasx.experiment.display.tensorboard import TB_DIR, write_trials
 
     exp = _read(args.exp)
     try:
@@ -617,7 +621,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    from nasx.experiment.stored import DamagedTrialError
+    from nasx.experiment.storage.stored import DamagedTrialError
 
     try:
         return args.func(args)

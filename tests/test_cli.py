@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from nasx import cli
-from nasx.experiment.storage import TrialStore
+from nasx.experiment.storage.store import TrialStore
 
 from .conftest import REPO_ROOT
 from .toy_experiment import make_experiment

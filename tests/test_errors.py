@@ -17,7 +17,7 @@ from nasx import NasxError
 
 # Modules that need an optional extra or a POSIX-only module to import (tests/test_packaging.py
 # checks those separately); their exceptions are still found through the modules that define them.
-_OPTIONAL = ("nasx.experiment.ray_execution",)
+_OPTIONAL = ("nasx.experiment.execution.ray",)
 
 
 def _nasx_exception_classes() -> dict[str, type[BaseException]]:

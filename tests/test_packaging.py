@@ -100,7 +100,7 @@ MAY_PRINT = {
     "nasx/cli.py",
     "nasx/datasets/__main__.py",
     "nasx/evaluator/nasbench201_release.py",
-    "nasx/experiment/progress.py",
+    "nasx/experiment/display/progress.py",
     "nasx/dashboard/server.py",
 }
 

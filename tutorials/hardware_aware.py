@@ -59,10 +59,7 @@ from torch.utils.data import DataLoader, Subset, TensorDataset  # noqa: E402
 from nasx.datasets import DataNotFoundError, cifar10  # noqa: E402
 from nasx.evaluator import Classification  # noqa: E402
 from nasx.evaluator.cost import CostEvaluator  # noqa: E402
-from nasx.experiment import NasExperiment  # noqa: E402
-from nasx.experiment.filters import CostFilter  # noqa: E402
-from nasx.experiment.pareto import export_front  # noqa: E402
-from nasx.experiment.second_stage import stage2  # noqa: E402
+from nasx.experiment import CostFilter, NasExperiment, export_front, stage2  # noqa: E402
 from nasx.hardware import LatencyTable, MnasNetReward, arch_cost  # noqa: E402
 from nasx.hub.mnasnet import MnasLayer, MnasNet  # noqa: E402
 from nasx.plot import plot_pareto, show  # noqa: E402

@@ -72,7 +72,7 @@ from nasx.datasets import DataNotFoundError
 from nasx.datasets.demo import demo_images
 from nasx.evaluator import Classification
 from nasx.experiment import NasExperiment
-from nasx.experiment.progress import format_seconds
+from nasx.experiment.display.progress import format_seconds
 from nasx.space import LayerChoice, ModelSpace
 from nasx.strategy import RegularizedEvolution
 

@@ -2,7 +2,7 @@
 polls, a trial's table row and log, and a memo of drawn charts.
 
 Nothing here speaks HTTP (:mod:`nasx.dashboard.server` does); everything is read-only, through
-:mod:`nasx.experiment.readonly`.
+:mod:`nasx.experiment.storage.readonly`.
 
     >>> import tempfile
     >>> from pathlib import Path
@@ -24,7 +24,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from nasx.experiment.readonly import ExperimentRecord, read_experiment
+from nasx.experiment.storage.readonly import ExperimentRecord, read_experiment
 from nasx.trial import FAILED, PRUNED, REJECTED, SUCCEEDED
 
 MAX_LOG_BYTES = 200_000

@@ -6,7 +6,7 @@ quantile bands, density, the exact best and front), so that a chart of 20,000 tr
 in a fraction of a second and weighs tens of kilobytes, not megabytes.
 
     >>> from pathlib import Path
-    >>> from nasx.experiment.readonly import ExperimentRecord
+    >>> from nasx.experiment.storage.readonly import ExperimentRecord
     >>> from nasx.trial import Trial
     >>> exp = ExperimentRecord(Path('.'), 'multi-trial', {}, [Trial(0, {'k': 1}, 'succeeded', metric=0.5)])
     >>> chart(exp, 'history', {})[:5]
@@ -20,7 +20,7 @@ import threading
 from typing import Any
 
 from nasx._optional import optional_import
-from nasx.experiment.readonly import ExperimentRecord
+from nasx.experiment.storage.readonly import ExperimentRecord
 from nasx.trial import PAUSED, PRUNED
 
 CHART_PARAMS = ("metric", "x", "y", "trial", "cell")

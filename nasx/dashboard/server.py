@@ -2,7 +2,7 @@
 
 Safety, by construction rather than by filtering:
 
-- Read-only: experiments are read through :mod:`nasx.experiment.readonly` (SQLite ``mode=ro``);
+- Read-only: experiments are read through :mod:`nasx.experiment.storage.readonly` (SQLite ``mode=ro``);
   only GET and HEAD are answered, nothing is written or run.
 - No file paths from the client: an experiment is picked by its index in the list given on the
   command line, a trial by its integer id, a static file from a fixed table; anything else is 404.
@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from nasx._errors import NasxError
-from nasx.experiment.readonly import ExperimentReadError
+from nasx.experiment.storage.readonly import ExperimentReadError
 
 from . import render, rows
 from .experiments import (

@@ -59,7 +59,7 @@ class Checkpoint:
             scheduler's maximum budget): :meth:`save` and :meth:`write` then write nothing.
 
     An evaluator saves once, when it has trained ``budget`` units; a job stopped before that
-    (``report`` raised :class:`~nasx.experiment.runner.TrialStopped`) saves nothing.
+    (``report`` raised :class:`~nasx.experiment.execution.runner.TrialStopped`) saves nothing.
     """
 
     directory: str

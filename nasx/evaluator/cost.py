@@ -4,7 +4,7 @@
 function) and returns ``{'default': objective, 'accuracy': ..., 'params': ..., 'macs': ...,
 'flops': ..., 'latency_ms': ...}``, what Vega's ModelStatistics callback adds to a trial. Trials
 then keep every metric side by side (``trial.metrics``), a Pareto front can be taken over them
-(:func:`nasx.experiment.pareto.pareto_front`), and ``objective=`` picks what the search ranks by,
+(:func:`nasx.experiment.results.pareto.pareto_front`), and ``objective=`` picks what the search ranks by,
 such as the MnasNet reward (:class:`~nasx.hardware.reward.MnasNetReward`). Any evaluator's
 ``with_cost(input_shape, ...)`` builds one around it: ``Classification(...).with_cost((3, 32, 32),
 latency=table)``.

@@ -1,7 +1,7 @@
 """NasExperiment: run a strategy's trials on a space with an evaluator, store them, resume, export.
 
-A facade: the trial loop is :mod:`~nasx.experiment.loop`, the resume identity
-:mod:`~nasx.experiment.identity`, the executors :mod:`~nasx.experiment.execution`; this is the
+A facade: the trial loop is :mod:`~nasx.experiment.loop.trial_loop`, the resume identity
+:mod:`~nasx.experiment.storage.identity`, the executors :mod:`~nasx.experiment.execution.local`; this is the
 only module that brings space, strategy, evaluator, storage and execution together.
 
 Example (sequential, in a temporary directory):
@@ -34,31 +34,37 @@ from torch import nn
 from nasx._checks import check_int
 from nasx.evaluator.base import Direction, Metric, ModelEvaluator, direction_of
 from nasx.evaluator.hparams import evaluator_choices
+from nasx.experiment import settings
+from nasx.experiment.display.choose import progress_for
+from nasx.experiment.display.progress import announce_constraints
+from nasx.experiment.display.tensorboard import TrialWriter
+from nasx.experiment.execution.local import make_executor
+from nasx.experiment.execution.runner import ModelBuilder, no_model, rerun
+from nasx.experiment.filters import admission
+from nasx.experiment.loop.interrupt import run_until_stopped
+from nasx.experiment.loop.one_shot import run_one_shot
+from nasx.experiment.loop.recovery import trials_to_rerun
+from nasx.experiment.loop.scheduled import check_scheduler, scheduled_run
+from nasx.experiment.loop.trial_loop import Limits, TrialBook, TrialLoop, as_seen, label_splitter
+from nasx.experiment.nni.config import NniControls, accepts_nni_run_options
+from nasx.experiment.results import loading
+from nasx.experiment.results.partial import end_of_run, top_trials
+from nasx.experiment.results.summary import (
+    NoResultError,
+    nothing_to_export,
+    report_end_of_run,
+    warn_if_nothing_to_search,
+)
+from nasx.experiment.results.table import TrialTable
+from nasx.experiment.settings import RunSettings, joint_space, parse_duration
+from nasx.experiment.storage import weights
+from nasx.experiment.storage.identity import adopt_stored_seed, experiment_meta, open_store
+from nasx.experiment.storage.store import TrialStore, load_trials
+from nasx.experiment.storage.weights import keeper_for
 from nasx.space import BaseModelSpace, SearchSpace, search_space
 from nasx.strategy.base import MultiTrialStrategy
 from nasx.strategy.oneshot.base import OneShotStrategy
 from nasx.trial import Trial
-
-from . import loading, settings, weights
-from .display import progress_for
-from .execution import make_executor
-from .fidelity import check_scheduler, scheduled_run
-from .filters import admission
-from .identity import adopt_stored_seed, experiment_meta, open_store
-from .interrupt import run_until_stopped
-from .loop import Limits, TrialBook, TrialLoop, as_seen, label_splitter
-from .nni_config import NniControls, accepts_nni_run_options
-from .oneshot_run import run_one_shot
-from .partial import end_of_run, top_trials
-from .progress import announce_constraints
-from .recovery import trials_to_rerun
-from .runner import ModelBuilder, no_model, rerun
-from .settings import joint_space, parse_duration
-from .storage import TrialStore, load_trials
-from .summary import NoResultError, nothing_to_export, report_end_of_run, warn_if_nothing_to_search
-from .table import TrialTable
-from .tensorboard import TrialWriter
-from .weights import keeper_for
 
 _log = logging.getLogger("nasx.experiment")
 
@@ -69,7 +75,7 @@ AnyStrategy = Union[MultiTrialStrategy, OneShotStrategy]  # noqa: UP007 - a runt
 AnyEvaluator = Union[ModelEvaluator, Callable[..., Metric]]  # noqa: UP007
 
 
-class NasExperiment(NniControls):
+class NasExperiment:
     """A multi-trial (or one-shot) architecture search, stored in ``workdir``.
 
     Args:
@@ -82,7 +88,7 @@ class NasExperiment(NniControls):
             (:class:`~nasx.strategy.oneshot.base.OneShotEvaluator`).
         strategy: a :class:`~nasx.strategy.base.MultiTrialStrategy` (``setup``/``propose``/``tell``)
             or a :class:`~nasx.strategy.oneshot.base.OneShotStrategy` (``run``/``export_top_models``).
-        config: NNI 3.0's :class:`~nasx.experiment.nni_config.NasExperimentConfig`; its fields
+        config: NNI 3.0's :class:`~nasx.experiment.nni.config.NasExperimentConfig`; its fields
             (``max_trial_number``, ...) set the matching arguments (after them, as in NNI).
         workdir: the experiment directory (default ``nasx_experiments/<timestamp>``).
         max_trials: stop proposing after this many trials (rejected archs do not count).
@@ -117,7 +123,7 @@ class NasExperiment(NniControls):
         progress: show a progress bar over trials in a terminal (one line per trial when output
             is not a terminal; a refreshing HTML display in Jupyter), and when the run ends a few
             lines: trials by outcome, the best trial, the most common error with a hint
-            (:mod:`~nasx.experiment.summary`); ``False`` for silence (a run in which no trial
+            (:mod:`~nasx.experiment.results.summary`); ``False`` for silence (a run in which no trial
             succeeded still logs a WARNING on the ``nasx.experiment`` logger).
         tensorboard: log each finished trial (curve, final metrics, arch as hparams) under
             ``workdir/tensorboard`` for ``tensorboard --logdir <workdir>``.
@@ -135,7 +141,7 @@ class NasExperiment(NniControls):
             ``'none'`` (default), ``'all'``, ``'best'``, or the ``k`` best (``k`` or ``'top-k'``:
             the others are deleted as better trials finish). What is kept is the model the
             evaluator was given, after it returned (nasx's evaluators train it in place). See
-            :mod:`nasx.experiment.weights`.
+            :mod:`nasx.experiment.storage.weights`.
     """
 
     def __init__(
@@ -207,6 +213,8 @@ class NasExperiment(NniControls):
         # The one place the kind of search is decided; every later step reads the store.
         self._search = self._run_one_shot if self._one_shot else self._run_multi_trial
         self._config: Any = None
+        #: NNI's controls at the edge: the stop flag and ``run(wait_completion=False)``'s thread
+        self.controls = NniControls(self)
         if config is not None:
             config.apply_to(self)
         settings.check_limits(self)
@@ -221,24 +229,70 @@ class NasExperiment(NniControls):
     def config(self) -> Any:
         """NNI 3.0's ``exp.config`` (``max_trial_number``, ``trial_concurrency``, ``max_experiment_duration``)."""
         if self._config is None:
-            from .nni_config import NniConfig
+            from nasx.experiment.nni.config import NniConfig
 
             self._config = NniConfig(self)
         return self._config
 
     @accepts_nni_run_options  # NNI's run(port, wait_completion=, ...): web UI, background
     def run(self) -> None:
-        """Run until a limit is reached, the strategy is exhausted or :meth:`~NniControls.stop`
+        """Run until a limit is reached, the strategy is exhausted or :meth:`stop`
         is called; call again to go on. NNI's ``run(port, wait_completion=...)``: :mod:`.nni_config`."""
         settings.check_limits(self)  # exp.config (NNI) may have set them after construction
         if not self._execution_given:  # max_concurrent_trials may have changed (exp.config)
             self.execution = self._default_execution()
         self._search(fresh=not self._opened)
 
+    def stop(self) -> None:
+        """NNI's ``exp.stop()``: propose no more trials; the trials in flight finish and are
+        stored, then ``run()`` returns (``stop_reason`` says so) and the web UI of
+        ``run(port=...)`` stops. Call it from another thread, or after
+        ``run(wait_completion=False)`` (it then waits for that run and re-raises its error). The
+        experiment continues with ``run_or_resume()`` (or ``resume=True``).
+
+            >>> import tempfile, torch.nn as nn
+            >>> from nasx.space import ModelSpace, choice
+            >>> from nasx.strategy import GridSearch
+            >>> class Net(ModelSpace):
+            ...     def __init__(self):
+            ...         super().__init__()
+            ...         self.fc = nn.Linear(2, choice('w', [1, 2, 3]))
+            >>> exp = NasExperiment(Net(), lambda m: 0.5, GridSearch(), workdir=tempfile.mkdtemp(),
+            ...                     progress=False)
+            >>> exp.stop()  # before run(): the next run() runs all the same
+            >>> exp.run(); len(exp.trials())
+            3
+        """
+        self.controls.stop()
+
+    def run_or_resume(
+        self, port: int | None = None, wait_completion: bool = True, debug: bool = False
+    ) -> None:
+        """NNI's ``run_or_resume``: resume the experiment stored in ``workdir`` if there is one
+        (checked as ``resume=True`` checks it), else start it.
+
+            >>> import tempfile, torch.nn as nn
+            >>> from nasx.space import ModelSpace, choice
+            >>> from nasx.strategy import GridSearch
+            >>> class Net(ModelSpace):
+            ...     def __init__(self):
+            ...         super().__init__()
+            ...         self.fc = nn.Linear(2, choice('w', [1, 2, 3]))
+            >>> def score(model):
+            ...     return 0.5
+            >>> workdir = tempfile.mkdtemp()
+            >>> NasExperiment(Net(), score, GridSearch(), workdir=workdir, max_trials=2,
+            ...               progress=False).run_or_resume()  # nothing stored: a new run
+            >>> again = NasExperiment(Net(), score, GridSearch(), workdir=workdir, progress=False)
+            >>> again.run_or_resume(); len(again.trials())  # resumed: the third arch only
+            3
+        """
+        self.controls.run_or_resume(port, wait_completion, debug)
+
     def _run_one_shot(self, fresh: bool) -> None:
         """Train the one-shot strategy's supernet, storing its exported archs as rows."""
         warn_if_nothing_to_search(self.model_space, [search_space(self.model_space)], self.progress)
-        self.stop_reason = run_one_shot(self, fresh, on_open=self._mark_opened)
+        self.stop_reason = run_one_shot(self._settings(), fresh, on_open=self._mark_opened)
 
     def _mark_opened(self) -> None:  # a second run() of this object continues its experiment
         self._opened = True
@@ -277,16 +331,22 @@ class NasExperiment(NniControls):
         self.strategy.setup(joint, [as_seen(t) for t in stored], direction=self.direction)
         builder = ModelBuilder.from_space(self.model_space)
         keeper = keeper_for(store, self.keep_weights, self.direction, builder, stored)
-        progress = progress_for(self, stored)
+        run = self._settings()
+        progress = progress_for(run, stored)
         del stored  # what the strategy keeps of them, it keeps
         # The filter may still build models (on='model'); the trials skip it when asked to.
-        executor = make_executor(self, builder if self.build_model else no_model, store)
+        executor = make_executor(run, builder if self.build_model else no_model, store)
         loop = TrialLoop(
             store,
             executor,
             self.strategy,
             joint,
-            Limits(self.max_trials, self.max_failed_trials, self.max_duration, self.stop_requested),
+            Limits(
+                self.max_trials,
+                self.max_failed_trials,
+                self.max_duration,
+                self.controls.stop_requested,
+            ),
             book=self._book,
             split=label_splitter(frozenset(space), frozenset(hparam_space)),
             admit=admission(joint, self.filter, builder),
@@ -336,7 +396,7 @@ class NasExperiment(NniControls):
         with ``include_partial``: :mod:`.partial`), or the archs a one-shot run exported, best first (its
         ``EXPORTED_ARCHS`` (10) best; ``strategy.export_top_models(k)`` has more).
         Nothing to export (no trial ran yet, none succeeded, none reached a scheduler's full budget):
-        :class:`~nasx.experiment.summary.NoResultError` says why (with failures: how many, their most
+        :class:`~nasx.experiment.results.summary.NoResultError` says why (with failures: how many, their most
         common error and a hint), so ``(best,) = exp.export_top_models()`` never unpacks an empty list."""
         check_int("top_k", top_k, minimum=1, allow_none=False)
         if formatter not in ("dict", "instance"):
@@ -354,7 +414,7 @@ class NasExperiment(NniControls):
         return loading.load_model(self.workdir, trial, arch=arch, model_space=self.model_space)
 
     def kept_weights(self) -> list[Any]:
-        """The trials whose weights are kept (:class:`~nasx.experiment.weights.KeptWeights`)."""
+        """The trials whose weights are kept (:class:`~nasx.experiment.storage.weights.KeptWeights`)."""
         return weights.kept_weights(self.workdir)
 
     def export_top_trials(
@@ -366,7 +426,7 @@ class NasExperiment(NniControls):
         rebuild the model), ``hparams`` the evaluator's (``freeze_evaluator(evaluator,
         hparams)`` rebuilds the evaluator; empty when it has no choices): together they are
         what :meth:`rerun_trial` runs again. JSON-serialisable. ``include_partial`` and
-        :class:`~nasx.experiment.summary.NoResultError`: as above."""
+        :class:`~nasx.experiment.results.summary.NoResultError`: as above."""
         check_int("top_k", top_k, minimum=1, allow_none=False)
         keys = ("id", "arch", "hparams", "metric", "metrics")
         return [{k: getattr(t, k) for k in keys} for t in self._top_trials(top_k, include_partial)]
@@ -388,20 +448,24 @@ class NasExperiment(NniControls):
     def pareto_front(self, objectives: Any = ("default",)) -> list[Trial]:
         """The trials no other trial beats on every objective (``{'accuracy': 'maximize',
         'latency_ms': 'minimize'}`` or ``['accuracy', '-latency_ms']``); see
-        :mod:`nasx.experiment.pareto` (``export_front`` writes it to CSV or JSON)."""
-        from .pareto import pareto_front
+        :mod:`nasx.experiment.results.pareto` (``export_front`` writes it to CSV or JSON)."""
+        from nasx.experiment.results.pareto import pareto_front
 
         return pareto_front(self._all_trials(), objectives)
 
     # ----------------------------------------------------------------- helpers
+    def _settings(self) -> RunSettings:
+        """What the run's helpers read of this experiment, frozen (:class:`RunSettings`)."""
+        return RunSettings.of(self)
+
     def _default_execution(self) -> str:
         wants_ray = self.ray_address is not None or self.trial_resources is not None
         return settings.default_execution(self.max_concurrent_trials, self.trial_timeout, wants_ray)
 
     def _top_trials(self, top_k: int, include_partial: bool) -> list[Trial]:
-        """:func:`~nasx.experiment.partial.top_trials`, or :class:`NoResultError` saying why
+        """:func:`~nasx.experiment.results.partial.top_trials`, or :class:`NoResultError` saying why
         there is none (no trial ran, none succeeded, none reached the full budget)."""
-        ranked = top_trials(self, top_k, include_partial)
+        ranked = top_trials(self._settings(), top_k, include_partial)
         if not ranked:
             why = nothing_to_export(
                 self._all_trials(), self.workdir, self.direction, self.scheduler
@@ -414,7 +478,7 @@ class NasExperiment(NniControls):
 
     def _repr_html_(self) -> str:
         """The experiment in a notebook: space, strategy, workdir, status counts, best trial, trials."""
-        from .html import experiment_html
+        from nasx.experiment.display.html import experiment_html
 
         return experiment_html(self, self._all_trials())
 

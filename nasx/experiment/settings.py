@@ -8,8 +8,10 @@ Each check raises an error that names the argument, what it got and what is allo
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +23,7 @@ from nasx.strategy.base import MultiTrialStrategy
 from nasx.strategy.oneshot.base import OneShotStrategy
 
 if TYPE_CHECKING:
-    from .weights import KeepWeights
+    from nasx.experiment.storage.weights import KeepWeights
 
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 EXECUTIONS = ("sequential", "process", "ray")
@@ -45,6 +47,44 @@ def parse_duration(value: float | str | None, what: str = "max_duration") -> flo
             f"{what} must be seconds or a string like '30s', '10m', '2h', '1d'; got {value!r}"
         )
     return float(match.group(1)) * _DURATION_UNITS[match.group(2)]
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What the helpers of one ``NasExperiment.run()`` read of the experiment: a frozen copy
+    taken as the run starts (NNI's ``exp.config`` may change the experiment between runs, never
+    during one), so no helper is handed the facade itself. The fields are
+    :class:`~nasx.experiment.NasExperiment`'s arguments of the same names, checked."""
+
+    model_space: Any
+    evaluator: Any
+    strategy: Any
+    workdir: Path
+    direction: Direction
+    execution: str
+    max_concurrent_trials: int
+    trial_timeout: float | None
+    ray_address: str | None
+    trial_resources: dict[str, Any] | None
+    max_trials: int | None
+    max_failed_trials: int | None
+    max_duration: float | None
+    max_trial_crashes: int | None
+    rerun_interrupted: bool
+    resume: bool | str
+    overwrite: bool
+    seed: int | None
+    progress: bool
+    tensorboard: bool
+    build_model: bool
+    keep_weights: Any
+    scheduler: Any
+    filter: Any
+
+    @classmethod
+    def of(cls, experiment: Any) -> RunSettings:
+        """The settings of ``experiment`` (a NasExperiment) now."""
+        return cls(**{f.name: getattr(experiment, f.name) for f in dataclasses.fields(cls)})
 
 
 def check_execution(execution: str | None, trial_timeout: float | None) -> None:
@@ -111,7 +151,7 @@ def as_filter(f: Any) -> Any:
     if f is None or hasattr(f, "check"):
         return f
     if callable(f):
-        from .filters import Filter
+        from nasx.experiment.filters import Filter
 
         return Filter(f, on="arch")
     raise TypeError(
@@ -161,7 +201,7 @@ def check_trial_resources(
     """Ray's resources of one trial, checked; only with ``execution='ray'``."""
     if resources is None:
         return None
-    from .ray_execution import check_resources  # imports no Ray
+    from nasx.experiment.execution.ray import check_resources  # imports no Ray
 
     resources = check_resources(resources)
     if execution != "ray":
@@ -174,7 +214,7 @@ def check_trial_resources(
 
 def keep_weights_policy(keep_weights: str | int | None, build_model: bool) -> KeepWeights:
     """``keep_weights=`` parsed; refused when no model is built to keep."""
-    from .weights import KeepWeights
+    from nasx.experiment.storage.weights import KeepWeights
 
     policy = KeepWeights.parse(keep_weights)
     if policy.enabled and not build_model:

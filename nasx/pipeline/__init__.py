@@ -9,7 +9,7 @@ order, like Vega's ``pipeline: [nas, fullytrain]``:
   (:class:`~nasx.evaluator.cost.CostEvaluator`: params, MACs, FLOPs, latency) and ranked by
   ``objective`` (accuracy, or the MnasNet reward under a latency or MACs target); archs outside
   ``limits`` (FLOPs, params, latency ranges) are rejected before training.
-- ``fullytrain``: :func:`~nasx.experiment.second_stage.stage2`, the ``top_k`` archs of the search
+- ``fullytrain``: :func:`~nasx.experiment.results.second_stage.stage2`, the ``top_k`` archs of the search
   (or of the experiment in ``from``) trained ``seeds`` times with the full training settings;
   ``warm_start: true`` starts them from the search trials' weights (``search.keep_weights``).
 

@@ -184,7 +184,7 @@ def _check_stored_source(source: Any) -> None:
     itself only says that there is no succeeded trial)."""
     if not isinstance(source, (str, os.PathLike)):
         return
-    from nasx.experiment.readonly import ExperimentReadError, read_experiment
+    from nasx.experiment.storage.readonly import ExperimentReadError, read_experiment
 
     try:
         record = read_experiment(source)
@@ -204,7 +204,7 @@ def run_pipeline(
     subset of the file's steps (in the file's order)."""
     cfg = load(config) if not isinstance(config, dict) else validate(config)
     from nasx.experiment import NasExperiment
-    from nasx.experiment.second_stage import stage2
+    from nasx.experiment.results.second_stage import stage2
 
     todo = [s for s in cfg["pipeline"] if steps is None or s in steps]
     results: dict[str, Any] = {}

@@ -92,7 +92,7 @@ SEARCH = {
     "seed": ("int", 0, None),
     "overwrite": ("bool", False, None),
     "resume": ("bool", False, None),
-    # none, all, best, top-<k> or k: each trial's trained weights (nasx.experiment.weights)
+    # none, all, best, top-<k> or k: each trial's trained weights (nasx.experiment.storage.weights)
     "keep_weights": ("keep", "none", None),
 }
 FULLYTRAIN = {
@@ -194,7 +194,7 @@ def _check_steps(path: str, value: Any, allowed: Any) -> Any:
 
 
 def _check_keep(path: str, value: Any, allowed: Any) -> Any:
-    from nasx.experiment.weights import KeepWeights
+    from nasx.experiment.storage.weights import KeepWeights
 
     try:
         return str(KeepWeights.parse(value))

@@ -42,7 +42,7 @@ def trials_of(source: Any) -> list[Trial]:
     0
     """
     if isinstance(source, (str, os.PathLike)):
-        from nasx.experiment.readonly import read_experiment
+        from nasx.experiment.storage.readonly import read_experiment
 
         return read_experiment(source).trials
     if hasattr(source, "trials") and callable(source.trials):

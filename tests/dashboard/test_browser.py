@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from nasx.dashboard.server import make_server
-from nasx.experiment.readonly import ExperimentReadError, read_experiment
+from nasx.experiment.storage.readonly import ExperimentReadError, read_experiment
 
 from .cdp import Browser, chromium_path
 
@@ -152,7 +152,7 @@ def test_a_large_experiment_is_paged_scrolled_and_sorted_by_the_server(tmp_path)
     in view, sorting and filtering come back from the server, and the charts are summaries."""
     import random
 
-    from nasx.experiment.storage import TrialStore
+    from nasx.experiment.storage.store import TrialStore
     from nasx.trial import Trial
 
     n, rng = 3000, random.Random(0)

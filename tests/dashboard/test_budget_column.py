@@ -5,7 +5,7 @@ from pathlib import Path
 
 from nasx.dashboard.experiments import summary, trial_row
 from nasx.dashboard.rows import parse_query, sort_trials
-from nasx.experiment.readonly import ExperimentRecord
+from nasx.experiment.storage.readonly import ExperimentRecord
 from nasx.trial import Trial
 
 

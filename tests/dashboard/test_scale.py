@@ -19,7 +19,7 @@ from nasx.dashboard.aggregate import binned_quantiles, pareto_indices, step_quan
 from nasx.dashboard.experiments import ChartCache, Experiments, _keep_decoded
 from nasx.dashboard.rows import parse_query, sort_trials
 from nasx.dashboard.server import make_server
-from nasx.experiment.readonly import ExperimentRecord, read_experiment
+from nasx.experiment.storage.readonly import ExperimentRecord, read_experiment
 from nasx.plot.charts import pareto_front, plot_pareto
 from nasx.trial import Trial
 
@@ -303,7 +303,7 @@ def test_charts_catch_up_at_once_when_the_run_is_quiet(experiment):
 
 
 def test_charts_of_a_run_that_just_ended_are_drawn_without_another_poll(tmp_path):
-    from nasx.experiment.storage import TrialStore
+    from nasx.experiment.storage.store import TrialStore
 
     store = TrialStore.create(tmp_path, {"direction": "maximize"})
     store.add(Trial(0, {"k": 1}, "succeeded", metric=0.5))

@@ -182,7 +182,7 @@ def test_one_shot_runs_show_their_arch_weights(tmp_path):
 
 
 def test_non_finite_metrics_become_null(tmp_path):
-    from nasx.experiment.storage import TrialStore
+    from nasx.experiment.storage.store import TrialStore
     from nasx.trial import Trial
 
     store = TrialStore.create(tmp_path, {"space": "Net", "direction": "maximize"})

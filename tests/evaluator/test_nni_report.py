@@ -9,8 +9,8 @@ import torch
 
 import nasx
 from nasx.evaluator import FunctionalEvaluator
-from nasx.experiment.jobs import Job
-from nasx.experiment.runner import run_trial
+from nasx.experiment.execution.jobs import Job
+from nasx.experiment.execution.runner import run_trial
 
 
 def nni_style(model):

@@ -14,8 +14,8 @@ the resumed run answers each re-run report as it was answered before the kill.
 ``NasExperiment`` builds its executor with ``make_executor``; :func:`lockstep` puts this one in
 its place (a test's ``monkeypatch``, or ``unittest.mock.patch`` in a child process).
 
-    >>> from nasx.experiment.jobs import Job
-    >>> from nasx.experiment.runner import no_model
+    >>> from nasx.experiment.execution.jobs import Job
+    >>> from nasx.experiment.execution.runner import no_model
     >>> def fn(model, budget, report):
     ...     for epoch in range(budget): report(epoch)
     ...     return budget
@@ -37,8 +37,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from nasx.experiment.jobs import Job, TrialResult
-from nasx.experiment.runner import run_trial
+from nasx.experiment.execution.jobs import Job, TrialResult
+from nasx.experiment.execution.runner import run_trial
 
 __all__ = ["LockstepExecutor", "lockstep"]
 

@@ -26,9 +26,9 @@ import sys
 from typing import Any
 from unittest import mock
 
-from nasx.experiment.fidelity import JOBS_KEY, STATE_KEY
+from nasx.experiment.loop.scheduled import JOBS_KEY, STATE_KEY
 from nasx.experiment.schedulers import ASHA, MedianStopping
-from nasx.experiment.storage import TrialStore
+from nasx.experiment.storage.store import TrialStore
 
 from .lockstep import lockstep
 from .scheduled_helpers import CURVES, stored

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import torch.nn as nn
 
-from nasx.experiment.fidelity import JOBS_KEY, STATE_KEY
+from nasx.experiment.loop.scheduled import JOBS_KEY, STATE_KEY
 from nasx.experiment.schedulers import ASHA, LearningCurves
-from nasx.experiment.storage import TrialStore
+from nasx.experiment.storage.store import TrialStore
 from nasx.space import ModelSpace, choice
 
 WIDTHS = list(range(1, 9))

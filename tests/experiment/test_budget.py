@@ -10,9 +10,9 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 from nasx.evaluator import Classification, FunctionalEvaluator
-from nasx.experiment.jobs import Job
-from nasx.experiment.runner import run_trial
-from nasx.experiment.storage import TrialStore
+from nasx.experiment.execution.jobs import Job
+from nasx.experiment.execution.runner import run_trial
+from nasx.experiment.storage.store import TrialStore
 from nasx.trial import Trial
 
 
@@ -104,7 +104,7 @@ def test_a_database_written_before_budgets_gets_the_column_and_old_rows_read_non
     db.execute("ALTER TABLE trials DROP COLUMN budget")  # as an older release wrote it
     db.commit()
     db.close()
-    from nasx.experiment.storage import load_trials
+    from nasx.experiment.storage.store import load_trials
 
     assert [t.budget for t in load_trials(tmp_path)] == [None]  # read-only: no column needed
     store = TrialStore(tmp_path)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from nasx.experiment.storage import TrialStore, load_trials
+from nasx.experiment.storage.store import TrialStore, load_trials
 from nasx.trial import failure_kind
 
 SCRIPT = """

@@ -319,9 +319,9 @@ def test_a_worker_announces_a_trials_start_only_when_a_timeout_counts_from_it(
 ):
     # Each wait() reads one message per ready worker: the start, then the result. Without a
     # timeout the start is not sent (one wake-up less per trial), so the result comes first.
-    from nasx.experiment.execution import ProcessPoolExecutor
-    from nasx.experiment.jobs import Job
-    from nasx.experiment.runner import ModelBuilder
+    from nasx.experiment.execution.jobs import Job
+    from nasx.experiment.execution.local import ProcessPoolExecutor
+    from nasx.experiment.execution.runner import ModelBuilder
 
     from .helpers import width_metric
 

@@ -19,11 +19,11 @@ from nasx.evaluator import Classification, FunctionalEvaluator
 from nasx.evaluator.checkpoint import Checkpoint, saved_budgets
 from nasx.experiment import NasExperiment
 from nasx.experiment import experiment as experiment_module
-from nasx.experiment.fidelity import ScheduledRun, can_continue
-from nasx.experiment.jobs import Job
-from nasx.experiment.runner import ModelBuilder, run_trial
+from nasx.experiment.execution.jobs import Job
+from nasx.experiment.execution.runner import ModelBuilder, run_trial
+from nasx.experiment.loop.scheduled import ScheduledRun, can_continue
 from nasx.experiment.schedulers import ASHA, Hyperband, simulate
-from nasx.experiment.storage import load_trials
+from nasx.experiment.storage.store import load_trials
 from nasx.space import ModelSpace, choice
 from nasx.strategy import GridSearch
 
@@ -388,7 +388,7 @@ def test_a_checkpoint_to_continue_from_is_refused_by_an_evaluator_that_declares_
 
 
 def test_the_budget_spent_counts_only_the_continued_part(tmp_path):
-    from nasx.experiment.storage import TrialStore
+    from nasx.experiment.storage.store import TrialStore
     from nasx.trial import Trial
 
     store = TrialStore.create(tmp_path, {})

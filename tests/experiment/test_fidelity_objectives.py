@@ -10,7 +10,7 @@ import torch.nn as nn
 
 from nasx.evaluator.cost import CostEvaluator
 from nasx.experiment import NasExperiment
-from nasx.experiment.fidelity import ScheduledRun, check_scheduler
+from nasx.experiment.loop.scheduled import ScheduledRun, check_scheduler
 from nasx.experiment.schedulers import ASHA, FullBudget, MedianStopping, SuccessiveHalving
 from nasx.space import ModelSpace, choice
 

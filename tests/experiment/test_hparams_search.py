@@ -11,8 +11,8 @@ from torch.utils.data import TensorDataset
 from nasx.evaluator import Classification, DataLoader, FunctionalEvaluator
 from nasx.evaluator.hparams import freeze_evaluator
 from nasx.experiment import NasExperiment
-from nasx.experiment.runner import seed_everything
-from nasx.experiment.storage import ExperimentDirError, TrialStore, load_trials
+from nasx.experiment.execution.runner import seed_everything
+from nasx.experiment.storage.store import ExperimentDirError, TrialStore, load_trials
 from nasx.space import Categorical, LabelConflictError, Numerical, model_context
 from nasx.strategy import TPE, GridSearch, Random
 from nasx.trial import Trial
@@ -173,7 +173,7 @@ def test_a_database_from_before_hparams_reads_and_opens(tmp_path):
     )
     db.commit()
     db.close()
-    from nasx.experiment.readonly import read_experiment
+    from nasx.experiment.storage.readonly import read_experiment
 
     assert read_experiment(tmp_path).trials[0].hparams == {}
     assert load_trials(tmp_path) == [

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from nasx.experiment.html import trials_html
-from nasx.experiment.table import TrialTable
+from nasx.experiment.display.html import trials_html
+from nasx.experiment.results.table import TrialTable
 from nasx.trial import Trial
 
 from ..toy_experiment import make_experiment

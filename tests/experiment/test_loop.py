@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import pickle
 
 import pytest
 
-from nasx.experiment.jobs import Job, TrialResult, WeightsSpec
-from nasx.experiment.loop import Limits, TrialBook, TrialLoop, label_splitter
+from nasx.experiment.execution.jobs import Job, TrialResult, WeightsSpec
+from nasx.experiment.loop.trial_loop import Limits, TrialBook, TrialLoop, label_splitter
 from nasx.space import Categorical, SearchSpace
 from nasx.strategy import GridSearch
 from nasx.trial import Trial
@@ -25,6 +26,9 @@ class FakeStore:
         assert trial.id not in self.rows, f"trial {trial.id} added twice"
         self.rows[trial.id] = Trial.from_dict(trial.to_dict())
         self.writes.append(("add", trial.id, trial.status))
+
+    def atomic(self):
+        return contextlib.nullcontext()
 
     def update(self, trial: Trial) -> None:
         assert trial.id in self.rows, f"trial {trial.id} updated before it was added"

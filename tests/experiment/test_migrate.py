@@ -16,9 +16,9 @@ import torch
 
 from nasx import cli
 from nasx.experiment import NasExperiment, load_model
-from nasx.experiment.migrate import LegacyWorkdirError, is_legacy_one_shot, legacy_one_shot
-from nasx.experiment.readonly import ExperimentReadError, read_experiment
-from nasx.experiment.storage import DB_NAME, ExperimentDirError
+from nasx.experiment.storage.migrate import LegacyWorkdirError, is_legacy_one_shot, legacy_one_shot
+from nasx.experiment.storage.readonly import ExperimentReadError, read_experiment
+from nasx.experiment.storage.store import DB_NAME, ExperimentDirError
 from nasx.strategy import DARTS
 from tests.strategy.oneshot.toys import ToySpace, toy_evaluator
 
@@ -70,7 +70,7 @@ def test_it_reads_on_a_read_only_mount_and_is_left_unchanged(old_workdir):
         _WRITES_ARE_DENIED
         + """
     from nasx.experiment import load_model
-    from nasx.experiment.readonly import read_experiment
+    from nasx.experiment.storage.readonly import read_experiment
     print([t.arch for t in read_experiment(D).trials], list(load_model(D).pick.chosen))
     """,
     )

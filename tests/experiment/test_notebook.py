@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from nasx.experiment import notebook
-from nasx.experiment.notebook import NotebookProgress, in_notebook
+from nasx.experiment.display import notebook
+from nasx.experiment.display.notebook import NotebookProgress, in_notebook
 from nasx.trial import Trial
 
 from ..toy_experiment import make_experiment

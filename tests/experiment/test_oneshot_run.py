@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from nasx.experiment import NasExperiment
-from nasx.experiment.oneshot_run import EXPORTED_ARCHS
-from nasx.experiment.readonly import read_experiment
-from nasx.experiment.storage import ExperimentDirError
+from nasx.experiment.loop.one_shot import EXPORTED_ARCHS
+from nasx.experiment.storage.readonly import read_experiment
+from nasx.experiment.storage.store import ExperimentDirError
 from nasx.strategy import DARTS, RandomOneShot
 from tests.strategy.oneshot.toys import ToySpace, toy_evaluator
 
@@ -83,7 +83,8 @@ def test_another_space_is_refused_even_forced(tmp_path):
 
 def test_in_a_notebook_the_search_shows_refreshing_html_progress(tmp_path, monkeypatch, capsys):
     """Issue 32: a one-shot run printed Lightning's text bar where multi-trial runs show HTML."""
-    from nasx.experiment import notebook, oneshot_progress
+    from nasx.experiment.display import notebook
+    from nasx.experiment.display import one_shot as oneshot_progress
 
     shown: list[str] = []
     monkeypatch.setattr(notebook, "in_notebook", lambda: True)

@@ -10,7 +10,7 @@ import pytest
 from nasx.evaluator.cost import CostEvaluator
 from nasx.experiment import NasExperiment
 from nasx.experiment.filters import CostFilter
-from nasx.experiment.pareto import export_front, pareto_front, parse_objectives
+from nasx.experiment.results.pareto import export_front, pareto_front, parse_objectives
 from nasx.hardware.reward import MnasNetReward
 from nasx.strategy import GridSearch
 from nasx.trial import Trial

@@ -12,7 +12,7 @@ import logging
 import pytest
 
 from nasx.experiment import NasExperiment, NoResultError
-from nasx.experiment.partial import no_full_budget, rank_by_budget
+from nasx.experiment.results.partial import no_full_budget, rank_by_budget
 from nasx.experiment.schedulers import ASHA, simulate
 from nasx.trial import Trial
 

@@ -7,7 +7,7 @@ import io
 import torch
 
 from nasx.experiment import NasExperiment
-from nasx.experiment.progress import Progress, format_seconds
+from nasx.experiment.display.progress import Progress, format_seconds
 from nasx.space import model_context
 from nasx.strategy import GridSearch
 from nasx.trial import Trial
@@ -59,7 +59,7 @@ def test_a_terminal_gets_one_bar_with_best_running_and_failed():
 
 
 def test_a_bar_redraws_at_most_ten_times_a_second_and_close_draws_the_last_state(monkeypatch):
-    from nasx.experiment import progress as progress_module
+    from nasx.experiment.display import progress as progress_module
 
     now = [100.0]  # a fake clock: 1,000 trials in 1 s
     monkeypatch.setattr(progress_module.time, "monotonic", lambda: now[0])
@@ -79,7 +79,7 @@ def test_a_bar_redraws_at_most_ten_times_a_second_and_close_draws_the_last_state
 
 
 def test_a_silent_display_keeps_counts_and_formats_no_line():
-    from nasx.experiment.progress import Discard
+    from nasx.experiment.display.progress import Discard
 
     class Counted(Progress):
         lines = 0
@@ -165,7 +165,7 @@ def test_no_time_is_left_once_the_search_has_stopped():
     """Issue 32: the last line said "about 3.2 s left" after a search that stopped early."""
     import io
 
-    from nasx.experiment.notebook import NotebookProgress
+    from nasx.experiment.display.notebook import NotebookProgress
     from nasx.trial import Trial
 
     shown: list[str] = []

@@ -8,8 +8,9 @@ import io
 
 import torch.nn as nn
 
-from nasx.experiment import NasExperiment, notebook
-from nasx.experiment.progress import BudgetCount, Progress
+from nasx.experiment import NasExperiment
+from nasx.experiment.display import notebook
+from nasx.experiment.display.progress import BudgetCount, Progress
 from nasx.experiment.schedulers import ASHA, SuccessiveHalving
 from nasx.space import ModelSpace, choice
 from nasx.strategy import GridSearch
@@ -48,7 +49,7 @@ def _run(tmp_path, scheduler, max_trials, **kwargs):
 
 
 def _stop_line(err: list[str]) -> str:
-    """The display's last line (the run's summary follows it: nasx.experiment.summary)."""
+    """The display's last line (the run's summary follows it: nasx.experiment.results.summary)."""
     (line,) = [line for line in err if line.startswith("search stopped after ")]
     return line
 
@@ -103,7 +104,7 @@ def test_a_terminal_bar_fills_with_budget_and_counts_trials_beside_it():
 
 def test_time_left_follows_the_budget_pace(monkeypatch):
     clock = iter([0.0, 10.0])
-    monkeypatch.setattr("nasx.experiment.progress.time.monotonic", lambda: next(clock))
+    monkeypatch.setattr("nasx.experiment.display.progress.time.monotonic", lambda: next(clock))
     p = Progress(4, stream=io.StringIO(), bar=False, budget=BudgetCount(0, total=8))
     p.budget_reached(2)  # 2 of 8 in 10 s: 6 left at 5 s each
     assert p.time_left() == 30.0

@@ -88,7 +88,7 @@ def test_trial_resources_place_every_trial_on_the_nodes_that_have_them(tmp_path,
 
 @pytest.mark.slow  # end to end: make test-slow runs it (and CI)
 def test_resources_no_node_has_are_reported(tmp_path, ray_cluster, caplog):
-    from nasx.experiment.ray_execution import RayExecutor
+    from nasx.experiment.execution.ray import RayExecutor
 
     executor = RayExecutor(lambda arch: None, lambda model: 1.0, 1, resources={"num_gpus": 1})
     executor.shutdown()
@@ -146,7 +146,7 @@ def test_bad_trial_resources_are_refused_before_anything_runs(tmp_path):
 def test_each_ray_error_becomes_one_clear_trial_error(error, says):
     from ray import exceptions as rx
 
-    from nasx.experiment.ray_execution import ray_failure
+    from nasx.experiment.execution.ray import ray_failure
 
     e = error(rx)
     text = ray_failure(e, 7)

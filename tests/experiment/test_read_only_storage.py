@@ -19,7 +19,7 @@ import textwrap
 import pytest
 
 from nasx.experiment import TrialStore
-from nasx.experiment.storage import DB_NAME
+from nasx.experiment.storage.store import DB_NAME
 from nasx.trial import Trial
 from tests.conftest import REPO_ROOT
 
@@ -177,7 +177,7 @@ def test_the_cli_reads_a_read_only_mount_and_a_resume_is_nasxs_own_error(tmp_pat
         + f"""
     import sys
     from nasx import cli
-    from nasx.experiment.readonly import read_experiment
+    from nasx.experiment.storage.readonly import read_experiment
     from tests.toy_experiment import make_experiment
     assert cli.main(["show", str(D), "--brief"]) == 0
     assert cli.main(["plot", str(D), "-o", {str(tmp_path / "plots")!r}]) == 0

@@ -11,7 +11,7 @@ import pytest
 import torch.nn as nn
 
 from nasx.experiment import NasExperiment, NoResultError
-from nasx.experiment.summary import common_failure, failure_hint, run_summary
+from nasx.experiment.results.summary import common_failure, failure_hint, run_summary
 from nasx.space import ModelSpace
 from nasx.strategy import GridSearch
 from nasx.trial import Trial, failure

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from nasx.experiment import runner
-from nasx.experiment.runner import MARK_SPARE, _evaluating, put_mark
+from nasx.experiment.execution import runner
+from nasx.experiment.execution.runner import MARK_SPARE, _evaluating, put_mark
 
 
 def trial_folder(tmp_path, trial_id=0):
@@ -39,7 +39,7 @@ def test_a_mark_outside_a_workdirs_trial_folder_is_a_new_file_and_makes_no_spare
 
 def test_the_spare_is_named_in_one_place_and_removed_with_the_experiment(tmp_path):
     from nasx.experiment import NasExperiment
-    from nasx.experiment.storage import TRIALS_DIR, remove_experiment
+    from nasx.experiment.storage.store import TRIALS_DIR, remove_experiment
     from nasx.strategy import GridSearch
 
     from .helpers import SmallNet, width_metric
@@ -86,8 +86,8 @@ def test_trial_logs_leave_no_handler_behind_and_a_trial_inside_a_trial_keeps_bot
 
     import torch.nn as nn
 
-    from nasx.experiment.jobs import Job
-    from nasx.experiment.runner import ModelBuilder, run_trial
+    from nasx.experiment.execution.jobs import Job
+    from nasx.experiment.execution.runner import ModelBuilder, run_trial
     from nasx.space import LayerChoice, ModelSpace
 
     class Net(ModelSpace):
@@ -127,7 +127,7 @@ def test_is_model_evaluator_answers_as_isinstance_of_the_protocol():
 
     from nasx.evaluator import FunctionalEvaluator
     from nasx.evaluator.base import ModelEvaluator
-    from nasx.experiment.runner import is_model_evaluator
+    from nasx.experiment.execution.runner import is_model_evaluator
 
     class WithMethod:
         def evaluate(self, model, report=None):

@@ -12,11 +12,11 @@ import json
 import pytest
 
 from nasx.evaluator.checkpoint import saved_budgets
-from nasx.experiment.execution import ProcessPoolExecutor
-from nasx.experiment.fidelity import JOBS_KEY, STATE_KEY, ScheduledRun, check_scheduler
-from nasx.experiment.jobs import Job
-from nasx.experiment.ray_execution import DecisionBox
-from nasx.experiment.runner import no_model
+from nasx.experiment.execution.jobs import Job
+from nasx.experiment.execution.local import ProcessPoolExecutor
+from nasx.experiment.execution.ray import DecisionBox
+from nasx.experiment.execution.runner import no_model
+from nasx.experiment.loop.scheduled import JOBS_KEY, STATE_KEY, ScheduledRun, check_scheduler
 from nasx.experiment.schedulers import ASHA
 from nasx.trial import Trial
 

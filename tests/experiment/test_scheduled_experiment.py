@@ -9,9 +9,9 @@ import pytest
 
 from nasx.evaluator import FunctionalEvaluator
 from nasx.experiment import NasExperiment
-from nasx.experiment.fidelity import STATE_KEY
+from nasx.experiment.loop.scheduled import STATE_KEY
 from nasx.experiment.schedulers import ASHA, simulate
-from nasx.experiment.storage import TrialStore
+from nasx.experiment.storage.store import TrialStore
 from nasx.strategy import DARTS, Random
 
 from .helpers import SmallNet
@@ -191,7 +191,7 @@ def test_a_stopped_run_resumed_decides_as_an_uninterrupted_one(
 
 
 def test_the_trial_table_shows_budgets_only_when_a_scheduler_set_them(tmp_path):
-    from nasx.experiment.table import TrialTable
+    from nasx.experiment.results.table import TrialTable
     from nasx.trial import Trial
 
     table = TrialTable(

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-from nasx.experiment.fidelity import JOBS_KEY, STATE_KEY
+from nasx.experiment.loop.scheduled import JOBS_KEY, STATE_KEY
 
 from .replay_helpers import SCHEDULERS, answered, asked_again, with_lockstep
 from .replay_helpers import experiment as experiment_of

@@ -8,7 +8,7 @@ import pytest
 
 from nasx.evaluator.cost import CostEvaluator
 from nasx.experiment import NasExperiment
-from nasx.experiment.second_stage import FixedArchs, stage2, top_archs
+from nasx.experiment.results.second_stage import FixedArchs, stage2, top_archs
 from nasx.strategy import GridSearch
 
 from .helpers import SmallNet, reference_metric, width_metric

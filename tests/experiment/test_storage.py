@@ -199,7 +199,7 @@ def test_damaged_pages_are_nasxs_own_error_everywhere(tmp_path, capsys):
     """Issue 29: run, load_trials, export and trial_table raised a raw sqlite3.DatabaseError."""
     from nasx import cli
     from nasx.experiment import load_trials
-    from nasx.experiment.storage import DamagedStoreError
+    from nasx.experiment.storage.store import DamagedStoreError
     from tests.toy_experiment import make_experiment
 
     exp = make_experiment(tmp_path, max_trials=40, progress=False)

@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from nasx.experiment import ExperimentDirError, TrialStore, load_trials
-from nasx.experiment.storage import LOCK_NAME, LOCK_PID_NAME
+from nasx.experiment.storage.store import LOCK_NAME, LOCK_PID_NAME
 
 
 def test_the_locked_message_names_the_holders_pid(tmp_path):

@@ -1,4 +1,4 @@
-"""Lazily decoded trials (nasx/experiment/stored.py): the same data, tables and CSV as before."""
+"""Lazily decoded trials (nasx/experiment/storage/stored.py): the same data, tables and CSV as before."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import random
 
 import pytest
 
-from nasx.experiment.readonly import read_experiment
-from nasx.experiment.storage import TrialStore, load_trials
-from nasx.experiment.stored import StoredTrial, json_text, stored_trial
-from nasx.experiment.table import HEADERS, TrialTable
+from nasx.experiment.results.table import HEADERS, TrialTable
+from nasx.experiment.storage.readonly import read_experiment
+from nasx.experiment.storage.store import TrialStore, load_trials
+from nasx.experiment.storage.stored import StoredTrial, json_text, stored_trial
 from nasx.trial import Trial
 
 
@@ -180,7 +180,7 @@ def test_a_damaged_json_field_names_the_trial_and_field_when_read(tmp_path, caps
     import sqlite3
 
     from nasx import cli
-    from nasx.experiment.stored import DamagedTrialError, decode
+    from nasx.experiment.storage.stored import DamagedTrialError, decode
 
     store = TrialStore.create(tmp_path, {"space": "Net", "direction": "maximize"})
     for i in range(3):

@@ -9,7 +9,7 @@ pytest.importorskip("tensorboard")
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
 from tensorboard.plugins.hparams import plugin_data_pb2  # noqa: E402
 
-from nasx.experiment.tensorboard import write_trials  # noqa: E402
+from nasx.experiment.display.tensorboard import write_trials  # noqa: E402
 
 from ..toy_experiment import make_experiment  # noqa: E402
 

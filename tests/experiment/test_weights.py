@@ -14,12 +14,12 @@ import pytest
 import torch
 
 from nasx.experiment import NasExperiment, kept_weights, load_model
-from nasx.experiment import loading as L
-from nasx.experiment import weights as W
-from nasx.experiment.jobs import Job, TrialResult, WeightsSpec
-from nasx.experiment.readonly import read_experiment
-from nasx.experiment.runner import ModelBuilder, run_trial
-from nasx.experiment.second_stage import stage2
+from nasx.experiment.execution.jobs import Job, TrialResult, WeightsSpec
+from nasx.experiment.execution.runner import ModelBuilder, run_trial
+from nasx.experiment.results import loading as L
+from nasx.experiment.results.second_stage import stage2
+from nasx.experiment.storage import weights as W
+from nasx.experiment.storage.readonly import read_experiment
 from nasx.strategy import GridSearch
 from nasx.trial import Trial, best_trials
 

@@ -8,7 +8,7 @@ import pytest
 
 matplotlib.use("Agg")
 
-from nasx.experiment.storage import TrialStore  # noqa: E402
+from nasx.experiment.storage.store import TrialStore  # noqa: E402
 from nasx.plot.charts import (  # noqa: E402
     arch_weight_history,
     metric_names,

@@ -10,7 +10,7 @@ from matplotlib.colors import to_hex
 matplotlib.use("Agg")
 
 from nasx.dashboard import render  # noqa: E402
-from nasx.experiment.readonly import ExperimentRecord  # noqa: E402
+from nasx.experiment.storage.readonly import ExperimentRecord  # noqa: E402
 from nasx.plot.charts import STOPPED_STYLES, plot_learning_curves  # noqa: E402
 from nasx.trial import Trial  # noqa: E402
 

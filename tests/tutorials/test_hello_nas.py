@@ -53,7 +53,7 @@ def test_hello_nas_fast_mode(tmp_path):
     assert "FAST smoke run" in text  # a fast-mode number says it means nothing
     # progress from the first trial on, one line per trial when output is not a terminal
     assert out.stderr.count(" succeeded: metric ") == 4, out.stderr[-2000:]
-    # the run's summary after it names the best trial (nasx.experiment.summary)
+    # the run's summary after it names the best trial (nasx.experiment.results.summary)
     workdir = re.search(r"experiment in (\S+)", text).group(1)
     assert f"4 trials in {workdir}: 4 succeeded" in out.stderr
     assert re.search(r"^best: trial \d, metric 0\.\d{4} \(maximize\), arch \{", out.stderr, re.M)

@@ -17,12 +17,12 @@ of the events they heard, so a resumed search decides as an uninterrupted one.
   workers, to compare schedulers and strategies over many seeds.
 
 ``NasExperiment(..., scheduler=...)`` runs every one of them, sequentially, in the process pool
-or on Ray (:mod:`nasx.experiment.fidelity`), and decides there as :func:`simulate` decides on the
+or on Ray (:mod:`nasx.experiment.loop.scheduled`), and decides there as :func:`simulate` decides on the
 same curves (tests/experiment/test_every_scheduler.py); docs/multi_fidelity.md is the guide.
 """
 
-from .asha import ASHA
-from .base import (
+from nasx.experiment.schedulers.asha import ASHA
+from nasx.experiment.schedulers.base import (
     COMPLETE,
     CONTINUE,
     PAUSE,
@@ -33,14 +33,19 @@ from .base import (
     Scheduler,
     rung_budgets,
 )
-from .bohb import BOHB
-from .curvefit import CurveFitting
-from .fifo import FullBudget
-from .halving import Hyperband, SuccessiveHalving
-from .median import MedianStopping
-from .nni import Medianstop, from_nni
-from .pareto import best_first, nondominated_fronts
-from .simulate import LearningCurves, SimulatedTrial, SimulationResult, simulate
+from nasx.experiment.schedulers.bohb import BOHB
+from nasx.experiment.schedulers.curvefit import CurveFitting
+from nasx.experiment.schedulers.fifo import FullBudget
+from nasx.experiment.schedulers.halving import Hyperband, SuccessiveHalving
+from nasx.experiment.schedulers.median import MedianStopping
+from nasx.experiment.schedulers.nni import Medianstop, from_nni
+from nasx.experiment.schedulers.pareto import best_first, nondominated_fronts
+from nasx.experiment.schedulers.simulate import (
+    LearningCurves,
+    SimulatedTrial,
+    SimulationResult,
+    simulate,
+)
 
 __all__ = [
     "ASHA",

@@ -28,7 +28,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from .base import (
+from nasx.experiment.schedulers.base import (
     COMPLETE,
     CONTINUE,
     PAUSE,

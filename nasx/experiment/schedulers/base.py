@@ -33,8 +33,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, get_args
 
-from .objectives import MetricGoal
-from .pareto import Score, best_first, to_score
+from nasx.experiment.schedulers.objectives import MetricGoal
+from nasx.experiment.schedulers.pareto import Score, best_first, to_score
 
 __all__ = [
     "COMPLETE",

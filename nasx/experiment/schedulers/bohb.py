@@ -41,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from .base import Assignment, Budget, RankBy
-from .halving import Hyperband
+from nasx.experiment.schedulers.base import Assignment, Budget, RankBy
+from nasx.experiment.schedulers.halving import Hyperband
 
 __all__ = ["BOHB"]
 

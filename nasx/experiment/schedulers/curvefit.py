@@ -26,7 +26,15 @@ from typing import Any
 
 import numpy as np
 
-from .base import COMPLETE, CONTINUE, PRUNE, Assignment, Budget, Decision, Scheduler
+from nasx.experiment.schedulers.base import (
+    COMPLETE,
+    CONTINUE,
+    PRUNE,
+    Assignment,
+    Budget,
+    Decision,
+    Scheduler,
+)
 
 __all__ = ["CurveFitting", "extrapolate"]
 

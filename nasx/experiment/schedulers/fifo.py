@@ -1,6 +1,6 @@
 """No early stopping: every trial trains the full budget, first come first served (Ray Tune's and
 Syne Tune's ``FIFOScheduler``). A search without a scheduler runs through the same loop with
-``FullBudget()`` (:func:`nasx.experiment.fidelity.scheduled_run`), so both make the same calls and
+``FullBudget()`` (:func:`nasx.experiment.loop.scheduled.scheduled_run`), so both make the same calls and
 compare in the same simulator.
 
     >>> s = FullBudget(max_budget=3)
@@ -15,7 +15,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .base import COMPLETE, CONTINUE, Assignment, Budget, Decision, Scheduler
+from nasx.experiment.schedulers.base import (
+    COMPLETE,
+    CONTINUE,
+    Assignment,
+    Budget,
+    Decision,
+    Scheduler,
+)
 
 __all__ = ["FullBudget"]
 

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import (
+from nasx.experiment.schedulers.base import (
     COMPLETE,
     CONTINUE,
     PAUSE,

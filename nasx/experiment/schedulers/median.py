@@ -24,7 +24,15 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from .base import COMPLETE, CONTINUE, PRUNE, Assignment, Budget, Decision, Scheduler
+from nasx.experiment.schedulers.base import (
+    COMPLETE,
+    CONTINUE,
+    PRUNE,
+    Assignment,
+    Budget,
+    Decision,
+    Scheduler,
+)
 
 __all__ = ["MedianStopping"]
 

@@ -20,11 +20,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from .base import Scheduler
-from .bohb import BOHB
-from .curvefit import CurveFitting
-from .halving import Hyperband
-from .median import MedianStopping
+from nasx.experiment.schedulers.base import Scheduler
+from nasx.experiment.schedulers.bohb import BOHB
+from nasx.experiment.schedulers.curvefit import CurveFitting
+from nasx.experiment.schedulers.halving import Hyperband
+from nasx.experiment.schedulers.median import MedianStopping
 
 __all__ = ["Medianstop", "from_nni"]
 

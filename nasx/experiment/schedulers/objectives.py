@@ -25,9 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from nasx.experiment.results.pareto import parse_objectives
 from nasx.hardware.reward import CostRange
-
-from ..pareto import parse_objectives
 
 __all__ = ["MetricGoal"]
 
