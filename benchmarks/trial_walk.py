@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 import torch.nn as nn
@@ -24,7 +25,7 @@ ROOT = str(Path(__file__).resolve().parents[1] / "nasx")
 SKIP = ("nasx/space/", "nasx/strategy/", "nasx/evaluator/", "nasx/_", "nasx/plot/")
 
 
-def walk(whole_run: bool) -> tuple[list[str], int]:
+def walk(whole_run: bool) -> tuple[list[str], int, Counter[str]]:
     """The nasx modules one trial passes through in order of first entry, and the number of
     file switches between calls: from the first proposal to the stored result (the trial loop's
     ``run``), or for the whole ``NasExperiment.run()`` (``whole_run``: the facade opening the
@@ -40,6 +41,7 @@ def walk(whole_run: bool) -> tuple[list[str], int]:
             self.fc = nn.Linear(4, choice("width", [8, 16]))
 
     modules: list[str] = []
+    entries: Counter[str] = Counter()  # how often the reading enters each file
     switches = 0
     last: list[str | None] = [None]
     recording = [whole_run]
@@ -58,6 +60,7 @@ def walk(whole_run: bool) -> tuple[list[str], int]:
             modules.append(rel)
         if rel != last[0]:
             switches += 1
+            entries[rel] += 1
             last[0] = rel
         return None
 
@@ -85,19 +88,19 @@ def walk(whole_run: bool) -> tuple[list[str], int]:
     finally:
         sys.settrace(None)
         loop_module.TrialLoop.run = run  # type: ignore[method-assign]
-    return modules, switches
+    return modules, switches, entries
 
 
 def main() -> int:
     for whole_run, what in ((False, "the trial loop"), (True, "NasExperiment.run()")):
-        modules, switches = walk(whole_run)
+        modules, switches, entries = walk(whole_run)
         inside = [m for m in modules if m.startswith("nasx/experiment/")]
         print(
             f"{what}: one trial passes through {len(modules)} nasx modules ({len(inside)} of "
             f"nasx/experiment/), {switches} switches between files:"
         )
         for m in modules:
-            print(f"  {m}")
+            print(f"  {m:45} entered {entries[m]:3d} times")
     return 0
 
 

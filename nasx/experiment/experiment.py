@@ -213,7 +213,7 @@ class NasExperiment:
         # The one place the kind of search is decided; every later step reads the store.
         self._search = self._run_one_shot if self._one_shot else self._run_multi_trial
         self._config: Any = None
-        #: NNI's controls at the edge: the stop flag and ``run(wait_completion=False)``'s thread
+        #: NNI's controls, held at the edge (the stop flag, ``run(wait_completion=False)``'s thread)
         self.controls = NniControls(self)
         if config is not None:
             config.apply_to(self)

@@ -51,6 +51,12 @@ def test_nni_profiler_penalty_is_refused_naming_the_nasx_way(cls, alternative):
         cls(penalty=nni_penalty)
 
 
+def test_nni_sample_penalty_of_random_one_shot_is_refused_naming_the_nasx_ways():
+    with pytest.raises(TypeError, match=r"RandomOneShot\(penalty=...\).*filter=.*reward_fn="):
+        RandomOneShot(penalty={"profiler": object(), "baseline": 300e6})
+    assert RandomOneShot(penalty=None).num_samples == 20  # NNI's default: no penalty
+
+
 def _module(epoch, max_epochs):
     return types.SimpleNamespace(
         current_epoch=epoch, trainer=types.SimpleNamespace(max_epochs=max_epochs)

@@ -69,7 +69,8 @@ class FullBudget(Scheduler):
 
     @property
     def decides(self) -> bool:
-        """Only a constraint can stop a trial early: without one, no report is asked."""
+        """True only with constraints (the one thing that stops a trial early); without, no
+        report is asked."""
         return bool(self.goal.constraints)
 
     def planned_budget(self, n_trials: int) -> float | None:

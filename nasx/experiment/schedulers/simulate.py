@@ -1,7 +1,7 @@
 """Replay a learning-curve table with simulated workers: schedulers and strategies compared over
 hundreds of seeds in seconds (Syne Tune's simulator back-end is the model), through the same
-trial loop as ``NasExperiment``, on an executor that replays the table
-(:class:`~nasx.experiment.execution.simulated.SimulatedExecutor`).
+trial loop as ``NasExperiment``, on an executor that replays the table (``SimulatedExecutor``,
+in ``nasx/experiment/execution/simulated.py``).
 
 A :class:`LearningCurves` table holds, for every architecture of a space, what training it once
 for the full budget gave after each epoch: validation metric, test metric, seconds. :func:`simulate`
@@ -84,10 +84,9 @@ def simulate(
     ``max_trials`` trials started, or nothing is left to run. Scheduling decisions take no
     simulated time.
 
-    It is ``NasExperiment``'s own trial loop (:class:`~nasx.experiment.loop.trial_loop.TrialLoop`, with the
-    same :class:`~nasx.experiment.loop.scheduled.ScheduledRun`) on a
-    :class:`~nasx.experiment.execution.simulated.SimulatedExecutor` and a
-    store in memory: a simulated search makes the calls a real one makes, in the same order.
+    It is ``NasExperiment``'s own trial loop (``TrialLoop``, with the same ``ScheduledRun``) on
+    a ``SimulatedExecutor`` and a store in memory: a simulated search makes the calls a real
+    one makes, in the same order.
     The strategy hears each trial once, when its first job ends (paused, pruned or complete),
     with the validation metric at the budget it reached then, and later ones as updates.
     """

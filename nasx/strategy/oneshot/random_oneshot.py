@@ -84,6 +84,7 @@ class RandomOneShot(BaseOneShotStrategy):
         inplace_distill: bool | DistillLoss = False,
         **kwargs: Any,
     ):
+        _refuse_sample_penalty(kwargs.pop("penalty", None))
         super().__init__(**kwargs)
         if sandwich is not None:  # None: off (one path per step)
             check_int("sandwich", sandwich, minimum=0, allow_none=False)
@@ -342,3 +343,18 @@ def _autocast(device: torch.device, precision: Any) -> Any:
     if precision not in dtypes or (precision == "16-mixed" and device.type != "cuda"):
         return contextlib.nullcontext()
     return torch.autocast(device.type, dtype=dtypes[precision])
+
+
+def _refuse_sample_penalty(penalty: Any) -> None:
+    """NNI 3.0's ``RandomOneShot(penalty=SampleProfilerPenalty(...))`` scales each sampled
+    path's loss by its profiled cost; refused by name, with nasx's ways to the same end."""
+    if penalty is None:
+        return
+    raise TypeError(
+        "RandomOneShot(penalty=...) is NNI's SampleProfilerPenalty, built on an NNI profiler "
+        "(FLOPs, parameters, latency), which nasx does not provide. In nasx: "
+        "filter=ArchCostRange(...) (nasx.strategy) keeps paths outside a cost range from being "
+        "trained or scored, the space's own constraints do the same for every strategy "
+        "(docs/constraints.md), and reward_fn=(model, batch) -> float can subtract a cost from "
+        "the score the search ranks by"
+    )
