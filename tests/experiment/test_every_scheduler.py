@@ -105,7 +105,20 @@ class StopsAfter(TableEvaluator):
         return value
 
 
-def test_bohb_stopped_and_resumed_decides_as_an_uninterrupted_run(tmp_path):
+# Every scheduler, and the rung rules that keep curves in their state (rank_by): stopped midway
+# and resumed from nasx.db (its state_dict as JSON, the jobs in flight), a new scheduler object
+# decides as one that ran straight through. (This replaced driving the schedulers by hand.)
+RESUMED = {name: make for name, make in MAKERS.items()} | {
+    f"{cls.__name__}-{rank_by}": (
+        lambda cls=cls, rank_by=rank_by: cls(1, 9, eta=3, rank_by=rank_by)
+    )
+    for cls in (ASHA, Hyperband, SuccessiveHalving)
+    for rank_by in ("mean", "best")
+}
+
+
+@pytest.mark.parametrize("name", sorted(RESUMED))
+def test_stopped_and_resumed_decides_as_an_uninterrupted_run(tmp_path, name):
     def experiment(workdir, evaluator, **kwargs):
         return NasExperiment(
             Net(),
@@ -114,7 +127,7 @@ def test_bohb_stopped_and_resumed_decides_as_an_uninterrupted_run(tmp_path):
             workdir=workdir,
             build_model=False,
             progress=False,
-            scheduler=MAKERS["BOHB"](),  # a new object each time: its state comes from nasx.db
+            scheduler=RESUMED[name](),  # a new object each time: its state comes from nasx.db
             max_trials=N_TRIALS,
             **kwargs,
         )

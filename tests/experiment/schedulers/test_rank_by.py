@@ -1,18 +1,23 @@
 """What a rung ranks (``rank_by``): the last value, or the mean or best of the curve so far.
 
 Hand-built curves where the three disagree, checked against values computed by hand; the
-running summaries survive a JSON round trip and a repeated report; bad values are refused.
+running summaries survive a repeated report (and a stop and resume: tests/experiment/
+test_every_scheduler.py); bad values are refused.
 """
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from nasx.experiment.schedulers import ASHA, BOHB, Assignment, Hyperband, SuccessiveHalving
-
-from .play import play
+from nasx.experiment.schedulers import (
+    ASHA,
+    BOHB,
+    Assignment,
+    Hyperband,
+    LearningCurves,
+    SuccessiveHalving,
+    simulate,
+)
 
 # Three trials' validation curves over epochs 1..3. At epoch 3 (ASHA's second rung with eta 3)
 #   last: a 0.70, b 0.72, c 0.60          -> b ranks first
@@ -75,50 +80,56 @@ def test_a_report_heard_again_is_not_counted_twice():
     assert s.rungs[1][0] == pytest.approx((0.5,))
 
 
-def _play(s, start, stop):
-    """Every budget reported, values a function of the trial and the budget (curves that
-    cross, so that the three rules promote different trials)."""
-    return play(s, start, stop, _crossing, every_budget=True)
-
-
 def _crossing(trial, budget):
     return ((trial * 7919 + budget * 104729) ** 2 % 1009) / 1009
 
 
-@pytest.mark.parametrize("make", [ASHA, Hyperband, SuccessiveHalving])
-@pytest.mark.parametrize("rank_by", ["mean", "best"])
-def test_the_state_round_trips_through_json_and_decides_the_same(make, rank_by):
-    straight = make(1, 27, eta=3, rank_by=rank_by)
-    expected = _play(straight, 0, 80)
-    first = make(1, 27, eta=3, rank_by=rank_by)
-    got = _play(first, 0, 30)
-    state = json.loads(json.dumps(first.state_dict()))
-    assert state["rank_by"] == rank_by and state["curves"]
-    resumed = make(1, 27, eta=3, rank_by=rank_by)
-    resumed.load_state_dict(state)
-    got += _play(resumed, 30, 80)
-    assert got == expected
-    assert resumed.state_dict() == straight.state_dict()
+# 80 archs whose curves cross (values a function of the trial and the budget), so that the three
+# rules promote different trials; the search proposes them in order, one worker
+CROSSING = LearningCurves(
+    [{"t": t} for t in range(80)],
+    val=[[_crossing(t, b) for b in range(1, 28)] for t in range(80)],
+    test=[[_crossing(t, b) for b in range(1, 28)] for t in range(80)],
+    seconds=[[1.0] * 27 for _ in range(80)],
+)
+
+
+def _run(scheduler, trials=80):
+    """The scheduler's search over CROSSING (simulate: NasExperiment's trial loop), one worker."""
+    return simulate(scheduler, InOrder(), CROSSING, workers=1, max_trials=trials)
+
+
+class InOrder:
+    """Proposes CROSSING's archs in the table's order."""
+
+    def setup(self, space, trials, direction="maximize"):
+        self.next = 0
+
+    def propose(self):
+        if self.next == len(CROSSING.archs):
+            return None
+        self.next += 1
+        return dict(CROSSING.archs[self.next - 1])
+
+    def tell(self, trial):
+        pass
 
 
 def test_the_rules_promote_different_trials_on_crossing_curves():
-    """The run above is not the same run three times: the rules decide differently."""
-    runs = {r: _play(ASHA(1, 27, eta=3, rank_by=r), 0, 80) for r in ("last", "mean", "best")}
+    """The same search under the three rules is not the same run three times."""
+    runs = {r: _run(ASHA(1, 27, eta=3, rank_by=r)) for r in ("last", "mean", "best")}
     # promotions out of the first rung agree (one report each); those to 9 and 27 do not
-    to_nine = {
-        r: tuple(job.trial for job, budget, _ in out if job.budget == 9 and budget == 9)
-        for r, out in runs.items()
-    }
+    to_nine = {r: tuple(t.id for t in run.trials if t.budget >= 9) for r, run in runs.items()}
     assert len(set(to_nine.values())) == 3, to_nine
 
 
 def test_a_stored_state_resumes_only_with_the_same_rank_by():
     s = ASHA(1, 9, eta=3, rank_by="mean")
-    _play(s, 0, 5)
+    _run(s, trials=5)
     with pytest.raises(ValueError, match=r"ranked rungs by 'mean', this one by 'last'"):
         ASHA(1, 9, eta=3).load_state_dict(s.state_dict())
     plain = ASHA(1, 9, eta=3)
-    _play(plain, 0, 5)
+    _run(plain, trials=5)
     assert "rank_by" not in plain.state_dict()  # states stored before rank_by existed load
     with pytest.raises(ValueError, match=r"ranked rungs by 'last', this one by 'best'"):
         ASHA(1, 9, eta=3, rank_by="best").load_state_dict(plain.state_dict())
