@@ -139,7 +139,14 @@ class _MulticlassAccuracy(torchmetrics.Metric):
 
 
 class ClassificationModule(SupervisedLearningModule):
-    """Cross-entropy training; ``val_acc`` = top-1 accuracy over the validation set."""
+    """Cross-entropy training; ``val_acc`` = top-1 accuracy over the validation set.
+
+    The arguments come in NNI 3.0's order, so a positional NNI call means the same here
+    (``export_onnx`` fifth, ``num_classes`` sixth):
+
+        >>> ClassificationModule(torch.nn.CrossEntropyLoss, 1e-3, 0.0, torch.optim.Adam, False, 10).num_classes
+        10
+    """
 
     metric_name = "val_acc"
     metric_key = "acc"
@@ -151,8 +158,8 @@ class ClassificationModule(SupervisedLearningModule):
         learning_rate: float = 1e-3,
         weight_decay: float = 0.0,
         optimizer: OptimizerFactory = torch.optim.Adam,
-        num_classes: int | None = None,
         export_onnx: bool = False,
+        num_classes: int | None = None,
     ) -> None:
         self.num_classes = num_classes
         super().__init__(criterion, learning_rate, weight_decay, optimizer)
@@ -260,7 +267,7 @@ class Classification(Lightning):
         **trainer_kwargs: Any,
     ) -> None:
         module = ClassificationModule(
-            criterion, learning_rate, weight_decay, optimizer, num_classes
+            criterion, learning_rate, weight_decay, optimizer, num_classes=num_classes
         )
         loaders = {"train_dataloaders": train_dataloaders, "val_dataloaders": val_dataloaders}
         trainer, fit_kwargs = _split_trainer_kwargs(trainer_kwargs, loaders)

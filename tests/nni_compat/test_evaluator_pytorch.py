@@ -117,3 +117,9 @@ def test_functional_evaluator_calls_fn_with_the_model_instance_and_kwargs():
     )
     model = nn.Linear(1, 1)
     assert ev.evaluate(model) == 3.0 and calls == [(model, 2)]
+
+
+def test_classification_module_takes_nni_s_positional_order():
+    # NNI 3.0: (criterion, learning_rate, weight_decay, optimizer, export_onnx, num_classes)
+    module = ClassificationModule(torch.nn.CrossEntropyLoss, 1e-3, 0.0, torch.optim.Adam, False, 10)
+    assert module.num_classes == 10
