@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 import pytest
+import torch
 import torch.nn as nn
 
 import nasx
@@ -368,3 +369,45 @@ def test_model_space_is_a_base_model_space_with_the_same_protocol():
     assert [c.label for c in net.leaf_mutables(lambda m: True)] == ["width"]
     assert net.default().fc.out_features == 3
     assert net.contains({"width": 4}) and not net.contains({"width": 5})
+
+
+# ------------------------------------------------ keep_weights with a space written NNI's way
+@nasx.trace
+class LinearWidths(BaseModelSpace):
+    """Sets its own mutable and freezes into a plain nn.Linear (no ModelSpace anywhere)."""
+
+    def __init__(self):
+        self.width = Categorical([2, 4], label="width")
+
+    def leaf_mutables(self, is_leaf):
+        yield self.width
+
+    def check_contains(self, sample):
+        return self.width.check_contains(sample)
+
+    def freeze(self, sample):
+        return torch.nn.Linear(3, sample["width"])
+
+
+def _train_in_place(model):
+    """'Trains' the model to weights a reference can name: every weight = its width."""
+    with torch.no_grad():
+        model.weight.fill_(float(model.out_features))
+    return float(model.out_features)
+
+
+def test_kept_weights_of_a_base_model_space_load_back_trained(tmp_path):
+    exp = NasExperiment(
+        LinearWidths(),
+        FunctionalEvaluator(_train_in_place),
+        GridSearch(shuffle=False),
+        workdir=tmp_path,
+        keep_weights="all",
+        progress=False,
+    )
+    exp.run()
+    assert [t.metric for t in exp.trials()] == [2.0, 4.0]
+    best = exp.load_model("best")  # rebuilt with the space's own freeze, then the weights loaded
+    assert isinstance(best, torch.nn.Linear) and best.out_features == 4
+    assert torch.equal(best.weight, torch.full((4, 3), 4.0))
+    assert torch.equal(exp.load_model(0).weight, torch.full((2, 3), 2.0))
