@@ -21,6 +21,7 @@ from nasx.experiment import NasExperiment
 from nasx.experiment import experiment as experiment_module
 from nasx.experiment.execution.jobs import Job
 from nasx.experiment.execution.runner import ModelBuilder, run_trial
+from nasx.experiment.loop.checkpoints import TrialFolders
 from nasx.experiment.loop.scheduled import ScheduledRun, can_continue
 from nasx.experiment.schedulers import ASHA, Hyperband, simulate
 from nasx.experiment.storage.store import load_trials
@@ -392,7 +393,12 @@ def test_the_budget_spent_counts_only_the_continued_part(tmp_path):
     from nasx.trial import Trial
 
     store = TrialStore.create(tmp_path, {})
-    run = ScheduledRun(ASHA(1, 9, eta=3), store, evaluator=ContinuingTable())
+    run = ScheduledRun(
+        ASHA(1, 9, eta=3),
+        store,
+        evaluator=ContinuingTable(),
+        checkpoints=TrialFolders(store.trial_dir),
+    )
     first = run.next_assignment(allow_new=True)
     store.add(Trial(0, {}, "running", budget=1))
     run.started(0, first)

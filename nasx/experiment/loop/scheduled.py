@@ -90,8 +90,8 @@ class ScheduledRun:
         jobs: the stored jobs in flight (:data:`JOBS_KEY`, a resume): the interrupted ones
             run again, their reports answered as before.
         checkpoints: where the trials' training states are
-            (:mod:`~nasx.experiment.loop.checkpoints`); default the store's trial folders
-            when it has them, else none.
+            (:mod:`~nasx.experiment.loop.checkpoints`; :func:`scheduled_run` gives the store's
+            trial folders); None: nowhere, so every promotion restarts.
         continues: whether promoted trials continue from their checkpoints; default: when the
             evaluator can (:func:`can_continue`) and there are checkpoints.
 
@@ -111,10 +111,7 @@ class ScheduledRun:
         continues: bool | None = None,
     ) -> None:
         self.scheduler, self.store = scheduler, store
-        if checkpoints is None:
-            trial_dir = getattr(store, "trial_dir", None)
-            checkpoints = NoCheckpoints() if trial_dir is None else TrialFolders(trial_dir)
-        self.checkpoints = checkpoints
+        self.checkpoints = checkpoints if checkpoints is not None else NoCheckpoints()
         if state is not None:
             scheduler.load_state_dict(state)
         self.paused: dict[int, Trial] = {}
@@ -401,4 +398,5 @@ def scheduled_run(
         scheduler.setup(search_space)  # as simulate() does: before the first assign()
     meta = store.meta()
     state, jobs = meta.get(STATE_KEY), meta.get(JOBS_KEY)
-    return ScheduledRun(scheduler, store, store.trials(), state, evaluator, jobs)
+    checkpoints = TrialFolders(store.trial_dir)
+    return ScheduledRun(scheduler, store, store.trials(), state, evaluator, jobs, checkpoints)
