@@ -1,7 +1,7 @@
 """Schedulers against full-budget search and Optuna's pruners, replayed on a learning-curve table.
 
     PYTHONPATH=. python benchmarks/multi_fidelity.py [--table benchmarks/learning_curves.csv \
-        --seeds 50 --workers 1,2,8 --reference-trials 60] [--fast]
+        --seeds 50 --workers 1,2,8 --reference-trials 60] [--fast] [--auto]
 
 Issue 31's bar, measured with ``nasx.experiment.schedulers.simulate`` on the table that
 ``benchmarks/learning_curves.py`` builds (real training):
@@ -22,6 +22,11 @@ trial reached; it is scored by the table's test accuracy at the full budget. Eac
 strategy, workers, seed) runs once, to E epochs; the pick at a smaller budget is read off that
 run (``SimulationResult.test_at``: the same as a run stopped there), and likewise for Optuna.
 
+``--auto`` adds :class:`~nasx.experiment.schedulers.AutoASHA` (rungs chosen during the run from
+the first trials' curves) beside ASHA, and issue 44's bar for it: full-budget RE's mean reached
+within E/2, and ASHA's (rungs 1, 3, 9(, 27)) beaten at E/3, each with its paired difference over
+the seeds and that difference's standard error, and the rungs it chose.
+
 ``--fast`` runs a small made-up table with a few seeds (the test suite runs it, seconds); its
 numbers say nothing about real training.
 """
@@ -36,6 +41,7 @@ import statistics
 import sys
 import time
 import warnings
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -47,6 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from nasx.experiment.schedulers import (  # noqa: E402
     ASHA,
     BOHB,
+    AutoASHA,
     CurveFitting,
     FullBudget,
     Hyperband,
@@ -64,12 +71,19 @@ OWN_MODEL = "(its own model)"
 
 
 def schedulers(
-    epochs: int, variants: bool = False, rank_by: RankBy = "last"
+    epochs: int, variants: bool = False, rank_by: RankBy = "last", auto: bool = False
 ) -> dict[str, Callable[[int], Scheduler]]:
     """Scheduler name -> factory of a fresh scheduler for one seed (``variants``: other rungs
     for ASHA and Hyperband only, to see whether their settings decide the bar). ``rank_by``:
-    what the rung schedulers' rungs rank (the last value, or the mean or best of the curve)."""
+    what the rung schedulers' rungs rank (the last value, or the mean or best of the curve).
+    ``auto``: AutoASHA too, its rungs chosen from the curves (one setting for every table)."""
     r = rank_by
+    if auto:
+        return {
+            "full budget": lambda seed: FullBudget(epochs),
+            "ASHA": lambda seed: ASHA(1, epochs, eta=3, rank_by=r),
+            "AutoASHA": lambda seed: AutoASHA(epochs, rank_by=r),
+        }
     if variants:
         return {
             "full budget": lambda seed: FullBudget(epochs),
@@ -128,12 +142,15 @@ def run_nasx(
     workers: int,
     seeds: Sequence[int],
     max_epochs: int,
+    decisions: Counter | None = None,
 ) -> tuple[np.ndarray, list[float]]:
-    """Anytime curves (one row per seed) and each run's worker utilisation."""
+    """Anytime curves (one row per seed) and each run's worker utilisation; ``decisions``
+    counts the rungs an AutoASHA chose, ``(grace period, eta)`` (None: not decided by the end)."""
     rows, busy = [], []
     for seed in seeds:
+        scheduler = make_scheduler(seed)
         result = simulate(
-            make_scheduler(seed),
+            scheduler,
             make_strategy(seed),
             curves,
             workers=workers,
@@ -141,6 +158,9 @@ def run_nasx(
         )
         rows.append(curve_of(result.history, max_epochs))
         busy.append(result.utilisation)
+        if decisions is not None and isinstance(scheduler, AutoASHA):
+            d = scheduler.decision
+            decisions[None if d is None else (d["grace_period"], d["eta"])] += 1
     return np.array(rows), busy
 
 
@@ -281,6 +301,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--variants", action="store_true", help="ASHA / Hyperband with other rungs (no Optuna)"
     )
     p.add_argument(
+        "--auto",
+        action="store_true",
+        help="full budget, ASHA and AutoASHA (rungs from the curves) only, and issue 44's bar",
+    )
+    p.add_argument(
         "--schedulers",
         default="",
         help="comma-separated scheduler names to run (default: all; full budget always runs)",
@@ -292,7 +317,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="what the rungs of ASHA, Hyperband, SuccessiveHalving and BOHB rank",
     )
     args = p.parse_args(argv)
-    known = set(schedulers(1, args.variants))
+    known = set(schedulers(1, args.variants, auto=args.auto))
     args.only = {name for name in args.schedulers.split(",") if name}
     unknown = args.only - known
     if unknown:
@@ -315,13 +340,17 @@ def compare_nasx(
     print(f"\n== {workers} simulated worker(s): mean test accuracy of the pick at epochs ==")
     header = " ".join(f"{fraction_label(f):>7s}" for f in FRACTIONS)
     print(f"{'scheduler':18s} {'strategy':21s} {header}   busy")
-    for s_name, make_scheduler in schedulers(epochs, found["variants"], found["rank_by"]).items():
+    listed = schedulers(epochs, found["variants"], found["rank_by"], found["auto"])
+    for s_name, make_scheduler in listed.items():
         if found["only"] and s_name not in found["only"] and s_name != "full budget":
             continue  # (the full-budget rows are the reference: always run)
         for st_name, make_strategy in strategies(population).items():
             if s_name == "BOHB" and st_name != "Random":
                 continue  # BOHB proposes its own archs: one row
-            runs, busy = run_nasx(make_scheduler, make_strategy, curves, workers, seeds, ref_epochs)
+            chosen: Counter = Counter()
+            runs, busy = run_nasx(
+                make_scheduler, make_strategy, curves, workers, seeds, ref_epochs, chosen
+            )
             means = column_means(runs)
             if s_name == "full budget" and st_name == "RegularizedEvolution":
                 found["reference"][workers] = float(means[ref_epochs])
@@ -330,6 +359,8 @@ def compare_nasx(
                 "means": [float(means[e]) for e in grid],
                 "se": [mean_se(runs[:, e])[1] for e in grid],
                 "curve": means,
+                "runs": runs,  # one row per seed: the paired differences of issue 44's bar
+                "chosen": chosen,
             }
             if s_name == "ASHA":
                 found["utilisation"][(workers, st_name)] = (min(busy), statistics.mean(busy))
@@ -395,15 +426,19 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     )
     found: dict[str, Any] = {"reference": {}, "nasx": {}, "optuna": {}, "utilisation": {}}
     found["variants"] = args.variants
+    found["auto"] = args.auto
     found["rank_by"] = args.rank_by
     found["only"] = args.only
     population = population_for(args.reference_trials)
     for workers in [int(w) for w in args.workers.split(",")]:
         compare_nasx(curves, workers, seeds, ref_epochs, population, found)
-    no_optuna = args.no_optuna or args.variants or not optuna_available()
+    no_optuna = args.no_optuna or args.variants or args.auto or not optuna_available()
     if not no_optuna:
         compare_optuna(curves, seeds, ref_epochs, not args.no_optuna_tpe, found)
-    print_goals(found, ref_epochs, no_optuna)
+    if args.auto:
+        print_auto_goals(found, ref_epochs, curves.epochs)
+    else:
+        print_goals(found, ref_epochs, no_optuna)
     print(f"\n({time.monotonic() - t0:.0f} s)")
     return found
 
@@ -452,6 +487,56 @@ def print_goals(found: dict[str, Any], ref_epochs: int, no_optuna: bool) -> None
                 f"[{'met' if low >= 0.95 else 'NOT met'}] ASHA + {strategy}, 8 workers: "
                 f"utilisation mean {mean:.1%}, lowest seed {low:.1%} (goal: >= 95%)"
             )
+
+
+def paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """Mean and standard error of the per-seed differences ``a - b`` (seeds with no pick yet
+    on either side left out)."""
+    return mean_se(np.asarray(a, dtype=float) - np.asarray(b, dtype=float))
+
+
+def print_auto_goals(found: dict[str, Any], ref_epochs: int, epochs: int) -> None:
+    """Issue 44 item 3's bar for AutoASHA, each line with its paired difference over the seeds
+    (the same seeds drive every row) and that difference's standard error."""
+    print("\n== issue 44's bar: AutoASHA's rungs from the curves ==")
+    half, third = ref_epochs // 2, ref_epochs // 3
+    for (workers, s_name, label), data in found["nasx"].items():
+        if s_name != "AutoASHA":
+            continue
+        ref = found["reference"][workers]
+        reference = found["nasx"][(workers, "full budget", "RegularizedEvolution")]["runs"]
+        runs = data["runs"]
+        e, kept = data.get("reaches"), data.get("stays")
+        at = "never within E" if e is None else f"at {e} epochs = {e / ref_epochs:.2f} E"
+        if e is not None:
+            at += " and stays " + (
+                "below by E" if kept is None else f"from {kept / ref_epochs:.2f} E"
+            )
+        d, se = paired(runs[:, half], reference[:, ref_epochs])
+        print(
+            f"[{'met' if e is not None and e <= half else 'NOT met'}] AutoASHA + {label}, "
+            f"{workers} worker(s), reaches full-budget RE's mean {ref:.2f} {at} (goal: <= E/2 "
+            f"= {half}); at E/2 minus RE at E, paired: {d:+.2f} +- {se:.2f}"
+        )
+        asha = found["nasx"].get((workers, "ASHA", label))
+        if asha is not None:
+            d, se = paired(runs[:, third], asha["runs"][:, third])
+            print(
+                f"[{'met' if d > 0 else 'NOT met'}] AutoASHA + {label}, {workers} worker(s), "
+                f"at E/3 minus ASHA (rungs {', '.join(map(str, asha_rungs(epochs)))}) at E/3, "
+                f"paired: {d:+.2f} +- {se:.2f} ({np.nanmean(runs[:, third]):.2f} against "
+                f"{np.nanmean(asha['runs'][:, third]):.2f})"
+            )
+        chosen = ", ".join(
+            f"{'undecided' if k is None else f'{k[0]}/{k[1]}'}: {n}"
+            for k, n in sorted(data["chosen"].items(), key=lambda kv: (-kv[1], str(kv[0])))
+        )
+        print(f"      rungs chosen (grace period/eta: seeds): {chosen}")
+
+
+def asha_rungs(epochs: int) -> list[int]:
+    """The default ASHA's rungs (1, 3, 9, ... up to ``epochs``)."""
+    return list(ASHA(1, epochs, eta=3).budgets)
 
 
 if __name__ == "__main__":

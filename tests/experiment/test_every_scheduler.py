@@ -14,6 +14,7 @@ from nasx.experiment import NasExperiment, schedulers
 from nasx.experiment.schedulers import (
     ASHA,
     BOHB,
+    AutoASHA,
     CurveFitting,
     FullBudget,
     Hyperband,
@@ -30,6 +31,7 @@ N_TRIALS = 12
 
 MAKERS = {
     "ASHA": lambda: ASHA(1, 9, eta=3),
+    "AutoASHA": lambda: AutoASHA(9, probes=4),
     "BOHB": lambda: BOHB(min_budget=1, max_budget=9, eta=3, seed=0),
     "CurveFitting": lambda: CurveFitting(max_budget=9),
     "FullBudget": lambda: FullBudget(9),

@@ -6,6 +6,7 @@ what a free worker runs next. Their state is JSON (``state_dict``), their decisi
 of the events they heard, so a resumed search decides as an uninterrupted one.
 
 - :class:`ASHA`: asynchronous successive halving (promotion or stopping), several objectives too;
+- :class:`AutoASHA`: ASHA whose grace period and ``eta`` come from the first trials' curves;
 - :class:`Hyperband`, :class:`SuccessiveHalving`: synchronous brackets;
 - :class:`BOHB`: Hyperband's brackets, new trials proposed by a TPE-style model per budget;
 - :class:`MedianStopping`: prune below the median at the same budget;
@@ -22,6 +23,7 @@ same curves (tests/experiment/test_every_scheduler.py); docs/multi_fidelity.md i
 """
 
 from nasx.experiment.schedulers.asha import ASHA
+from nasx.experiment.schedulers.auto import AutoASHA
 from nasx.experiment.schedulers.base import (
     COMPLETE,
     CONTINUE,
@@ -49,6 +51,7 @@ from nasx.experiment.schedulers.simulate import (
 
 __all__ = [
     "ASHA",
+    "AutoASHA",
     "COMPLETE",
     "CONTINUE",
     "CurveFitting",

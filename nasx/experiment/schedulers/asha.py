@@ -70,6 +70,12 @@ class ASHA(RungScheduler):
         objectives: Any = None,
         constraints: Any = None,
     ) -> None:
+        if "auto" in (str(min_budget), str(eta)):
+            raise ValueError(
+                "ASHA takes fixed rungs: min_budget and eta are numbers; for rungs chosen from "
+                "the learning curves during the run, use AutoASHA(max_budget=...) "
+                "(nasx.experiment.schedulers.AutoASHA)"
+            )
         super().__init__(
             min_budget,
             max_budget,
