@@ -178,7 +178,9 @@ class LatencyTable:
         here as the table measures blocks (``rounds`` interleaved rounds, the table's settings). The
         line is Theil-Sen's (median of the pairwise slopes, then the median offset): one arch
         timed during a burst of load does not tilt it. One arch fits a scale alone; a fit that
-        would make a slope <= 0 (archs too alike to tell apart) falls back to a scale alone too.
+        would make a slope <= 0 (archs too alike to tell apart) or a negative offset (a fixed
+        cost below zero, which would predict negative latencies for smaller archs) falls back to
+        a scale alone too.
 
         Example:
             >>> import torch.nn as nn
@@ -209,10 +211,11 @@ class LatencyTable:
             if sums[j] != sums[i]
         ]
         scale = statistics.median(slopes) if slopes else 0.0
-        if scale <= 0:
+        offset = statistics.median(y - scale * x for x, y in zip(sums, ys)) if scale > 0 else 0.0
+        if scale <= 0 or offset < 0:
+            # a negative fixed overhead is noise (a few archs timed on a busy machine), and it
+            # would predict negative latencies for archs smaller than those: through the origin
             scale, offset = statistics.median(y / x for x, y in zip(sums, ys)), 0.0
-        else:
-            offset = statistics.median(y - scale * x for x, y in zip(sums, ys))
         self.scale, self.offset_ms = round(scale, 12), round(offset, 12)
         self.calibrated_on = len(archs)
         return self.scale, self.offset_ms

@@ -133,6 +133,19 @@ def test_calibration_fits_a_robust_line_and_is_saved(tmp_path):
         table.calibrate(Stack(), [{"n": 2}], (4,), measured=[3.0, 5.0])
 
 
+def test_a_negative_overhead_falls_back_to_a_line_through_the_origin():
+    # three archs timed on a busy machine: Theil-Sen's line through them has a negative offset
+    # (a loaded CI run fitted 3.8 * sum - 20.4 ms), which predicts negative latencies for smaller
+    # archs, and the MnasNet reward refuses those
+    table = fast_table()
+    table.entries = {LINEAR_KEY: 1.0}
+    archs = [{"n": n} for n in (2, 6, 7)]
+    measured = [1.0, 2.4, 6.2]  # slopes 0.35, 1.04, 3.8: median 1.04, offset median -1.08
+    scale, offset = table.calibrate(Stack(), archs, (4,), measured=measured)
+    assert (scale, offset) == (pytest.approx(0.5), 0.0)  # median of 1/2, 2.4/6, 6.2/7
+    assert table.predict(Stack().freeze({"n": 1}), (4,)) == pytest.approx(0.5)
+
+
 def test_calibration_measures_whole_models_when_not_given():
     table = fast_table()
     table.entries = {LINEAR_KEY: 1e-6}  # far below any real call: the fit must raise it
