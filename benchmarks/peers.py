@@ -77,6 +77,7 @@ from nasx.experiment.schedulers import (  # noqa: E402
     Hyperband,
     LearningCurves,
     MedianStopping,
+    SimulationResult,
     simulate,
 )
 from nasx.strategy import Random, RegularizedEvolution  # noqa: E402
@@ -124,13 +125,7 @@ class Replay:
     busy: float = 0.0
     seconds: float = 0.0
 
-    def test_at(self, epochs: int) -> float:
-        found = math.nan
-        for spent, test in self.history:
-            if spent > epochs:
-                break
-            found = test
-        return found
+    test_at = SimulationResult.test_at  # the pick's test metric after ``epochs`` epochs
 
 
 def replay(driver: Any, curves: LearningCurves, workers: int, max_epochs: int) -> Replay:

@@ -68,11 +68,10 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Finds an old path and loads the module from its new one."""
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        # asked only after the path finders found nothing: a sub-package of the same name
+        # (display, execution, storage) is found where it is, before this
         old = fullname[len(_PREFIX) :] if fullname.startswith(_PREFIX) else None
-        # a sub-package (display, execution, storage, ...) is found where it is
-        if old not in MOVED or importlib.machinery.PathFinder.find_spec(fullname, path):
-            return None
-        return importlib.machinery.ModuleSpec(fullname, self)
+        return importlib.machinery.ModuleSpec(fullname, self) if old in MOVED else None
 
     def create_module(self, spec: Any) -> ModuleType:
         new = _PREFIX + MOVED[spec.name[len(_PREFIX) :]]

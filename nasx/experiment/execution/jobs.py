@@ -17,15 +17,17 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from nasx._errors import NasxError
 from nasx.evaluator.checkpoint import Checkpoint
-from nasx.trial import FAILED, TrialStatus
+from nasx.trial import FAILED, PAUSED, PRUNED, SUCCEEDED, TrialStatus
 
 __all__ = [
+    "STATUS_AFTER",
+    "Decide",
     "DecisionError",
     "Job",
     "Report",
@@ -34,6 +36,21 @@ __all__ = [
     "WeightsSpec",
     "WorkerSetupFailed",
 ]
+
+
+#: How a running trial's report is answered: ``decide(trial id, budget reached, value) ->
+#: 'continue' | 'pause' | 'prune' | 'complete'`` (``value``: the number reported, or a dict of
+#: metrics); every executor asks it (the loop sets ``executor.decide``)
+Decide = Callable[[int, Any, Any], str]
+
+#: A job's status from the last answer other than ``'continue'`` its reports got (None: none)
+STATUS_AFTER: dict[str | None, TrialStatus] = {
+    None: SUCCEEDED,
+    "continue": SUCCEEDED,
+    "complete": SUCCEEDED,
+    "pause": PAUSED,
+    "prune": PRUNED,
+}
 
 
 @dataclass(frozen=True)

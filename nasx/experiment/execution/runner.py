@@ -42,8 +42,8 @@ from nasx.evaluator.nni_report import reporting
 from nasx.experiment.execution.builder import (
     ModelBuilder as ModelBuilder,  # re-exported: weights.py imports it from here
 )
-from nasx.experiment.execution.jobs import Job, TrialResult
-from nasx.trial import FAILED, PAUSED, PRUNED, SUCCEEDED, TrialStatus
+from nasx.experiment.execution.jobs import STATUS_AFTER, Decide, Job, TrialResult
+from nasx.trial import FAILED, SUCCEEDED
 
 
 def seed_everything(seed: int) -> None:
@@ -189,18 +189,6 @@ class TrialStopped(NasxError, RuntimeError):
         self.decision = decision
 
 
-# Decide = (trial id, budget reached, value) -> 'continue' | 'pause' | 'prune' | 'complete';
-# value: what the trial reported, a number or (several metrics) a dict of them
-Decide = Callable[[int, Any, Any], str]
-_OUTCOME: dict[str | None, TrialStatus] = {
-    None: SUCCEEDED,
-    "continue": SUCCEEDED,
-    "complete": SUCCEEDED,
-    "pause": PAUSED,
-    "prune": PRUNED,
-}
-
-
 class _Decisions:
     """A trial's reports as a scheduler hears them (:func:`run_trial`'s ``decide``)."""
 
@@ -313,7 +301,7 @@ def run_trial(
                 model, value = None, reported[0]  # its metrics: all those of its last report
                 result.budget = job.from_budget + len(intermediates)
             result.metric, result.metrics = checked_metric(value, job.id)
-            result.status = _OUTCOME[decisions.last]
+            result.status = STATUS_AFTER[decisions.last]
             log.info("%s: %s", result.status, result.metrics)
             if job.weights is not None and not decisions.stopped:  # keep_weights: trained model
                 _keep_weights(model, job, result, log)

@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import contextlib
 import heapq
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from nasx._errors import NasxError
-from nasx.experiment.execution.jobs import Job, TrialResult
-from nasx.experiment.schedulers.base import COMPLETE, CONTINUE, PAUSE, PRUNE
+from nasx.experiment.execution.jobs import STATUS_AFTER, Decide, Job, TrialResult
+from nasx.experiment.schedulers.base import COMPLETE, PAUSE, PRUNE
 from nasx.experiment.schedulers.curves import LearningCurves, SimulatedTrial
-from nasx.trial import PAUSED, PRUNED, SUCCEEDED, Trial, TrialStatus
+from nasx.trial import Trial
 
 __all__ = ["BudgetSpent", "MemoryStore", "SimulatedExecutor"]
 
@@ -63,7 +62,6 @@ class _Job:
     job: Job
     worker: int
     values: list[float] = field(default_factory=list)
-    last: str | None = None  # the last decision other than 'continue'
 
 
 class SimulatedExecutor:
@@ -85,7 +83,7 @@ class SimulatedExecutor:
 
     def __init__(self, curves: LearningCurves, workers: int, max_epochs: int | None = None):
         self.curves, self.workers, self.max_epochs = curves, workers, max_epochs
-        self.decide: Callable[[int, Any, Any], str] | None = None
+        self.decide: Decide | None = None
         self.trials: list[SimulatedTrial] = []
         self.epochs, self.now, self.busy = 0, 0.0, 0.0
         self.history: list[tuple[int, float]] = []
@@ -147,24 +145,22 @@ class SimulatedExecutor:
         job = running.job
         if self.decide is not None and trial.budget > job.decided_budget:
             decision = self.decide(trial.id, trial.budget, value)
-            if decision != CONTINUE:
-                running.last = decision
-            if decision in (PAUSE, PRUNE):
-                return self._end_job(trial, running)
-        if trial.budget < (job.budget or self.curves.epochs) and trial.budget < self.curves.epochs:
+            if decision in (PAUSE, PRUNE):  # the job ends at this report
+                return self._end_job(trial, running, decision)
+        if trial.budget < min(job.budget or self.curves.epochs, self.curves.epochs):
             self._start_epoch(trial)
             return None
-        return self._end_job(trial, running)
+        return self._end_job(trial, running, COMPLETE)  # trained its budget
 
-    def _end_job(self, trial: SimulatedTrial, running: _Job) -> TrialResult:
+    def _end_job(self, trial: SimulatedTrial, running: _Job, outcome: str) -> TrialResult:
         del self._running[trial.id]
         self._idle.append(running.worker)
         self._idle.sort()
-        trial.outcome = running.last if running.last in (PAUSE, PRUNE) else COMPLETE
+        trial.outcome = outcome
         value = running.values[-1]
         return TrialResult(
             trial.id,
-            _STATUS[trial.outcome],
+            STATUS_AFTER[outcome],
             metric=value,
             metrics={"default": value},
             intermediates=running.values,
@@ -177,6 +173,3 @@ class SimulatedExecutor:
             if self._best is None or self._best[2] != -trial.id:
                 self.history.append((self.epochs, self.curves.test[trial.row][-1]))
             self._best = key
-
-
-_STATUS: dict[str, TrialStatus] = {PAUSE: PAUSED, PRUNE: PRUNED, COMPLETE: SUCCEEDED}

@@ -52,7 +52,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from nasx.experiment.execution.jobs import Job, TrialResult, WeightsSpec
+from nasx.experiment.execution.jobs import Decide, Job, TrialResult, WeightsSpec
 from nasx.experiment.execution.local import evaluating_mark
 from nasx.experiment.loop.scheduled import ScheduledRun, scheduled_run
 from nasx.space import InvalidArchError, SearchSpace
@@ -107,7 +107,7 @@ class Executor(Protocol):
     'continue' | 'pause' | 'prune' | 'complete'``), set by the loop from its scheduler; None:
     reports are not asked about (every trial trains its whole budget)."""
 
-    decide: Callable[[int, Any, Any], str] | None
+    decide: Decide | None
 
     @property
     def capacity(self) -> int:
@@ -351,16 +351,16 @@ class TrialLoop:
     def _start_next(self, elapsed: float) -> bool:
         """One free worker: a new trial or a promotion at the budget the scheduler says. False
         when nothing can run now (the loop waits for the trials in flight, or stops)."""
-        new = self.limits.reached(self.book.counts, elapsed) is None and not self._exhausted
-        assignment = self.scheduler.next_assignment(allow_new=new)
+        no_new = self.limits.reached(self.book.counts, elapsed)  # why no new trial may start
+        assignment = self.scheduler.next_assignment(
+            allow_new=no_new is None and not self._exhausted
+        )
         if assignment is None:
             if not self.in_flight:
-                self.stop_reason = self.limits.reached(self.book.counts, elapsed) or (
-                    self._nothing_left()
-                )
+                self.stop_reason = no_new or self._nothing_left()
             return False
         if assignment.trial is not None:  # a promotion: continued from its checkpoint, or restarted
-            with self._atomic():  # the row and the scheduler's job: both or neither
+            with self.store.atomic():  # the row and the scheduler's job: both or neither
                 trial = self.scheduler.promote(assignment)
                 self.book.unfinished[trial.id] = trial
                 self.book.set_status(trial, RUNNING)
@@ -373,7 +373,7 @@ class TrialLoop:
         if sample is None:
             self._exhausted = True  # the assignment is dropped; promotions only from now on
             return True
-        with self._atomic():  # the row and the scheduler's job: both or neither
+        with self.store.atomic():  # the row and the scheduler's job: both or neither
             # its budget, while it runs: the one it trains towards (resumed, an interrupted
             # trial reruns it)
             fresh = self._new_trial(sample, assignment.budget)
@@ -395,11 +395,6 @@ class TrialLoop:
             self.book.counts[PAUSED] -= 1
             self.book.counts[PRUNED] += 1
         self.scheduler.retired.clear()
-
-    def _atomic(self) -> contextlib.AbstractContextManager[Any]:
-        """The store's transaction (``TrialStore.atomic``): a trial's row and the scheduler's
-        state written together, so a run killed between them resumes consistent."""
-        return self.store.atomic()
 
     def _restart(self, trial: Trial) -> Trial:
         _log.info("re-running interrupted trial %d", trial.id)
@@ -494,7 +489,7 @@ class TrialLoop:
         self.scheduler.whole_curve(result)  # a continued trial's row keeps its whole curve,
         self.scheduler.explain(result)  # and a pruned one why (a broken constraint)
         result.apply_to(trial)
-        with self._atomic():  # the row and the scheduler's bookkeeping of the job's end
+        with self.store.atomic():  # the row and the scheduler's bookkeeping of the job's end
             self.store.update(trial)
             before = self.scheduler.reached
             first = self.scheduler.finished(trial)
