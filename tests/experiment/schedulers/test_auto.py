@@ -9,7 +9,7 @@ import json
 import pytest
 
 from nasx.experiment.schedulers import ASHA, Assignment, AutoASHA, LearningCurves, simulate
-from nasx.experiment.schedulers.auto import (
+from nasx.experiment.schedulers.screening import (
     expected_best,
     screened_best,
     spearman,
